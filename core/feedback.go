@@ -1,0 +1,283 @@
+package core
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// DefaultMaxPause is the longest pause ParseFeedback reports: one hour.
+//
+// An hour covers the longest window the common quotas are counted in (an hourly
+// quota such as GitHub's 5,000 requests per hour), so a server that says "come
+// back when the window turns" is obeyed in full. A longer value, or a garbage
+// one (a Unix time mistaken for a number of seconds, a date decades ahead), is
+// cut to it, so no header can stall a budget for days. A budget built with
+// WithMaxPause uses its own cap instead.
+const DefaultMaxPause = time.Hour
+
+// FeedbackSource names the header family that decided a Feedback. The zero
+// value is FromNone.
+type FeedbackSource uint8
+
+const (
+	// FromNone means no rate-limit header was usable; only the status spoke.
+	FromNone FeedbackSource = iota
+	// FromRetryAfter means retry-after-ms, x-ms-retry-after-ms or Retry-After
+	// on a 429, 503 or 403 decided the pause.
+	FromRetryAfter
+	// FromRateLimit means the IETF RateLimit and RateLimit-Policy fields (or
+	// the older RateLimit-Limit, -Remaining and -Reset trio) decided.
+	FromRateLimit
+	// FromXRateLimit means the de facto X-RateLimit-* family or a provider
+	// variant of it (OpenAI, Anthropic, GitHub, Discord) decided.
+	FromXRateLimit
+)
+
+// String returns the family's short name: "none", "retry-after", "ratelimit"
+// or "x-ratelimit".
+func (s FeedbackSource) String() string {
+	switch s {
+	case FromNone:
+		return "none"
+	case FromRetryAfter:
+		return "retry-after"
+	case FromRateLimit:
+		return "ratelimit"
+	case FromXRateLimit:
+		return "x-ratelimit"
+	}
+	return "FeedbackSource(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Feedback is what one response's status and headers say about the quota it
+// was counted against. ParseFeedback builds it; the zero value is not a valid
+// "nothing known" result, because unknown numbers are -1 (see each field).
+type Feedback struct {
+	// Pause is how long the server asked every caller to wait: 0 for none. It
+	// is never negative and never above the cap (DefaultMaxPause by default).
+	Pause time.Duration
+
+	// Exhausted reports that the response says the quota is spent: a 429 or
+	// 503 status, a 403 with a valid Retry-After, an IETF requests item with
+	// r=0, or a de facto remaining count of 0 (requests or tokens).
+	Exhausted bool
+
+	// Remaining is what is left of the binding quota (the spent one, or else
+	// the one closest to being spent); -1 when unknown.
+	Remaining int
+
+	// Limit is the binding quota's size; -1 when unknown.
+	Limit int
+
+	// Reset is the time until the binding quota is restored; -1 when unknown.
+	// It is not capped: a daily quota may report a Reset of many hours.
+	Reset time.Duration
+
+	// Source is the header family that decided; FromNone when none did.
+	Source FeedbackSource
+
+	// Quotas lists every quota the deciding rate-limit family reported, in
+	// header order (nil when none), for budgets with several dimensions.
+	Quotas []Quota
+}
+
+// Quota is one quota a response reported: a named policy of the IETF fields,
+// or one dimension (requests, tokens…) of a provider's de facto headers.
+// Unknown numbers are -1, an unknown Window is 0.
+type Quota struct {
+	// Name is the IETF policy name, the GitHub resource, or the dimension
+	// ("requests", "tokens", "input-tokens", "output-tokens").
+	Name string
+	// Unit is what the quota counts: "requests", "tokens", or an IETF quota
+	// unit such as "content-bytes" or "concurrency". A missing unit means
+	// "requests".
+	Unit string
+	// Remaining is what is left of the quota; -1 when unknown.
+	Remaining int
+	// Limit is the quota's size; -1 when unknown.
+	Limit int
+	// Reset is the time until the quota is restored; -1 when unknown.
+	Reset time.Duration
+	// Window is the quota's time window (IETF w); 0 when unknown.
+	Window time.Duration
+}
+
+// ParseFeedback reads what a response's status and headers say about the
+// quota, as seen at now, the wall-clock time the response head arrived (used
+// for HTTP-dates and absolute reset times). It is a pure function: it never
+// panics, never reports a negative pause, and caps the pause at
+// DefaultMaxPause. A budget applies the result; ParseFeedback is exported so
+// callers and adapters can read the headers exactly as the budget does.
+//
+// The pause comes from the first level that applies:
+//
+//  1. On a 429, 503 or 403 only: retry-after-ms (milliseconds, decimals
+//     allowed), then x-ms-retry-after-ms, then Retry-After as delta-seconds
+//     (decimals allowed) or an HTTP-date in IMF-fixdate, RFC 850 or asctime
+//     form (leniently: a UTC or numeric zone, fractional seconds, a one-digit
+//     day, names in any case). A
+//     date in the past means no pause; a negative, NaN, infinite or garbled
+//     value counts as absent and the next header is tried.
+//  2. The IETF structured fields RateLimit and RateLimit-Policy (for example
+//     `RateLimit: "burst";r=0;t=12`): an item with r=0 is spent and its t is
+//     the pause (the longest t when several are spent). Items are linked to
+//     policies by name; a policy whose quota unit (qu) is not requests is
+//     listed in Quotas but never pauses. A field that does not parse as an
+//     RFC 8941 list is ignored as a whole. The draft-07 dictionary form
+//     (`RateLimit: limit=100, remaining=0, reset=30`) and the older
+//     RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset trio count as
+//     this level too.
+//  3. Only when level 2 is absent or unusable, the de facto headers:
+//     X-RateLimit-Limit, -Remaining, -Reset, -Reset-After, -Used and -Resource
+//     (GitHub, Discord and most gateways), the X-Rate-Limit-* spelling, the
+//     OpenAI and Azure OpenAI dimensions (x-ratelimit-remaining-requests,
+//     x-ratelimit-reset-tokens: "6m0s" …) and the Anthropic dimensions
+//     (anthropic-ratelimit-requests-remaining, -tokens-, -input-tokens-,
+//     -output-tokens-, with an RFC 3339 reset). A reset given as a bare
+//     number v is told apart by size: v < 1e9 is seconds from now, v < 1e12 a
+//     Unix time in seconds, larger a Unix time in milliseconds. A remaining
+//     count of 0, of requests or of tokens, is spent and pauses until its
+//     reset.
+//
+// Levels 2 and 3 also fill Remaining, Limit, Reset and Quotas, even when
+// level 1 decided the pause. When several quotas are reported the binding one
+// fills Remaining, Limit and Reset: a spent one (the one that resets last),
+// or else the one with the smallest remaining fraction of its limit, or the
+// smallest remaining count when a limit is unknown. A 429 or 503 is always
+// Exhausted, and so is a 403 with a valid retry header (GitHub's secondary
+// limits); when no level named a pause but the binding quota is spent
+// (remaining 0) and its reset is known, the response pauses until that
+// reset. A refusal whose quota still has requests left (another limit, such
+// as concurrency, refused it) names no pause: adaptive throttling slows down.
+//
+// Header names are matched case-insensitively, even in a map built by hand.
+// When a header has several values the first valid one is used; the lines of
+// a structured field are joined with ", " as RFC 8941 says.
+func ParseFeedback(status int, h http.Header, now time.Time) Feedback {
+	return parseFeedback(status, h, now, DefaultMaxPause)
+}
+
+// parseFeedback is ParseFeedback with the pause capped at maxPause; a
+// maxPause <= 0 means DefaultMaxPause. The budget calls it with its
+// WithMaxPause value.
+func parseFeedback(status int, h http.Header, now time.Time, maxPause time.Duration) Feedback {
+	if maxPause <= 0 {
+		maxPause = DefaultMaxPause
+	}
+	fb := Feedback{Remaining: -1, Limit: -1, Reset: -1}
+	fb.Exhausted = status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+
+	var hs feedbackHeaders
+	if !hs.collect(h) {
+		return fb // the common case: no rate-limit header at all
+	}
+
+	// Level 1: the retry headers, on refusals only.
+	pause, level1 := time.Duration(0), false
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
+		status == http.StatusForbidden {
+		pause, level1 = parseRetryAfterHeaders(&hs, now)
+		if level1 {
+			fb.Source = FromRetryAfter
+			fb.Exhausted = true // a 403 with Retry-After is a throttle, not a denial
+		}
+	}
+
+	// Levels 2 and 3: the quota state. Level 3 only when level 2 said nothing.
+	var qs feedbackQuotas
+	source := FromNone
+	if parseIETFFeedback(&hs, now, &qs) {
+		source = FromRateLimit
+	} else if parseXRateLimitFeedback(&hs, now, &qs) {
+		source = FromXRateLimit
+	}
+	if fb.Source == FromNone {
+		fb.Source = source
+	}
+
+	spentPause, spent, bi := qs.decide()
+	if bi >= 0 {
+		b := &qs.q[bi]
+		fb.Remaining, fb.Limit, fb.Reset = b.Remaining, b.Limit, b.Reset
+	}
+	fb.Exhausted = fb.Exhausted || spent
+	if !level1 {
+		pause = spentPause
+		if pause <= 0 && fb.Exhausted && fb.Remaining == 0 && fb.Reset > 0 {
+			pause = fb.Reset // a refusal whose binding quota is spent: until it returns
+		}
+	}
+	fb.Pause = min(pause, maxPause) // every parser returns pauses >= 0
+	if qs.n > 0 {
+		fb.Quotas = append([]Quota(nil), qs.q[:qs.n]...)
+	}
+	return fb
+}
+
+// feedbackMaxQuotas bounds the quotas one response can report: 32 IETF items
+// plus 32 policies without an item. The de facto families report at most 8.
+const feedbackMaxQuotas = 2 * sfMaxMembers
+
+// feedbackQuotas collects the quotas of the deciding level. binds[i] says
+// whether quota i counts for Exhausted, Pause and the binding choice (an IETF
+// quota in a unit other than requests does not; neither does one whose
+// remaining count is unknown).
+type feedbackQuotas struct {
+	q     [feedbackMaxQuotas]Quota
+	binds [feedbackMaxQuotas]bool
+	n     int
+}
+
+// add appends q, dropping it when the array is full (it never is: the callers
+// bound their inputs by the same constants).
+func (qs *feedbackQuotas) add(q Quota, binds bool) {
+	if qs.n == len(qs.q) {
+		return
+	}
+	qs.q[qs.n], qs.binds[qs.n] = q, binds && q.Remaining >= 0
+	qs.n++
+}
+
+// decide returns the pause the spent quotas ask for (the longest reset among
+// them), whether any is spent, and the index of the binding quota (-1 when
+// none binds).
+func (qs *feedbackQuotas) decide() (pause time.Duration, spent bool, binding int) {
+	binding = -1
+	for i := range qs.n {
+		if !qs.binds[i] {
+			continue
+		}
+		q := &qs.q[i]
+		if q.Remaining == 0 {
+			spent = true
+			pause = max(pause, q.Reset)
+		}
+		if binding < 0 || quotaCloserToSpent(q, &qs.q[binding]) {
+			binding = i
+		}
+	}
+	return pause, spent, binding
+}
+
+// quotaCloserToSpent reports whether a binds tighter than b: a spent quota
+// before one that is not (between two spent ones, the one that resets last);
+// else the smaller remaining fraction of the limit when both limits are known;
+// else the smaller remaining count. Ties keep b, the earlier quota, so the
+// choice follows header order.
+func quotaCloserToSpent(a, b *Quota) bool {
+	aSpent, bSpent := a.Remaining == 0, b.Remaining == 0
+	switch {
+	case aSpent != bSpent:
+		return aSpent
+	case aSpent:
+		return a.Reset > b.Reset
+	case a.Limit > 0 && b.Limit > 0:
+		fa := float64(a.Remaining) / float64(a.Limit)
+		fb := float64(b.Remaining) / float64(b.Limit)
+		if fa != fb {
+			return fa < fb
+		}
+	}
+	return a.Remaining < b.Remaining
+}

@@ -1,0 +1,127 @@
+package core
+
+import (
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzParseFeedback feeds ParseFeedback arbitrary statuses and header blocks
+// ("Name: value" lines) and checks what must hold for any input: it never
+// panics, the pause is within [0, cap], unknown numbers are -1 and never
+// less, and the result does not change when the header names are re-cased
+// (canonical, lower or upper case).
+func FuzzParseFeedback(f *testing.F) {
+	seeds := []struct {
+		status int
+		block  string
+	}{
+		{200, "Content-Type: text/plain\nDate: Sun, 01 Jun 2025 12:00:00 GMT"},
+		{429, "Retry-After: 30"},
+		{429, "Retry-After: 1.5\nretry-after-ms: 1500\nx-ms-retry-after-ms: 20.5"},
+		{503, "Retry-After: Sun, 06 Nov 1994 08:49:37 GMT"},
+		{503, "Retry-After: Sunday, 06-Nov-94 08:49:37 GMT"},
+		{429, "Retry-After: Sun Nov  6 08:49:37 1994"},
+		{403, "Retry-After: Sun, 6 Nov 2094 08:49:37.5 UTC"},
+		{429, "Retry-After: -1\nRetry-After: NaN\nRetry-After: 99999999999999999999999"},
+		{200, `RateLimit-Policy: "burst";q=100;w=60, "daily";q=1000;w=86400` + "\n" + `RateLimit: "burst";r=0;t=12, "daily";r=5;t=3600`},
+		{200, `RateLimit-Policy: "b";q=10;qu="content-bytes"` + "\n" + `RateLimit: "b";r=0;t=12`},
+		{200, `RateLimit: "a\"b";r=0;t=1.5;pk=:AAE=:, (x y);z, ?1, @17, %"a%20b"`},
+		{200, "RateLimit: limit=100, remaining=0, reset=30\nRateLimit-Policy: 100;w=60"},
+		{200, "RateLimit-Limit: 100, 100;w=60\nRateLimit-Remaining: 0\nRateLimit-Reset: 20"},
+		{403, "X-RateLimit-Limit: 5000\nX-RateLimit-Remaining: 0\nX-RateLimit-Used: 5000\nX-RateLimit-Reset: 1748782800\nX-RateLimit-Resource: core"},
+		{200, "X-RateLimit-Remaining: 0\nX-RateLimit-Reset: 1748782800123\nX-RateLimit-Reset-After: 1.25"},
+		{200, "X-Rate-Limit-Limit: 10000\nX-Rate-Limit-Remaining: 0\nX-Rate-Limit-Reset: 600000"},
+		{200, "x-ratelimit-remaining-requests: 0\nx-ratelimit-reset-requests: 6m0s\nx-ratelimit-remaining-tokens: 10\nx-ratelimit-limit-tokens: 160000\nx-ratelimit-reset-tokens: 1h2m3.5s"},
+		{200, "anthropic-ratelimit-tokens-remaining: 0\nanthropic-ratelimit-tokens-reset: 2025-06-01T12:00:30Z\nanthropic-ratelimit-output-tokens-remaining: 5"},
+		{200, "X-RATELIMIT-REMAINING: 0\nx-ratelimit-reset: 30\nX-RateLimit-Reset: 40"},
+	}
+	for _, s := range seeds {
+		f.Add(s.status, s.block, fbT0.Unix(), int64(0))
+	}
+	f.Add(429, "Retry-After: 86400", int64(0), int64(time.Second))
+	f.Add(200, "X-RateLimit-Remaining: 0\nX-RateLimit-Reset: 9999999999999999", int64(-1<<62), int64(-1))
+
+	f.Fuzz(func(t *testing.T, status int, block string, nowUnix int64, maxPause int64) {
+		var names, values []string
+		for line := range strings.SplitSeq(block, "\n") {
+			if len(names) == 64 {
+				break
+			}
+			name, value, ok := strings.Cut(line, ":")
+			if !ok || name == "" {
+				continue
+			}
+			names = append(names, name)
+			values = append(values, strings.TrimLeft(value, " "))
+		}
+		build := func(recase func(string) string) http.Header {
+			h := http.Header{}
+			for i, name := range names {
+				k := recase(name)
+				h[k] = append(h[k], values[i])
+			}
+			return h
+		}
+		now := time.Unix(nowUnix%(1<<40), 0)
+		canonical := build(http.CanonicalHeaderKey)
+		fb := ParseFeedback(status, canonical, now)
+		checkFeedback(t, fb, DefaultMaxPause)
+
+		for _, recase := range []func(string) string{fbASCIILower, fbASCIIUpper} {
+			h := build(recase)
+			if got := ParseFeedback(status, h, now); !reflect.DeepEqual(got, fb) {
+				t.Fatalf("re-cased names changed the result:\n%v\n-> %+v\n%v\n-> %+v", canonical, fb, h, got)
+			}
+		}
+		if again := ParseFeedback(status, canonical, now); !reflect.DeepEqual(again, fb) {
+			t.Fatalf("second call differs: %+v then %+v", fb, again)
+		}
+
+		limit := time.Duration(maxPause)
+		capped := parseFeedback(status, canonical, now, limit)
+		if limit <= 0 {
+			limit = DefaultMaxPause
+		}
+		checkFeedback(t, capped, limit)
+	})
+}
+
+// checkFeedback fails t when fb breaks a bound every Feedback must keep.
+func checkFeedback(t *testing.T, fb Feedback, maxPause time.Duration) {
+	t.Helper()
+	if fb.Pause < 0 || fb.Pause > maxPause {
+		t.Fatalf("Pause = %v, want within [0, %v]", fb.Pause, maxPause)
+	}
+	if fb.Remaining < -1 || fb.Limit < -1 || fb.Reset < -1 {
+		t.Fatalf("Remaining, Limit, Reset = %d, %d, %v; want each >= -1", fb.Remaining, fb.Limit, fb.Reset)
+	}
+	if fb.Source > FromXRateLimit {
+		t.Fatalf("Source = %v, want a defined source", fb.Source)
+	}
+	if fb.Quotas != nil && (len(fb.Quotas) == 0 || len(fb.Quotas) > feedbackMaxQuotas) {
+		t.Fatalf("len(Quotas) = %d, want nil or 1..%d", len(fb.Quotas), feedbackMaxQuotas)
+	}
+	for _, q := range fb.Quotas {
+		if q.Remaining < -1 || q.Limit < -1 || q.Reset < -1 || q.Window < 0 {
+			t.Fatalf("quota %+v has a number below its unknown value", q)
+		}
+	}
+}
+
+// fbASCIILower and fbASCIIUpper re-case header names as HTTP peers may: ASCII
+// only (strings.ToUpper would turn "ſ" into "S" and make a new name).
+func fbASCIILower(s string) string { return fbASCIIMap(s, 'A', 'Z', 'a'-'A') }
+func fbASCIIUpper(s string) string { return fbASCIIMap(s, 'a', 'z', 'A'-'a') }
+
+func fbASCIIMap(s string, lo, hi byte, delta int) string {
+	b := []byte(s)
+	for i, c := range b {
+		if lo <= c && c <= hi {
+			b[i] = byte(int(c) + delta)
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,187 @@
+package core
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// fbRFCNow is the instant the RFC 9110 example date is read at: 37 s before
+// "Sun, 06 Nov 1994 08:49:37 GMT".
+var fbRFCNow = time.Date(1994, time.November, 6, 8, 49, 0, 0, time.UTC)
+
+func TestParseRetryAfter(t *testing.T) {
+	tests := []struct {
+		name  string
+		value string
+		want  time.Duration
+		ok    bool
+	}{
+		{"seconds", "120", 120 * time.Second, true},
+		{"zero", "0", 0, true},
+		{"decimal", "1.5", 1500 * time.Millisecond, true},
+		{"decimal-without-integer", ".25", 250 * time.Millisecond, true},
+		{"ows", " \t7 ", 7 * time.Second, true},
+		{"imf-fixdate", "Sun, 06 Nov 1994 08:49:37 GMT", 37 * time.Second, true},
+		{"rfc850", "Sunday, 06-Nov-94 08:49:37 GMT", 37 * time.Second, true},
+		{"asctime", "Sun Nov  6 08:49:37 1994", 37 * time.Second, true},
+		{"asctime-two-digit-day", "Sun Nov 16 08:49:37 1994", 10*24*time.Hour + 37*time.Second, true},
+		{"utc-zone", "Sun, 06 Nov 1994 08:49:37 UTC", 37 * time.Second, true},
+		{"ut-zone", "Sun, 06 Nov 1994 08:49:37 UT", 37 * time.Second, true},
+		{"numeric-zone", "Sun, 06 Nov 1994 09:49:37 +0100", 37 * time.Second, true},
+		{"numeric-zone-colon", "Sun, 06 Nov 1994 03:49:37 -05:00", 37 * time.Second, true},
+		{"missing-zone", "Sun, 06 Nov 1994 08:49:37", 37 * time.Second, true},
+		{"fractional-seconds", "Sun, 06 Nov 1994 08:49:37.250 GMT", 37250 * time.Millisecond, true},
+		{"single-digit-day", "Sun, 6 Nov 1994 08:49:37 GMT", 37 * time.Second, true},
+		{"asctime-single-space-day", "Sun Nov 6 08:49:37 1994", 37 * time.Second, true},
+		{"lower-case", "sun, 06 nov 1994 08:49:37 gmt", 37 * time.Second, true},
+		{"no-weekday", "06 Nov 1994 08:49:37 GMT", 37 * time.Second, true},
+		{"full-names", "Sunday, 06 November 1994 08:49:37 GMT", 37 * time.Second, true},
+		{"weekday-not-checked", "Mon, 06 Nov 1994 08:49:37 GMT", 37 * time.Second, true},
+		{"past-date", "Sun, 06 Nov 1994 08:00:00 GMT", 0, true},
+		{"past-rfc850", "Saturday, 05-Nov-94 08:49:37 GMT", 0, true},
+		{"huge", "99999999999999999999999999", math.MaxInt64, true},
+		{"far-future-date", "Fri, 31 Dec 9999 23:59:59 GMT", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Sub(fbRFCNow), true},
+		{"negative", "-5", 0, false},
+		{"plus-sign", "+5", 0, false},
+		{"exponent", "1e3", 0, false},
+		{"nan", "NaN", 0, false},
+		{"inf", "Inf", 0, false},
+		{"hex", "0x10", 0, false},
+		{"garbage", "soon", 0, false},
+		{"empty", "", 0, false},
+		{"only-dot", ".", 0, false},
+		{"two-dots", "1.2.3", 0, false},
+		{"inner-space", "1 2", 0, false},
+		{"bad-day", "Sun, 31 Feb 1994 08:49:37 GMT", 0, false},
+		{"day-zero", "Sun, 00 Nov 1994 08:49:37 GMT", 0, false},
+		{"bad-hour", "Sun, 06 Nov 1994 24:49:37 GMT", 0, false},
+		{"bad-minute", "Sun, 06 Nov 1994 08:60:37 GMT", 0, false},
+		{"bad-month", "Sun, 06 Nox 1994 08:49:37 GMT", 0, false},
+		{"bad-weekday", "Sxn, 06 Nov 1994 08:49:37 GMT", 0, false},
+		{"named-zone", "Sun, 06 Nov 1994 08:49:37 EST", 0, false},
+		{"bad-offset", "Sun, 06 Nov 1994 08:49:37 +2500", 0, false},
+		{"trailing-junk", "Sun, 06 Nov 1994 08:49:37 GMT junk", 0, false},
+		{"three-digit-year", "Sun, 06 Nov 994 08:49:37 GMT", 0, false},
+		{"five-digit-year", "Sun, 06 Nov 19945 08:49:37 GMT", 0, false},
+		{"missing-seconds", "Sun, 06 Nov 1994 08:49 GMT", 0, false},
+		{"empty-fraction", "Sun, 06 Nov 1994 08:49:37. GMT", 0, false},
+		{"mixed-separators", "Sun, 06-Nov 1994 08:49:37 GMT", 0, false},
+		{"asctime-missing-year", "Sun Nov  6 08:49:37", 0, false},
+		{"asctime-two-digit-year", "Sun Nov  6 08:49:37 94", 0, false},
+		{"rfc3339-is-not-an-http-date", "1994-11-06T08:49:37Z", 0, false},
+		{"weekday-only", "Sunday", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := parseRetryAfter(tt.value, fbRFCNow)
+			if ok != tt.ok || got != tt.want {
+				t.Errorf("parseRetryAfter(%q, fbRFCNow) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestParseRetryAfterMs(t *testing.T) {
+	tests := []struct {
+		name  string
+		value string
+		want  time.Duration
+		ok    bool
+	}{
+		{"integer", "1500", 1500 * time.Millisecond, true},
+		{"zero", "0", 0, true},
+		{"decimal", "20.5", 20500 * time.Microsecond, true},
+		{"sub-nanosecond-fraction", "0.0000001", 0, true},
+		{"ows", " 30 ", 30 * time.Millisecond, true},
+		{"huge", "99999999999999999999", math.MaxInt64, true},
+		{"negative", "-1", 0, false},
+		{"nan", "NaN", 0, false},
+		{"inf", "+Inf", 0, false},
+		{"exponent", "1e3", 0, false},
+		{"unit", "30ms", 0, false},
+		{"garbage", "later", 0, false},
+		{"empty", "", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := parseRetryAfterMs(tt.value)
+			if ok != tt.ok || got != tt.want {
+				t.Errorf("parseRetryAfterMs(%q) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// TestParseHTTPDateTwoDigitYear checks the RFC 9110 rule: a two-digit year
+// that would put the date more than 50 years after now is in the past
+// century.
+func TestParseHTTPDateTwoDigitYear(t *testing.T) {
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		value string
+		year  int
+	}{
+		{"Sunday, 06-Nov-94 08:49:37 GMT", 1994},
+		{"Wednesday, 06-Nov-30 08:49:37 GMT", 2030},
+		{"Monday, 06-Nov-75 08:49:37 GMT", 2075},
+		{"Monday, 06-Nov-76 08:49:37 GMT", 1976},
+		{"Saturday, 06-Nov-00 08:49:37 GMT", 2000},
+	}
+	for _, tt := range tests {
+		got, ok := parseHTTPDate(tt.value, now)
+		if !ok || got.Year() != tt.year {
+			t.Errorf("parseHTTPDate(%q, 2025-01-01) = %v, %v; want year %d", tt.value, got, ok, tt.year)
+		}
+	}
+	late := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got, ok := parseHTTPDate("Friday, 06-Nov-01 08:49:37 GMT", late); !ok || got.Year() != 2101 {
+		t.Errorf("parseHTTPDate(06-Nov-01, 2099-01-01) = %v, %v; want year 2101", got, ok)
+	}
+}
+
+func TestParseRFC3339(t *testing.T) {
+	base := time.Date(2025, 6, 1, 12, 0, 30, 0, time.UTC)
+	tests := []struct {
+		name  string
+		value string
+		want  time.Time
+		ok    bool
+	}{
+		{"utc", "2025-06-01T12:00:30Z", base, true},
+		{"lower-z", "2025-06-01t12:00:30z", base, true},
+		{"space", "2025-06-01 12:00:30Z", base, true},
+		{"fraction", "2025-06-01T12:00:30.5Z", base.Add(500 * time.Millisecond), true},
+		{"offset", "2025-06-01T14:00:30+02:00", base, true},
+		{"negative-offset", "2025-06-01T07:00:30-05:00", base, true},
+		{"no-zone", "2025-06-01T12:00:30", time.Time{}, false},
+		{"bad-offset", "2025-06-01T12:00:30+0200", time.Time{}, false},
+		{"bad-date", "2025-02-30T12:00:30Z", time.Time{}, false},
+		{"bad-month", "2025-13-01T12:00:30Z", time.Time{}, false},
+		{"date-only", "2025-06-01", time.Time{}, false},
+		{"trailing", "2025-06-01T12:00:30Zx", time.Time{}, false},
+		{"garbage", "tomorrow", time.Time{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := parseRFC3339(tt.value)
+			if ok != tt.ok || !got.Equal(tt.want) {
+				t.Errorf("parseRFC3339(%q) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// TestParseFeedbackRetryAfterStatuses checks that level 1 applies on 429,
+// 503 and 403 only.
+func TestParseFeedbackRetryAfterStatuses(t *testing.T) {
+	h := fbHeader("Retry-After", "Sun, 01 Jun 2025 12:00:09 GMT")
+	for status, want := range map[int]time.Duration{
+		429: 9 * time.Second, 503: 9 * time.Second, 403: 9 * time.Second,
+		200: 0, 204: 0, 301: 0, 400: 0, 404: 0, 500: 0, 502: 0,
+	} {
+		if got := ParseFeedback(status, h, fbT0).Pause; got != want {
+			t.Errorf("ParseFeedback(%d, Retry-After: date 9s ahead, fbT0).Pause = %v, want %v", status, got, want)
+		}
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/headgate-go/headgate/core
+
+go 1.26
