@@ -1,0 +1,299 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// recorder collects a budget's events.
+type recorder struct {
+	mu  sync.Mutex
+	evs []Event
+}
+
+func (r *recorder) observe(e Event) { r.mu.Lock(); r.evs = append(r.evs, e); r.mu.Unlock() }
+
+func (r *recorder) count(reason Reason) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.evs {
+		if e.Reason == reason {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *recorder) of(reason Reason) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Event
+	for _, e := range r.evs {
+		if e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func retryAfter(s int) http.Header { return http.Header{"Retry-After": {strconv.Itoa(s)}} }
+
+func TestFiftyConcurrent429sGiveOneDecreaseOnePauseFiftyPushbacks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		b := MustBudget(PerSecond(100), WithObserver(rec.observe))
+		permits := make([]Permit, 50)
+		for i := range permits {
+			permits[i], _ = b.Acquire(context.Background()) // all within the burst, at t=0
+		}
+		time.Sleep(100 * time.Millisecond) // the responses come back
+		var wg sync.WaitGroup
+		for i := range permits {
+			wg.Go(func() { permits[i].Observe(http.StatusTooManyRequests, retryAfter(2)) })
+		}
+		wg.Wait()
+		if got := b.EffectiveRate(); got != (Rate{100, 2 * time.Second}) {
+			t.Fatalf("after 50 concurrent 429s EffectiveRate = %v, want 100/2s (one decrease)", got)
+		}
+		if got := b.PauseRemaining(); got != 2*time.Second {
+			t.Fatalf("PauseRemaining = %v, want 2s (one pause)", got)
+		}
+		if n := rec.count(Pushback); n != 50 {
+			t.Fatalf("%d Pushback events, want 50", n)
+		}
+		if ch := rec.of(RateChanged); len(ch) != 1 || ch[0].OldRate != 100 || ch[0].NewRate != 50 || ch[0].Status != 429 {
+			t.Fatalf("RateChanged events %+v, want one 100 → 50 after a 429", ch)
+		}
+		// A request sent after the decrease that is refused too decreases again.
+		p, _ := b.Acquire(context.Background())
+		p.Observe(http.StatusTooManyRequests, nil)
+		if got := b.EffectiveRate(); got != (Rate{100, 4 * time.Second}) {
+			t.Fatalf("a 429 to a request sent after the decrease: EffectiveRate = %v, want 100/4s", got)
+		}
+	})
+}
+
+func TestSuccessesRestoreConfiguredRateLinearly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		b := MustBudget(PerSecond(10), WithObserver(rec.observe))
+		p, _ := b.Acquire(context.Background())
+		p.Observe(http.StatusServiceUnavailable, nil) // 503: ×0.5
+		if got := b.EffectiveRate(); got != (Rate{10, 2 * time.Second}) {
+			t.Fatalf("after a 503 EffectiveRate = %v, want 10/2s", got)
+		}
+		// Successes for 2.5 s: +0.1 per second → factor 0.75.
+		for range 5 {
+			time.Sleep(500 * time.Millisecond)
+			p, _ := b.Acquire(context.Background())
+			p.Observe(http.StatusOK, nil)
+		}
+		if got := b.EffectiveRate().PerSecondFloat(); got < 7.49 || got > 7.51 {
+			t.Fatalf("after 2.5 s of successes the rate is %v/s, want 7.5/s", got)
+		}
+		for range 5 {
+			time.Sleep(500 * time.Millisecond)
+			p, _ := b.Acquire(context.Background())
+			p.Observe(http.StatusOK, nil)
+		}
+		if got := b.EffectiveRate(); got != PerSecond(10) {
+			t.Fatalf("after 5 s of successes EffectiveRate = %v, want the configured 10/s", got)
+		}
+		if ch := rec.of(RateChanged); len(ch) != 2 || ch[1].NewRate != 10 {
+			t.Fatalf("RateChanged events %+v, want the decrease and the full recovery", ch)
+		}
+	})
+}
+
+func TestServerErrorsChangeNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(10))
+		p, _ := b.Acquire(context.Background())
+		p.Observe(http.StatusTooManyRequests, nil)
+		for _, status := range []int{500, 502, 504} {
+			time.Sleep(time.Second)
+			p, _ := b.Acquire(context.Background())
+			p.Observe(status, nil)
+		}
+		if got := b.EffectiveRate(); got != (Rate{10, 2 * time.Second}) {
+			t.Fatalf("after 500/502/504 EffectiveRate = %v, want still 10/2s", got)
+		}
+		b2 := MustBudget(PerSecond(10))
+		p, _ = b2.Acquire(context.Background())
+		p.Observe(500, nil)
+		if got := b2.EffectiveRate(); got != PerSecond(10) || b2.PauseRemaining() != 0 {
+			t.Fatalf("a 500 changed the budget: %v, pause %v", got, b2.PauseRemaining())
+		}
+	})
+}
+
+func TestWithoutAdaptiveKeepsConfiguredRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(10), WithoutAdaptive())
+		p, _ := b.Acquire(context.Background())
+		p.Observe(http.StatusTooManyRequests, retryAfter(1))
+		if got := b.EffectiveRate(); got != PerSecond(10) {
+			t.Fatalf("WithoutAdaptive: EffectiveRate = %v after a 429, want 10/s", got)
+		}
+		if b.PauseRemaining() != time.Second {
+			t.Fatal("WithoutAdaptive must still honour the pause")
+		}
+	})
+}
+
+func TestPausePausesEveryQueuedAndLaterCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		b := MustBudget(Rate{5, time.Second}, WithoutAdaptive(), WithObserver(rec.observe))
+		start := time.Now()
+		var permits []Permit
+		for range 5 {
+			p, _ := b.Acquire(context.Background())
+			permits = append(permits, p)
+		}
+		// Five callers queue for turns at 200, 400 … 1000 ms.
+		sends := make([]time.Duration, 5)
+		var wg sync.WaitGroup
+		for i := range sends {
+			wg.Go(func() {
+				if _, err := b.Acquire(context.Background()); err != nil {
+					t.Error(err)
+				}
+				sends[i] = time.Since(start)
+			})
+			synctest.Wait()
+		}
+		time.Sleep(100 * time.Millisecond)
+		permits[0].Observe(http.StatusTooManyRequests, retryAfter(3)) // pause until 3.1 s
+		// A later, shorter pause never shortens it.
+		permits[1].Observe(http.StatusTooManyRequests, retryAfter(1))
+		if got := b.PauseRemaining(); got != 3*time.Second {
+			t.Fatalf("PauseRemaining = %v after a 3s and a 1s pause, want 3s", got)
+		}
+		wg.Wait()
+		// Nobody went during the pause; when it ends the full burst may go
+		// (no Limit was reported), the queued callers in order.
+		for i, s := range sends {
+			if s != 3100*time.Millisecond {
+				t.Fatalf("queued caller %d sent at %v, want 3.1s (the end of the pause): sends %v", i, s, sends)
+			}
+		}
+		if n := rec.count(Paused); n != 5 {
+			t.Fatalf("%d Paused wait events, want 5", n)
+		}
+	})
+}
+
+func TestPauseEndsWithNoMoreAtOnceThanTheServerHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(Rate{10, time.Second}, WithoutAdaptive())
+		p, _ := b.Acquire(context.Background())
+		// The server says: quota of 3, spent, back in 2 s.
+		p.Observe(http.StatusTooManyRequests, http.Header{
+			"Retry-After": {"2"}, "X-Ratelimit-Limit": {"3"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"2"},
+		})
+		sends := sendTimes(t, b, 5)
+		sortDurations(sends)
+		want := []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second, 2100 * time.Millisecond, 2200 * time.Millisecond}
+		for i := range want {
+			if sends[i] != want[i] {
+				t.Fatalf("sends after a pause with Limit 3: %v, want %v", sends, want)
+			}
+		}
+	})
+}
+
+func TestPausePastDeadlineFailsAtOnceWithStatus(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(10))
+		p, _ := b.Acquire(context.Background())
+		// A 200 whose headers say the quota is spent until 30 s from now.
+		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"30"}})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := b.Acquire(ctx)
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 0 {
+			t.Fatalf("err = %v after %v, want a RateLimitError at once", err, time.Since(start))
+		}
+		if rl.StatusCode != 200 || rl.RetryAfter != 30*time.Second || !rl.Retryable() || rl.Reason != Paused {
+			t.Fatalf("err = %+v, want StatusCode 200, RetryAfter 30s, retryable, paused", rl)
+		}
+	})
+}
+
+func TestPauseFailsQueuedCallerWhoseDeadlineItOutlasts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(Rate{1, time.Second}, WithoutAdaptive())
+		p, _ := b.Acquire(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		errc := make(chan error)
+		go func() { _, err := b.Acquire(ctx); errc <- err }() // queued for 1 s
+		synctest.Wait()
+		start := time.Now()
+		p.Observe(http.StatusServiceUnavailable, retryAfter(10))
+		err := <-errc
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.StatusCode != 503 || time.Since(start) != 0 {
+			t.Fatalf("queued caller: err %v after %v, want a RateLimitError with 503 at once", err, time.Since(start))
+		}
+	})
+}
+
+func TestDisabledBudgetIgnoresPausesButReportsPushback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		b := Disabled(WithObserver(rec.observe))
+		p, _ := b.Acquire(context.Background())
+		p.Observe(http.StatusTooManyRequests, retryAfter(30))
+		start := time.Now()
+		if _, err := b.Acquire(context.Background()); err != nil || time.Since(start) != 0 || b.PauseRemaining() != 0 {
+			t.Fatalf("disabled budget paused: err %v, waited %v", err, time.Since(start))
+		}
+		if rec.count(Pushback) != 1 {
+			t.Fatalf("disabled budget reported %d Pushback events, want 1", rec.count(Pushback))
+		}
+	})
+}
+
+func TestThrottledWaitsAreReportedAsThrottled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		b := MustBudget(Rate{1, time.Second}, WithObserver(rec.observe))
+		p, _ := b.Acquire(context.Background())
+		p.Observe(http.StatusTooManyRequests, nil) // factor 0.5: 1 per 2 s
+		b.Acquire(context.Background())
+		th := rec.of(Throttled)
+		if len(th) != 1 || th[0].Wait != 2*time.Second {
+			t.Fatalf("Throttled events %+v, want one wait of 2s", th)
+		}
+	})
+}
+
+func TestRemainingAndResetShapeThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Configured at 100/s, the server reports 4 left of a quota of 10 that
+		// resets in 10 s: the budget plans no faster than 10 per 10 s and no
+		// more than 4 at once.
+		b := MustBudget(PerSecond(100), WithoutAdaptive())
+		p, _ := b.Acquire(context.Background())
+		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"4"}, "X-Ratelimit-Reset": {"10"}})
+		sends := sendTimes(t, b, 6)
+		sortDurations(sends)
+		if sends[3] > time.Second || sends[4] < time.Second {
+			t.Fatalf("sends %v: want at most 4 before the 1 s interval the quota allows", sends)
+		}
+		if got := b.EffectiveRate().PerSecondFloat(); got > 1.0001 {
+			t.Fatalf("EffectiveRate %v/s, want ≤ 1/s while the report holds", got)
+		}
+	})
+}

@@ -1,0 +1,506 @@
+package core
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// A Budget is a client-side rate budget: every request spends from it. A
+// call to Acquire waits for a free concurrency slot (WithMaxInFlight), for
+// any pause the server asked for, and for its turn at the budget's pace
+// (GCRA, served in arrival order); the response is then fed back with
+// Permit.Observe so that one "slow down" slows every caller at once.
+//
+// One *Budget shared by several clients is one quota, spent from together.
+// A Budget is safe for concurrent use and runs no goroutine of its own. Most
+// callers never touch it directly: NewTransport does all of the above for
+// an http.Client.
+type Budget struct {
+	// Set at construction, read-only after.
+	name        string
+	observer    Observer
+	maxPause    time.Duration
+	adaptive    Adaptive
+	maxInFlight int
+	disabled    bool
+	epoch       time.Time // the zero of the budget's monotonic clock
+	store       Store     // shared state (WithStore), or nil for the in-memory default
+
+	mu         sync.Mutex
+	rate       Rate  // configured rate; guarded by mu
+	burst      int64 // configured burst; guarded by mu
+	burstSet   bool  // WithBurst was given; guarded by mu
+	aimd       aimd  // adaptive throttling; guarded by mu
+	g          gcra  // pacing state at the effective pace; guarded by mu
+	pause      pause // the server's pause; guarded by mu
+	pauseAllow int64 // how many may go at once when the pause ends; guarded by mu
+	shape      shape // the pace the server's reported quota allows; guarded by mu
+	queue      waitQueue
+	inFlight   int // open requests holding a slot; guarded by mu
+	slots      slotQueue
+}
+
+// shape is what a response's Remaining, Limit and Reset allow until the
+// reset: never plan to spend the remaining quota faster than it returns.
+type shape struct {
+	interval int64 // minimum interval; 0 for none
+	burst    int64 // at most this many at once
+	until    int64 // the report's reset instant
+}
+
+// NewBudget returns a budget that paces requests at rate. It returns an
+// error naming the field when the rate or an option is invalid (a zero or
+// negative rate, a negative cap, a NaN factor…); the error matches
+// ErrInvalidConfig.
+//
+// By default the burst is rate.Requests, there is no concurrency cap,
+// adaptive throttling is on (DefaultAdaptive) and a server pause is capped
+// at DefaultMaxPause.
+func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
+	if err := rate.validate("rate"); err != nil {
+		return nil, err
+	}
+	c := newConfig(opts)
+	if len(c.errs) > 0 {
+		return nil, c.errs[0]
+	}
+	b := &Budget{
+		name:        c.name,
+		observer:    c.observer,
+		maxPause:    c.maxPause,
+		adaptive:    c.adaptive,
+		maxInFlight: c.maxInFlight,
+		epoch:       time.Now(),
+		store:       c.store,
+		rate:        rate,
+		burstSet:    c.burstSet,
+		aimd:        newAIMD(),
+	}
+	b.burst = int64(rate.Requests)
+	if c.burstSet {
+		b.burst = int64(c.burst)
+	}
+	b.g = gcra{interval: int64(rate.Interval()), burst: b.burst}
+	b.g.tat = math.MinInt64 / 2 // idle: the whole burst is available
+	return b, nil
+}
+
+// MustBudget is like NewBudget but panics on invalid configuration. It is
+// meant for budgets built from constants.
+func MustBudget(rate Rate, opts ...Option) *Budget {
+	b, err := NewBudget(rate, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Disabled returns a budget that never waits: an unlimited rate, no
+// concurrency cap, no adaptive throttling and no server pauses. Responses
+// fed to it are still parsed and reported as Pushback events, so tests can
+// assert on them. Use it in tests of code that takes a *Budget, so they
+// never sleep.
+func Disabled(opts ...Option) *Budget {
+	c := newConfig(opts)
+	return &Budget{
+		name:     c.name,
+		observer: c.observer,
+		maxPause: c.maxPause,
+		disabled: true,
+		epoch:    time.Now(),
+		rate:     Rate{Requests: math.MaxInt32, Period: time.Nanosecond},
+		aimd:     newAIMD(),
+	}
+}
+
+// Name returns the name given with WithName.
+func (b *Budget) Name() string { return b.name }
+
+// now reads the budget's monotonic clock: one read, no wall clock.
+func (b *Budget) now() int64 { return int64(time.Since(b.epoch)) }
+
+// deadline returns the context's deadline on the budget's clock, or never.
+func (b *Budget) deadline(ctx context.Context) int64 {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return never
+	}
+	return int64(d.Sub(b.epoch))
+}
+
+// A Permit is a call's admission: its turn was given and, with
+// WithMaxInFlight, it holds a concurrency slot until Release. Feed the
+// response to Observe.
+type Permit struct {
+	b        *Budget
+	sent     int64 // when the turn was given, on the budget's clock
+	slot     bool  // holds a slot
+	released bool
+}
+
+// Release frees the permit's concurrency slot. It is idempotent: calling it
+// again on the same Permit does nothing. A permit from a budget without a
+// cap, or the zero Permit, has nothing to free.
+func (p *Permit) Release() {
+	if p.released || p.b == nil {
+		return
+	}
+	p.released = true
+	if p.slot {
+		p.b.releaseSlot()
+	}
+}
+
+// Budget returns the budget that gave the permit (nil for the zero Permit).
+func (p *Permit) Budget() *Budget { return p.b }
+
+// Acquire waits until the call may be sent: first for a concurrency slot
+// (WithMaxInFlight), then for the end of any server pause and for the call's
+// turn at the budget's pace. Waiters are served in arrival order.
+//
+// A context already done never spends a turn. A call whose turn, or the end
+// of the pause, comes at or after the context's deadline does not wait: it
+// gives the turn back and returns a *RateLimitError (which matches
+// context.DeadlineExceeded). A call cancelled while it waits gives its turn
+// back when nobody reserved after it, frees its slot and returns the
+// context's error.
+//
+// On success the caller sends the request, passes the response to
+// Permit.Observe and calls Permit.Release when the response is done with.
+func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
+	if err := ctx.Err(); err != nil {
+		return Permit{}, err
+	}
+	if b.disabled {
+		return Permit{b: b}, nil
+	}
+	deadline := b.deadline(ctx)
+	now := b.now()
+	if b.maxInFlight > 0 {
+		var err error
+		if now, err = b.acquireSlot(ctx, now, deadline); err != nil {
+			return Permit{}, err
+		}
+	}
+	var sent int64
+	var err error
+	if b.store != nil {
+		sent, err = b.takeFromStore(ctx, now, deadline)
+	} else {
+		sent, err = b.takeTurn(ctx, now, deadline)
+	}
+	if err != nil {
+		if b.maxInFlight > 0 {
+			b.releaseSlot()
+		}
+		return Permit{}, err
+	}
+	return Permit{b: b, sent: sent, slot: b.maxInFlight > 0}, nil
+}
+
+// takeTurn reserves the call's turn and waits for it. It returns the time
+// the turn was given.
+func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, error) {
+	b.mu.Lock()
+	b.syncPaceLocked(now)
+	t, ok := b.g.reserve(now, b.pause.until, deadline)
+	if !ok {
+		err := b.lateErrorLocked(t.sendAt, now)
+		b.mu.Unlock()
+		return 0, err
+	}
+	if t.sendAt <= now {
+		if b.queue.n > 0 {
+			b.dispatchLocked(now) // those ahead are due too: let them go first
+		}
+		b.mu.Unlock()
+		return now, nil
+	}
+	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1)}
+	if b.pause.holds(now, t.sendAt) {
+		w.pauseEnd = b.pause.until
+	}
+	throttled := b.g.interval > int64(b.rate.Interval())
+	b.queue.push(w)
+	b.mu.Unlock()
+	return b.wait(ctx, w, throttled)
+}
+
+// wait blocks until w is granted, fails, or its context ends.
+func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, error) {
+	b.mu.Lock()
+	d := w.turn.sendAt - w.arrived
+	b.mu.Unlock()
+	timer := time.NewTimer(time.Duration(d))
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+		case <-w.wake:
+		case <-ctx.Done():
+		}
+		b.mu.Lock()
+		now := b.now()
+		if w.state == queued {
+			switch {
+			case w.turn.sendAt <= now:
+				b.dispatchLocked(now)
+			case ctx.Err() != nil:
+				b.queue.remove(w)
+				b.g.cancel(w.turn)
+				b.mu.Unlock()
+				return 0, ctx.Err()
+			}
+		}
+		switch w.state {
+		case granted:
+			pauseEnd, at := w.pauseEnd, w.granted
+			throttled = throttled || b.g.interval > int64(b.rate.Interval())
+			b.mu.Unlock()
+			b.reportWait(w.arrived, pauseEnd, at, throttled)
+			return at, nil
+		case failed:
+			b.mu.Unlock()
+			return 0, w.err
+		}
+		d := w.turn.sendAt - now
+		b.mu.Unlock()
+		timer.Reset(time.Duration(d))
+	}
+}
+
+// reportWait emits the events of one wait: the part spent in a server
+// pause, then the part spent waiting for the turn.
+func (b *Budget) reportWait(arrived, pauseEnd, at int64, throttled bool) {
+	if b.observer == nil {
+		return
+	}
+	from := arrived
+	if pauseEnd > arrived {
+		end := min(pauseEnd, at)
+		b.emit(Event{Reason: Paused, Wait: time.Duration(end - arrived)})
+		from = end
+	}
+	if at > from {
+		r := Paced
+		if throttled {
+			r = Throttled
+		}
+		b.emit(Event{Reason: r, Wait: time.Duration(at - from)})
+	}
+}
+
+// dispatchLocked grants every queued waiter whose turn has come, in order.
+func (b *Budget) dispatchLocked(now int64) {
+	for w := b.queue.head; w != nil && w.turn.sendAt <= now; w = b.queue.head {
+		b.queue.remove(w)
+		w.state, w.granted = granted, now
+		w.signal()
+	}
+}
+
+// lateErrorLocked builds the error of a call whose turn at sendAt comes at
+// or after its deadline.
+func (b *Budget) lateErrorLocked(sendAt, now int64) error {
+	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name}
+	switch {
+	case b.pause.holds(now, sendAt):
+		e.Reason, e.StatusCode = Paused, b.pause.status
+	case b.g.interval > int64(b.rate.Interval()):
+		e.Reason = Throttled
+	}
+	return e
+}
+
+// paceLocked returns the effective interval and burst at now: the
+// configured pace slowed by adaptive throttling and by the server's
+// reported quota.
+func (b *Budget) paceLocked(now int64) (interval, burst int64) {
+	interval = int64(b.rate.Interval())
+	if f := b.aimd.factor; f < 1 {
+		interval = int64(float64(interval) / f)
+	}
+	burst = b.burst
+	if now < b.shape.until {
+		interval = max(interval, b.shape.interval)
+		burst = max(1, min(burst, b.shape.burst))
+	}
+	return interval, burst
+}
+
+// syncPaceLocked brings the pacing state to the effective pace at now,
+// re-timing the callers already waiting if the pace changed.
+func (b *Budget) syncPaceLocked(now int64) {
+	interval, burst := b.paceLocked(now)
+	if interval != b.g.interval || burst != b.g.burst {
+		b.retimeLocked(now)
+	}
+}
+
+// retimeLocked recomputes the turn of every waiting caller, in order, at
+// the effective pace and behind any pause. A caller whose new turn comes at
+// or after its deadline fails at once. Callers whose turn has come are
+// dispatched first.
+func (b *Budget) retimeLocked(now int64) {
+	b.dispatchLocked(now)
+	if head := b.queue.head; head != nil {
+		b.g.tat = head.turn.tatBefore // the state before the queued reservations
+	}
+	interval, burst := b.paceLocked(now)
+	b.g.setPace(now, interval, burst)
+	if b.pause.until > now {
+		b.g.floorAfterPause(b.pause.until, b.pauseAllow)
+	}
+	for w := b.queue.head; w != nil; {
+		next := w.next
+		t, ok := b.g.reserve(now, b.pause.until, w.deadline)
+		switch {
+		case !ok:
+			b.queue.remove(w)
+			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
+			w.signal()
+		case t != w.turn:
+			w.turn = t
+			if b.pause.holds(now, t.sendAt) {
+				w.pauseEnd = b.pause.until
+			}
+			w.signal()
+		}
+		w = next
+	}
+}
+
+// acquireSlot waits for a concurrency slot and returns the time it got one.
+func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, error) {
+	b.mu.Lock()
+	if b.inFlight < b.maxInFlight && b.slots.head == nil {
+		b.inFlight++
+		b.mu.Unlock()
+		return now, nil
+	}
+	if b.pause.until > now && b.pause.until >= deadline {
+		err := b.lateErrorLocked(b.pause.until, now)
+		b.mu.Unlock()
+		return 0, err
+	}
+	sw := &slotWaiter{ch: make(chan struct{})}
+	b.slots.push(sw)
+	b.mu.Unlock()
+	select {
+	case <-sw.ch:
+	case <-ctx.Done():
+		b.mu.Lock()
+		if !sw.granted {
+			b.slots.remove(sw)
+			b.mu.Unlock()
+			return 0, ctx.Err()
+		}
+		b.mu.Unlock()
+		b.releaseSlot() // handed over as we gave up: pass it on
+		return 0, ctx.Err()
+	}
+	at := b.now()
+	b.emit(Event{Reason: SlotWait, Wait: time.Duration(at - now)})
+	return at, nil
+}
+
+// releaseSlot frees a slot, handing it to the first caller waiting for one.
+func (b *Budget) releaseSlot() {
+	b.mu.Lock()
+	if sw := b.slots.head; sw != nil {
+		b.slots.remove(sw)
+		sw.granted = true
+		close(sw.ch)
+	} else {
+		b.inFlight--
+	}
+	b.mu.Unlock()
+}
+
+// emit reports an event to the observer; never called under mu.
+func (b *Budget) emit(e Event) {
+	if b.observer != nil {
+		e.Budget = b.name
+		b.observer(e)
+	}
+}
+
+// InFlight returns the number of open requests holding a concurrency slot
+// (always 0 without WithMaxInFlight).
+func (b *Budget) InFlight() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inFlight
+}
+
+// PauseRemaining returns how long the server's pause has left to run, or 0.
+func (b *Budget) PauseRemaining() time.Duration {
+	if b.disabled {
+		return 0
+	}
+	if b.store != nil {
+		st, err := b.store.Status(context.Background())
+		if err != nil {
+			return 0
+		}
+		return st.Pause
+	}
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return time.Duration(max(0, b.pause.until-now))
+}
+
+// Rate returns the configured rate.
+func (b *Budget) Rate() Rate {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.rate
+}
+
+// EffectiveRate returns the pace the budget keeps now: the configured rate,
+// slowed by adaptive throttling and by the quota the server reported. It is
+// stated with the configured Requests and a stretched Period, so
+// PerSecond(10) halved reads "10/2s".
+func (b *Budget) EffectiveRate() Rate {
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.effectiveRateLocked(now)
+}
+
+func (b *Budget) effectiveRateLocked(now int64) Rate {
+	interval, _ := b.paceLocked(now)
+	if interval == int64(b.rate.Interval()) {
+		return b.rate
+	}
+	return Rate{Requests: b.rate.Requests, Period: time.Duration(interval) * time.Duration(b.rate.Requests)}
+}
+
+// SetRate changes the configured rate at run time, for a quota the provider
+// raised or lowered. Callers already waiting are re-timed to the new rate;
+// the change creates no burst credit (no more requests may go at once than
+// could before). The burst follows the new rate unless WithBurst set it. An
+// invalid rate is an error and changes nothing.
+func (b *Budget) SetRate(r Rate) error {
+	if err := r.validate("SetRate"); err != nil {
+		return err
+	}
+	if b.disabled {
+		return nil
+	}
+	now := b.now()
+	b.mu.Lock()
+	old := b.effectiveRateLocked(now)
+	b.rate = r
+	if !b.burstSet {
+		b.burst = int64(r.Requests)
+	}
+	b.retimeLocked(now)
+	cur := b.effectiveRateLocked(now)
+	b.mu.Unlock()
+	b.emit(Event{Reason: RateChanged, OldRate: old.PerSecondFloat(), NewRate: cur.PerSecondFloat()})
+	return nil
+}

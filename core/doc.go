@@ -1,0 +1,39 @@
+// Package core is headgate's client-side rate budget for Go HTTP clients,
+// with no dependency outside the standard library.
+//
+// Every request a client sends spends from a Budget. It waits for a free
+// concurrency slot (WithMaxInFlight), for any pause the server asked for,
+// and for its turn at the configured Rate: pacing is GCRA (virtual
+// scheduling) and waiters are served in arrival order. The budget reads
+// every response (Retry-After, the IETF RateLimit fields, X-RateLimit-*
+// and the big providers' variants: see ParseFeedback), so one 429 pauses
+// every caller sharing the quota at once, and adaptive throttling (AIMD,
+// on by default) finds the real limit when the configured one is wrong.
+//
+// # The pacing bound
+//
+// The times at which requests are sent satisfy, for every window of length
+// W, count ≤ burst + floor(W / interval) at the current effective interval.
+// Up to Rate.Requests requests (WithBurst to change it) may go back to back
+// from an idle budget; after that they are Rate.Interval() apart. A call
+// whose turn, or the end of a server pause, comes at or after its context
+// deadline does not wait: it gives its turn back and fails at once with a
+// *RateLimitError that matches context.DeadlineExceeded.
+//
+// # Quick start
+//
+//	budget, err := core.NewBudget(core.PerSecond(10), core.WithMaxInFlight(4))
+//	if err != nil {
+//		return err
+//	}
+//	client := &http.Client{Transport: core.NewTransport(nil, budget)}
+//	resp, err := client.Get("https://api.example.com/v1/items")
+//
+// Share one *Budget between every client that spends the same provider
+// quota. Give a path its own budget with WithLane. In tests, use
+// Disabled() so nothing ever waits, and quotatest for a realistic
+// rate-limited server.
+//
+// Without a transport, call Acquire, send, then Permit.Observe the
+// response and Permit.Release the slot when the body is closed.
+package core

@@ -1,0 +1,102 @@
+package core
+
+// waiter is a call queued for its turn. Its fields are guarded by the
+// budget's mu.
+type waiter struct {
+	turn     turn
+	deadline int64
+	arrived  int64
+	pauseEnd int64 // the pause that decided its turn, 0 for none
+	wake     chan struct{}
+	state    waiterState
+	err      error // when state is failed
+	granted  int64 // when state is granted
+	prev     *waiter
+	next     *waiter
+}
+
+type waiterState uint8
+
+const (
+	queued waiterState = iota
+	granted
+	failed
+)
+
+// signal wakes the waiter's goroutine without blocking.
+func (w *waiter) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// waitQueue is a FIFO of waiters: a doubly linked list, so a cancelled
+// waiter leaves from the middle in O(1).
+type waitQueue struct {
+	head, tail *waiter
+	n          int
+}
+
+func (q *waitQueue) push(w *waiter) {
+	w.prev, w.next = q.tail, nil
+	if q.tail != nil {
+		q.tail.next = w
+	} else {
+		q.head = w
+	}
+	q.tail = w
+	q.n++
+}
+
+func (q *waitQueue) remove(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		q.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		q.tail = w.prev
+	}
+	w.prev, w.next = nil, nil
+	q.n--
+}
+
+// slotWaiter is a call queued for a concurrency slot. ch is closed when the
+// slot is handed over; granted is guarded by the budget's mu.
+type slotWaiter struct {
+	ch      chan struct{}
+	granted bool
+	next    *slotWaiter
+	prev    *slotWaiter
+}
+
+type slotQueue struct {
+	head, tail *slotWaiter
+}
+
+func (q *slotQueue) push(w *slotWaiter) {
+	w.prev = q.tail
+	if q.tail != nil {
+		q.tail.next = w
+	} else {
+		q.head = w
+	}
+	q.tail = w
+}
+
+func (q *slotQueue) remove(w *slotWaiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		q.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		q.tail = w.prev
+	}
+	w.prev, w.next = nil, nil
+}

@@ -1,0 +1,102 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestStoreBudgetsShareOneQuota(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		a := MustBudget(PerSecond(10), WithStore(s))
+		b := MustBudget(PerSecond(10), WithStore(s))
+		start := time.Now()
+		var mu sync.Mutex
+		var sends []int64
+		var wg sync.WaitGroup
+		for i := range 40 {
+			wg.Go(func() {
+				bud := a
+				if i%2 == 1 {
+					bud = b
+				}
+				if _, err := bud.Acquire(context.Background()); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				sends = append(sends, int64(time.Since(start)))
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		sortInt64(sends)
+		if err := checkBound(sends, 10, int64(100*time.Millisecond)); err != nil {
+			t.Fatalf("two budgets on one store overspent the quota: %v", err)
+		}
+		// 10 at once, then 30 more 100 ms apart: the last at 3 s.
+		if last := time.Duration(sends[len(sends)-1]); last != 3*time.Second {
+			t.Fatalf("last send at %v, want 3s (one quota of 10/s)", last)
+		}
+	})
+}
+
+func TestStorePauseSeenByOneHoldsAll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		a := MustBudget(PerSecond(10), WithStore(s))
+		b := MustBudget(PerSecond(10), WithStore(s))
+		p, _ := a.Acquire(context.Background())
+		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"2"}})
+		if got := b.PauseRemaining(); got != 2*time.Second {
+			t.Fatalf("budget b sees pause %v, want 2s", got)
+		}
+		start := time.Now()
+		if _, err := b.Acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != 2*time.Second {
+			t.Fatalf("b sent %v after a's 429, want 2s", got)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		p, _ = a.Acquire(context.Background())
+		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"5"}})
+		_, err := b.Acquire(ctx)
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.StatusCode != 429 || rl.Reason != Paused || rl.RetryAfter != 5*time.Second {
+			t.Fatalf("pause past the deadline: err = %v, want RateLimitError{429, paused, 5s}", err)
+		}
+		// One decrease per burst, shared: both responses were sent before
+		// the other's decrease? The second was sent after the first decrease,
+		// so the factor is 0.25.
+		if st, _ := s.Status(context.Background()); st.Factor != 0.25 {
+			t.Fatalf("shared factor = %v, want 0.25", st.Factor)
+		}
+	})
+}
+
+func TestStoreCancelRefundsTheTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		a := MustBudget(Rate{1, time.Second}, WithStore(s))
+		a.Acquire(context.Background())
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error)
+		go func() { _, err := a.Acquire(ctx); errc <- err }()
+		synctest.Wait()
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		a.Acquire(context.Background())
+		if got := time.Since(start); got != time.Second {
+			t.Fatalf("after a refund the next turn came in %v, want 1s", got)
+		}
+	})
+}
