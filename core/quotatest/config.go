@@ -1,0 +1,230 @@
+package quotatest
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Algorithm is the way a Provider enforces its limit.
+// The zero value is GCRA.
+type Algorithm int
+
+const (
+	// GCRA is the generic cell rate algorithm (a token bucket in virtual scheduling form):
+	// up to Burst requests may arrive back to back, and after that one per Period/Requests.
+	// It is the default, and the algorithm headgate's budget paces with.
+	GCRA Algorithm = iota
+	// FixedWindow admits Requests requests in each window of length Period. Windows are
+	// aligned: they start at multiples of Period since the zero time, so per-second,
+	// per-minute and per-hour windows start on the UTC second, minute and hour.
+	FixedWindow
+)
+
+// String returns "GCRA" or "FixedWindow".
+func (a Algorithm) String() string {
+	switch a {
+	case GCRA:
+		return "GCRA"
+	case FixedWindow:
+		return "FixedWindow"
+	}
+	return fmt.Sprintf("Algorithm(%d)", int(a))
+}
+
+// HeaderStyle selects the rate-limit headers a Provider sends. Styles are bits and may be
+// combined with |, as real providers do (GitHub sends X-RateLimit-* with a Unix reset and,
+// for some refusals, Retry-After: XRateLimitEpoch|RetryAfterSeconds).
+// The zero value means RetryAfterSeconds.
+//
+// Which responses carry what:
+//   - RetryAfterSeconds, RetryAfterDate, RetryAfterMillis appear on rate and pause refusals
+//     only, and say how long until a request would be admitted.
+//   - IETF, XRateLimitDelta, XRateLimitEpoch appear on every response, admitted or refused,
+//     and report the limit, what remains and when it resets (see Provider for the numbers).
+//   - Refusals for MaxConcurrent carry no Retry-After of any kind (no time can be promised:
+//     a slot frees when a response ends); the informational styles still report the rate.
+//
+// Rounding: every duration is rounded up, never down, so a client that waits what a
+// header says is never early: Retry-After, IETF t and the X-RateLimit-Reset delta are whole
+// seconds rounded up; retry-after-ms is milliseconds rounded up; the IMF-fixdate and the
+// X-RateLimit-Reset epoch are the admission instant rounded up to the next whole second.
+type HeaderStyle uint
+
+const (
+	// RetryAfterSeconds sends Retry-After as delta-seconds, e.g. "Retry-After: 1".
+	RetryAfterSeconds HeaderStyle = 1 << iota
+	// RetryAfterDate sends Retry-After as an IMF-fixdate (http.TimeFormat), e.g.
+	// "Retry-After: Sat, 01 Jan 2000 00:00:03 GMT". It cannot be combined with RetryAfterSeconds.
+	RetryAfterDate
+	// RetryAfterMillis sends "retry-after-ms: 1500", the millisecond form some LLM APIs send.
+	// Combine it with RetryAfterSeconds to send both, as those APIs do.
+	RetryAfterMillis
+	// IETF sends the IETF draft structured fields on every response:
+	// `RateLimit-Policy: "default";q=100;w=60` and `RateLimit: "default";r=0;t=12`.
+	IETF
+	// XRateLimitDelta sends X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset
+	// on every response, the reset in seconds from now.
+	XRateLimitDelta
+	// XRateLimitEpoch is XRateLimitDelta with X-RateLimit-Reset as a Unix time in seconds.
+	// It cannot be combined with XRateLimitDelta.
+	XRateLimitEpoch
+	// NoHeaders sends no rate-limit headers at all: a bare status. It cannot be combined.
+	NoHeaders
+
+	allStyles = NoHeaders<<1 - 1
+)
+
+var styleNames = []string{"RetryAfterSeconds", "RetryAfterDate", "RetryAfterMillis", "IETF",
+	"XRateLimitDelta", "XRateLimitEpoch", "NoHeaders"}
+
+// String returns the style's name, or the names of its bits joined by "|".
+func (s HeaderStyle) String() string {
+	if s == 0 {
+		return "RetryAfterSeconds"
+	}
+	var names []string
+	for i, n := range styleNames {
+		if s&(1<<i) != 0 {
+			names = append(names, n)
+		}
+	}
+	if rest := s &^ allStyles; rest != 0 {
+		names = append(names, fmt.Sprintf("HeaderStyle(%#x)", uint(rest)))
+	}
+	return strings.Join(names, "|")
+}
+
+func (s HeaderStyle) validate() error {
+	switch {
+	case s&^allStyles != 0:
+		return fmt.Errorf("headgate: quotatest: unknown Config.Headers bits %#x", uint(s&^allStyles))
+	case s&NoHeaders != 0 && s != NoHeaders:
+		return errors.New("headgate: quotatest: Config.Headers: NoHeaders cannot be combined")
+	case s&(RetryAfterSeconds|RetryAfterDate) == RetryAfterSeconds|RetryAfterDate:
+		return errors.New("headgate: quotatest: Config.Headers: RetryAfterSeconds and RetryAfterDate both set Retry-After")
+	case s&(XRateLimitDelta|XRateLimitEpoch) == XRateLimitDelta|XRateLimitEpoch:
+		return errors.New("headgate: quotatest: Config.Headers: XRateLimitDelta and XRateLimitEpoch both set X-RateLimit-Reset")
+	}
+	return nil
+}
+
+// Config describes a fake provider: the limit it enforces, how it says so, and what an
+// admitted request gets. Requests and Period are required; every other field has a
+// default, given in its comment, that its zero value selects.
+type Config struct {
+	// Requests and Period are the enforced limit: Requests per Period. Both are required
+	// and must be positive, and Period/Requests must be at least a nanosecond.
+	Requests int
+	Period   time.Duration
+
+	// Burst is how many requests GCRA admits back to back from idle.
+	// Default (0): Requests. It must be 0 with FixedWindow.
+	Burst int
+
+	// Algorithm is how the limit is enforced. Default: GCRA.
+	Algorithm Algorithm
+
+	// MaxConcurrent, when positive, caps the requests being served at once: a request that
+	// arrives while MaxConcurrent others are in the handler is refused at once with Status
+	// and spends no quota. Default (0): no cap.
+	MaxConcurrent int
+
+	// Status is the status of every refusal (rate, pause or concurrency): 429, 503 or 403
+	// (some providers, GitHub among them, refuse over-limit calls with 403).
+	// Default (0): 429 Too Many Requests.
+	Status int
+
+	// Headers is the style of the rate-limit headers. Default (0): RetryAfterSeconds.
+	Headers HeaderStyle
+
+	// Latency is waited before each response head, admitted or refused, after the limiter
+	// has decided. It can be changed at run time with SetLatency. Default: none.
+	Latency time.Duration
+
+	// Body is the body of admitted responses. Default: `{"ok":true}` and a newline, as
+	// application/json. Body and BodySize are mutually exclusive.
+	Body []byte
+	// BodySize, when positive, makes the body of admitted responses exactly BodySize bytes of
+	// JSON padding (`{"pad":"aaaa…"}`; plain "a"s under 10 bytes). Default (0): see Body.
+	BodySize int
+
+	// Handler, when set, serves admitted requests instead of Body, so tests can exercise
+	// JSON decoding, redirects, streaming… The provider has already set the rate-limit
+	// headers and Date when it runs; it may change them. Faults (slow and truncated bodies)
+	// apply to what it writes. Default: nil, the Body above.
+	Handler http.Handler
+
+	// Now is the provider's clock, for the limiter, the arrival record and the dates in
+	// headers. Default: time.Now, which is already virtual inside a testing/synctest bubble.
+	// A frozen clock (func returning a constant) gives fully deterministic decisions. Waits
+	// (latency, slow bodies) always use the time package's timers, not Now.
+	Now func() time.Time
+}
+
+// defaultBody is the body of admitted responses when Config has neither Body nor BodySize.
+var defaultBody = []byte("{\"ok\":true}\n")
+
+// normalize checks cfg and fills in its defaults.
+func (cfg Config) normalize() (Config, error) {
+	switch {
+	case cfg.Requests <= 0:
+		return cfg, fmt.Errorf("headgate: quotatest: Config.Requests must be positive, got %d", cfg.Requests)
+	case cfg.Period <= 0:
+		return cfg, fmt.Errorf("headgate: quotatest: Config.Period must be positive, got %v", cfg.Period)
+	case cfg.Period/time.Duration(cfg.Requests) <= 0:
+		return cfg, fmt.Errorf("headgate: quotatest: Config.Period/Requests is under a nanosecond (%v/%d)", cfg.Period, cfg.Requests)
+	case cfg.Burst < 0:
+		return cfg, fmt.Errorf("headgate: quotatest: Config.Burst must not be negative, got %d", cfg.Burst)
+	case cfg.Algorithm != GCRA && cfg.Algorithm != FixedWindow:
+		return cfg, fmt.Errorf("headgate: quotatest: unknown Config.Algorithm %v", cfg.Algorithm)
+	case cfg.Algorithm == FixedWindow && cfg.Burst != 0:
+		return cfg, errors.New("headgate: quotatest: Config.Burst applies to GCRA only")
+	case cfg.MaxConcurrent < 0:
+		return cfg, fmt.Errorf("headgate: quotatest: Config.MaxConcurrent must not be negative, got %d", cfg.MaxConcurrent)
+	case cfg.Status != 0 && cfg.Status != http.StatusTooManyRequests &&
+		cfg.Status != http.StatusServiceUnavailable && cfg.Status != http.StatusForbidden:
+		return cfg, fmt.Errorf("headgate: quotatest: Config.Status must be 429, 503 or 403, got %d", cfg.Status)
+	case cfg.Latency < 0:
+		return cfg, fmt.Errorf("headgate: quotatest: Config.Latency must not be negative, got %v", cfg.Latency)
+	case cfg.BodySize < 0:
+		return cfg, fmt.Errorf("headgate: quotatest: Config.BodySize must not be negative, got %d", cfg.BodySize)
+	case cfg.BodySize > 0 && cfg.Body != nil:
+		return cfg, errors.New("headgate: quotatest: Config.Body and Config.BodySize are mutually exclusive")
+	}
+	if err := cfg.Headers.validate(); err != nil {
+		return cfg, err
+	}
+	if cfg.Burst == 0 && cfg.Algorithm == GCRA {
+		cfg.Burst = cfg.Requests
+	}
+	if cfg.Status == 0 {
+		cfg.Status = http.StatusTooManyRequests
+	}
+	if cfg.Headers == 0 {
+		cfg.Headers = RetryAfterSeconds
+	}
+	switch {
+	case cfg.BodySize > 0:
+		cfg.Body = padBody(cfg.BodySize)
+	case cfg.Body == nil:
+		cfg.Body = defaultBody
+	default:
+		cfg.Body = append([]byte(nil), cfg.Body...) // the caller may reuse its slice
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return cfg, nil
+}
+
+// padBody returns n bytes of JSON padding, or n "a"s when n is too small for JSON.
+func padBody(n int) []byte {
+	const head, tail = `{"pad":"`, `"}`
+	if n < len(head)+len(tail) {
+		return []byte(strings.Repeat("a", n))
+	}
+	return []byte(head + strings.Repeat("a", n-len(head)-len(tail)) + tail)
+}

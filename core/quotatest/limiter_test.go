@@ -1,0 +1,102 @@
+package quotatest
+
+import (
+	"testing"
+	"time"
+)
+
+var (
+	t0 = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms = time.Millisecond
+)
+
+// step is one call of take at t0+at, and what it and state must return.
+type step struct {
+	at        time.Duration
+	ok        bool
+	wait      time.Duration // on refusal
+	remaining int           // state after the call
+	reset     time.Duration // state after the call
+}
+
+func runSteps(t *testing.T, l *limiter, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		now := t0.Add(s.at)
+		ok, wait := l.take(now)
+		if ok != s.ok || wait != s.wait {
+			t.Fatalf("step %d: take(t0+%v) = %v, %v; want %v, %v", i, s.at, ok, wait, s.ok, s.wait)
+		}
+		if rem, reset := l.state(now); rem != s.remaining || reset != s.reset {
+			t.Fatalf("step %d: state(t0+%v) = %d, %v; want %d, %v", i, s.at, rem, reset, s.remaining, s.reset)
+		}
+	}
+}
+
+func mustLimiter(t *testing.T, cfg Config) *limiter {
+	t.Helper()
+	cfg, err := cfg.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLimiter(cfg)
+	return &l
+}
+
+func TestLimiterGCRA(t *testing.T) {
+	l := mustLimiter(t, Config{Requests: 5, Period: time.Second}) // T = 200ms, burst 5
+	runSteps(t, l, []step{
+		{at: 0, ok: true, remaining: 4, reset: 200 * ms},
+		{at: 0, ok: true, remaining: 3, reset: 400 * ms},
+		{at: 0, ok: true, remaining: 2, reset: 600 * ms},
+		{at: 0, ok: true, remaining: 1, reset: 800 * ms},
+		{at: 0, ok: true, remaining: 0, reset: 1000 * ms},
+		{at: 0, ok: false, wait: 200 * ms, remaining: 0, reset: 1000 * ms}, // refusals spend nothing
+		{at: 100 * ms, ok: false, wait: 100 * ms, remaining: 0, reset: 900 * ms},
+		{at: 200 * ms, ok: true, remaining: 0, reset: 1000 * ms},
+		{at: 500 * ms, ok: true, remaining: 0, reset: 900 * ms},
+		{at: 3 * time.Second, ok: true, remaining: 4, reset: 200 * ms}, // idle refills to the burst, no more
+	})
+}
+
+func TestLimiterGCRABurst(t *testing.T) {
+	l := mustLimiter(t, Config{Requests: 10, Period: time.Second, Burst: 2}) // T = 100ms
+	runSteps(t, l, []step{
+		{at: 0, ok: true, remaining: 1, reset: 100 * ms},
+		{at: 0, ok: true, remaining: 0, reset: 200 * ms},
+		{at: 0, ok: false, wait: 100 * ms, remaining: 0, reset: 200 * ms},
+		{at: 150 * ms, ok: true, remaining: 0, reset: 150 * ms},
+		{at: 250 * ms, ok: true, remaining: 0, reset: 150 * ms},
+	})
+}
+
+func TestLimiterFixedWindow(t *testing.T) {
+	l := mustLimiter(t, Config{Requests: 3, Period: time.Second, Algorithm: FixedWindow})
+	runSteps(t, l, []step{
+		{at: 300 * ms, ok: true, remaining: 2, reset: 700 * ms},
+		{at: 300 * ms, ok: true, remaining: 1, reset: 700 * ms},
+		{at: 900 * ms, ok: true, remaining: 0, reset: 100 * ms},
+		{at: 900 * ms, ok: false, wait: 100 * ms, remaining: 0, reset: 100 * ms},
+		{at: 1000 * ms, ok: true, remaining: 2, reset: time.Second}, // a new aligned window
+		{at: 1999 * ms, ok: true, remaining: 1, reset: ms},
+		{at: 1999 * ms, ok: true, remaining: 0, reset: ms},
+		{at: 1999 * ms, ok: false, wait: ms, remaining: 0, reset: ms},
+		{at: 1500 * ms, ok: false, wait: 500 * ms, remaining: 0, reset: 500 * ms}, // a clock going back stays in the window
+	})
+}
+
+func TestLimiterClear(t *testing.T) {
+	for _, alg := range []Algorithm{GCRA, FixedWindow} {
+		l := mustLimiter(t, Config{Requests: 1, Period: time.Minute, Algorithm: alg})
+		if ok, _ := l.take(t0); !ok {
+			t.Fatalf("%v: first take refused", alg)
+		}
+		if ok, _ := l.take(t0); ok {
+			t.Fatalf("%v: second take admitted before clear", alg)
+		}
+		l.clear()
+		if ok, _ := l.take(t0); !ok {
+			t.Fatalf("%v: take after clear refused", alg)
+		}
+	}
+}
