@@ -1,0 +1,185 @@
+package core
+
+import (
+	"io"
+	"net/http"
+	"runtime"
+	"sync/atomic"
+)
+
+// Transport is an http.RoundTripper that spends from a budget for every
+// request it sends: each attempt (every redirect hop, retry and hedge) waits
+// for a slot, for any server pause and for its turn, is sent, and its
+// response is fed back to the budget. A response body holds its slot until
+// it is closed, read to the end or fails to read.
+//
+// Transport follows the http.RoundTripper contract: it never reads or
+// changes the caller's request, closes the request body on every early
+// return, returns a response with a nil error (a 429 is a response, not an
+// error) or an error with no response, and passes http.NoBody through
+// untouched. A wait that cannot end before the request context's deadline
+// fails at once with a *RateLimitError, which an http.Client wraps in a
+// *url.Error (test it with IsBudgetError or errors.As).
+//
+// The wait counts against http.Client.Timeout, like any time spent in a
+// RoundTripper.
+type Transport struct {
+	next   http.RoundTripper
+	budget *Budget
+	lanes  []lane
+}
+
+var _ http.RoundTripper = (*Transport)(nil)
+
+// A TransportOption configures a Transport.
+type TransportOption interface{ applyTransport(*Transport) }
+
+type transportOptionFunc func(*Transport)
+
+func (f transportOptionFunc) applyTransport(t *Transport) { f(t) }
+
+// NewTransport returns a Transport that sends through next (nil means
+// http.DefaultTransport) and spends from b, or from the budget of the
+// first lane (WithLane) whose fragment the request path holds. It panics
+// if b is nil or a lane is invalid, as http.Handle does for a bad pattern.
+func NewTransport(next http.RoundTripper, b *Budget, opts ...TransportOption) *Transport {
+	if b == nil {
+		panic("headgate: NewTransport needs a budget (use core.Disabled() for none)")
+	}
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	t := &Transport{next: next, budget: b}
+	for _, o := range opts {
+		if o != nil {
+			o.applyTransport(t)
+		}
+	}
+	return t
+}
+
+// Budget returns the transport's default budget (the one for requests no
+// lane matches).
+func (t *Transport) Budget() *Budget { return t.budget }
+
+// BudgetFor returns the budget a request to path spends from: the first
+// lane whose fragment the path holds, or the transport's own budget.
+func (t *Transport) BudgetFor(path string) *Budget {
+	for i := range t.lanes {
+		if t.lanes[i].matches(path) {
+			return t.lanes[i].budget
+		}
+	}
+	return t.budget
+}
+
+// RoundTrip waits for the request's turn, sends it through the next
+// transport and feeds the response back to the budget.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	b := t.BudgetFor(req.URL.Path)
+	p, err := b.Acquire(req.Context())
+	if err != nil {
+		if req.Body != nil && req.Body != http.NoBody {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	handedOff := false
+	defer func() {
+		if !handedOff { // an error, a body-less response, or a panic in next
+			p.Release()
+		}
+	}()
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close() // a broken next returned both
+		}
+		return nil, err
+	}
+	p.Observe(resp.StatusCode, resp.Header)
+	if !p.slot || resp.Body == nil || resp.Body == http.NoBody {
+		return resp, nil
+	}
+	resp.Body = wrapBody(resp.Body, b)
+	handedOff = true
+	return resp, nil
+}
+
+// CloseIdleConnections closes the idle connections of the next transport,
+// if it has any.
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// slotHolder frees one concurrency slot exactly once. It is kept apart
+// from the body that owns it so the garbage collector's cleanup can free the
+// slot of a body that was dropped without Close.
+type slotHolder struct {
+	b    *Budget
+	done atomic.Bool
+}
+
+func (s *slotHolder) release() bool {
+	if s.done.CompareAndSwap(false, true) {
+		s.b.releaseSlot()
+		return true
+	}
+	return false
+}
+
+// releaseBody holds a slot until the body is closed, read to the end, or
+// fails to read.
+//
+// A body nobody closes would hold its slot forever; as a safety net, when
+// the garbage collector finds the body unreachable it frees the slot and
+// the budget reports a LeakedBody event. That is late and not guaranteed
+// (a collection must run), so always close bodies.
+type releaseBody struct {
+	rc      io.ReadCloser
+	slot    *slotHolder
+	cleanup runtime.Cleanup
+}
+
+// releaseWriteBody keeps the io.Writer of a 101 Switching Protocols body.
+type releaseWriteBody struct{ *releaseBody }
+
+func (b releaseWriteBody) Write(p []byte) (int, error) { return b.rc.(io.Writer).Write(p) }
+
+func wrapBody(rc io.ReadCloser, b *Budget) io.ReadCloser {
+	s := &slotHolder{b: b}
+	body := &releaseBody{rc: rc, slot: s}
+	body.cleanup = runtime.AddCleanup(body, func(s *slotHolder) {
+		if s.release() {
+			s.b.emit(Event{Reason: LeakedBody})
+		}
+	}, s)
+	if _, ok := rc.(io.Writer); ok {
+		return releaseWriteBody{body}
+	}
+	return body
+}
+
+func (b *releaseBody) done() {
+	if b.slot.release() {
+		b.cleanup.Stop()
+	}
+}
+
+// Read reads from the body and frees the slot at the end or on an error.
+func (b *releaseBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil {
+		b.done()
+	}
+	return n, err
+}
+
+// Close closes the body and frees the slot.
+func (b *releaseBody) Close() error {
+	err := b.rc.Close()
+	b.done()
+	return err
+}
