@@ -96,23 +96,25 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64) {
 	}
 }
 
-// shapeOf returns the pace a response's quota report allows: the
-// remaining requests, plus those the quota returns before the reset (its
-// Limit, when known), spread until the reset, and never more at once than
-// remain.
+// shapeOf returns the pace a response's quota report allows until the
+// reset: the remaining requests, plus those the quota returns before it (its
+// Limit, when known), spread over the time to the reset, and never more at
+// once than remain.
+//
+// Servers state the reset in whole seconds, rounded up, so a reset of R
+// seconds may mean any time in (R-1, R]: the spread uses the earliest, R-1
+// (nothing for R ≤ 1 s), so rounding never slows the budget below what the
+// server allows.
 func shapeOf(f Feedback, now int64) (shape, bool) {
 	if f.Remaining < 0 || f.Reset <= 0 {
 		return shape{}, false
 	}
-	spendable := int64(f.Remaining)
-	if f.Limit > f.Remaining {
-		spendable = int64(f.Limit)
-	}
+	spendable := int64(max(f.Remaining, f.Limit))
 	if spendable <= 0 {
 		return shape{}, false
 	}
 	return shape{
-		interval: int64(f.Reset) / spendable,
+		interval: max(0, int64(f.Reset-time.Second)) / spendable,
 		burst:    max(1, int64(f.Remaining)),
 		until:    now + int64(f.Reset),
 	}, true

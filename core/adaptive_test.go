@@ -282,18 +282,27 @@ func TestThrottledWaitsAreReportedAsThrottled(t *testing.T) {
 func TestRemainingAndResetShapeThePace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Configured at 100/s, the server reports 4 left of a quota of 10 that
-		// resets in 10 s: the budget plans no faster than 10 per 10 s and no
-		// more than 4 at once.
+		// is whole again in 10 s (whole seconds, rounded up: at the earliest
+		// 9 s). The budget sends no more than the 4 left at once and plans the
+		// quota no faster than 10 per 9 s.
 		b := MustBudget(PerSecond(100), WithoutAdaptive())
 		p, _ := b.Acquire(context.Background())
 		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"4"}, "X-Ratelimit-Reset": {"10"}})
 		sends := sendTimes(t, b, 6)
 		sortDurations(sends)
-		if sends[3] > time.Second || sends[4] < time.Second {
-			t.Fatalf("sends %v: want at most 4 before the 1 s interval the quota allows", sends)
+		want := []time.Duration{0, 0, 0, 0, 900 * time.Millisecond, 1800 * time.Millisecond}
+		for i := range want {
+			if sends[i] != want[i] {
+				t.Fatalf("sends %v, want %v", sends, want)
+			}
 		}
-		if got := b.EffectiveRate().PerSecondFloat(); got > 1.0001 {
-			t.Fatalf("EffectiveRate %v/s, want ≤ 1/s while the report holds", got)
+		if got := b.EffectiveRate(); got != (Rate{100, 90 * time.Second}) {
+			t.Fatalf("EffectiveRate %v while the report holds, want 100/1m30s (1 per 900ms)", got)
+		}
+		// When the reset has passed, the configured pace is back.
+		time.Sleep(10 * time.Second)
+		if got := b.EffectiveRate(); got != PerSecond(100) {
+			t.Fatalf("EffectiveRate %v after the reset, want 100/s", got)
 		}
 	})
 }
