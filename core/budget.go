@@ -504,3 +504,41 @@ func (b *Budget) SetRate(r Rate) error {
 	b.emit(Event{Reason: RateChanged, OldRate: old.PerSecondFloat(), NewRate: cur.PerSecondFloat()})
 	return nil
 }
+
+// Check returns the error Acquire(ctx) would return at once — a
+// *RateLimitError when the server's pause or the call's turn ends at or
+// after ctx's deadline, or ctx's own error when it is done — without taking
+// a slot or a turn. It returns nil when Acquire would wait or admit. Retry
+// layers use it to fail fast instead of sleeping into a deadline.
+func (b *Budget) Check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.disabled {
+		return nil
+	}
+	deadline := b.deadline(ctx)
+	if deadline == never {
+		return nil
+	}
+	now := b.now()
+	if b.store != nil {
+		st, err := b.store.Status(ctx)
+		if err != nil || now+int64(st.Pause) < deadline {
+			return nil
+		}
+		return &RateLimitError{RetryAfter: st.Pause, StatusCode: st.PauseStatus, Reason: Paused, Budget: b.name}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.syncPaceLocked(now)
+	g := b.g // reserve on a copy: nothing is taken
+	if t, ok := g.reserve(now, b.pause.until, deadline); !ok {
+		return b.lateErrorLocked(t.sendAt, now)
+	}
+	return nil
+}
+
+// MaxPause returns the longest pause a response can impose on the budget
+// (WithMaxPause; DefaultMaxPause by default).
+func (b *Budget) MaxPause() time.Duration { return b.maxPause }

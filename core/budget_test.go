@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -499,4 +500,37 @@ func TestBudgetConcurrentSafe(t *testing.T) {
 	if n := b.InFlight(); n != 0 {
 		t.Fatalf("InFlight = %d, want 0", n)
 	}
+}
+
+func TestCheckReportsWithoutTakingATurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(Rate{1, time.Second}, WithMaxInFlight(1))
+		p, _ := b.Acquire(context.Background())
+		p.Release()
+		short, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		err := b.Check(short)
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter != time.Second || rl.Reason != Paced {
+			t.Fatalf("Check with the turn past the deadline = %v, want RateLimitError{1s, paced}", err)
+		}
+		if err := b.Check(context.Background()); err != nil {
+			t.Fatalf("Check without a deadline = %v, want nil", err)
+		}
+		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"5"}})
+		long, cancel2 := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel2()
+		if err := b.Check(long); !errors.As(err, &rl) || rl.StatusCode != 429 || rl.Reason != Paused {
+			t.Fatalf("Check with the pause past the deadline = %v, want a paused RateLimitError with 429", err)
+		}
+		// Nothing was taken: the next turn is still at 5 s (the pause end).
+		start := time.Now()
+		p, _ = b.Acquire(context.Background())
+		if got := time.Since(start); got != 5*time.Second || b.InFlight() != 1 {
+			t.Fatalf("after Check, Acquire waited %v (InFlight %d), want 5s", got, b.InFlight())
+		}
+		if b.MaxPause() != DefaultMaxPause {
+			t.Fatalf("MaxPause = %v", b.MaxPause())
+		}
+	})
 }
