@@ -1,0 +1,16 @@
+module github.com/headgate-go/headgate/resty
+
+go 1.26
+
+require (
+	github.com/go-resty/resty/v2 v2.17.2
+	github.com/headgate-go/headgate/core v0.0.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/net v0.43.0 // indirect
+)
+
+replace github.com/headgate-go/headgate/core => ../core

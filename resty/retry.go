@@ -1,0 +1,153 @@
+package resty
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-resty/resty/v2"
+
+	"github.com/headgate-go/headgate/core"
+)
+
+// errNoRetry stops resty's retry loop from the RetryAfter callback. It is
+// returned only when the attempt already failed with an error, which resty
+// then returns instead (retry.go: "if err == nil { err = err2 }"), so
+// callers never see it.
+var errNoRetry = errors.New("headgate: hgresty: not retried")
+
+// retryCondition retries the configured statuses (429 and 503 by default)
+// and transport errors, never a budget error.
+//
+// Resty overwrites its own decision with each condition's, so any condition
+// a user adds turns off its default retry on transport errors; this one
+// restores it. Resty hands conditions the error without its "do not retry"
+// mark, so an error from OnBeforeRequest (no response) is told apart here,
+// and an error from the response chain (a failing OnAfterResponse, a body
+// that does not decode) in onRetry, which sees the marked error.
+func (a *adapter) retryCondition(r *resty.Response, err error) bool {
+	if err != nil {
+		if r == nil || core.IsBudgetError(err) {
+			return false
+		}
+		a.load(r.Request).seen = err
+		return true
+	}
+	return r != nil && r.RawResponse != nil && a.statuses[r.StatusCode()]
+}
+
+// onRetry runs for every attempt some condition asked to retry, before
+// resty computes the wait. It vetoes retrying a budget error, or an error
+// resty marked as not retryable that only this adapter's condition asked to
+// retry, and closes the body of an attempt another one will follow, which
+// resty never does in SetDoNotParseResponse mode (a leaked slot otherwise).
+func (a *adapter) onRetry(r *resty.Response, err error) {
+	if r == nil || r.Request == nil {
+		return
+	}
+	st := a.take(r.Request)
+	last := r.Request.Attempt > a.client.RetryCount // resty stops after this attempt
+	if !last {
+		closeBody(r)
+		if core.IsBudgetError(err) || (st.seen != nil && err != st.seen) {
+			a.state.Store(r.Request, &attemptState{veto: true})
+		}
+	}
+}
+
+// retryAfter is resty's RetryAfter callback: the wait before the next
+// attempt is the remaining pause of the budget the request spends from.
+//
+// Resty clamps the callback's wait to [RetryWaitTime, RetryMaxWaitTime]
+// (2 s by default), so a 30 s Retry-After would be cut to 2 s: the next
+// attempt would then wait inside the transport, against SetTimeout, after
+// running OnBeforeRequest 28 s early. Instead, the part of the pause above
+// what resty will wait is slept here, on the request's goroutine and bound
+// by its context, and the rest is returned, so resty's wait ends exactly
+// when the pause does.
+func (a *adapter) retryAfter(c *resty.Client, r *resty.Response) (time.Duration, error) {
+	if a.take(r.Request).veto {
+		return 0, errNoRetry
+	}
+	ctx := r.Request.Context()
+	b, pause := a.pausedBudget(r)
+	if pause <= 0 {
+		if a.prev != nil {
+			return a.prev(c, r)
+		}
+		return 0, nil // resty's own backoff
+	}
+	_, hi := waitRange(c.RetryWaitTime, c.RetryMaxWaitTime)
+	for {
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Add(pause).Before(dl) {
+			if err := lateError(ctx, b); err != nil {
+				return 0, err
+			}
+			return time.Nanosecond, nil // the pause just ended: retry now
+		}
+		if pause <= hi {
+			return pause, nil
+		}
+		if err := sleep(ctx, pause-hi); err != nil {
+			return 0, err
+		}
+		// Measure again: the pause may have been extended meanwhile (a
+		// later, longer pause; a shorter one never shortens it).
+		if pause = b.PauseRemaining(); pause <= 0 {
+			return time.Nanosecond, nil // resty raises it to RetryWaitTime
+		}
+	}
+}
+
+// pausedBudget returns the budget whose pause holds the request's next
+// attempt back, and the time left in that pause: the budget of the lane of
+// the request's URL, or, when a redirect led the attempt into another lane,
+// whichever of the two is paused longer (the next attempt goes through
+// both).
+func (a *adapter) pausedBudget(r *resty.Response) (*core.Budget, time.Duration) {
+	b := a.transport.Budget()
+	if rr := r.Request.RawRequest; rr != nil && rr.URL != nil {
+		b = a.transport.BudgetFor(rr.URL.Path)
+	}
+	pause := b.PauseRemaining()
+	if r.RawResponse != nil && r.RawResponse.Request != nil && r.RawResponse.Request.URL != nil {
+		if hop := a.transport.BudgetFor(r.RawResponse.Request.URL.Path); hop != b {
+			if p := hop.PauseRemaining(); p > pause {
+				return hop, p
+			}
+		}
+	}
+	return b, pause
+}
+
+// waitRange returns the shortest and the longest wait resty's sleepDuration
+// (retry.go) turns a positive callback result into: it raises the result to
+// RetryWaitTime and cuts it to RetryMaxWaitTime (taken as 1<<31-1 ns when
+// negative), in that order, so the floor wins when the two cross.
+func waitRange(minWait, maxWait time.Duration) (lo, hi time.Duration) {
+	const restyMaxInt = 1<<31 - 1
+	if maxWait < 0 {
+		maxWait = restyMaxInt
+	}
+	lo = max(minWait, 0)
+	return lo, max(maxWait, lo)
+}
+
+// lateError returns core's error for a call whose budget is paused (or
+// whose turn comes) past its context's deadline, from core.Budget.Check,
+// which takes no slot and no turn; nil when the call may wait.
+func lateError(ctx context.Context, b *core.Budget) error {
+	return b.Check(ctx)
+}
+
+// sleep waits d, or until ctx is done, whose error it then returns.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,428 @@
+package resty_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-resty/resty/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/headgate-go/headgate/core"
+	"github.com/headgate-go/headgate/core/quotatest"
+	hgresty "github.com/headgate-go/headgate/resty"
+)
+
+const api = "http://api.example"
+
+// TestRetryMeetsPauseEnd: a 429 pauses the budget; resty's retry of that
+// request and every other caller the budget held back reach the server at
+// the instant the pause ends, all of them admitted. Measured on the server
+// side (quotatest arrivals) in virtual time, so "the instant" is exact.
+func TestRetryMeetsPauseEnd(t *testing.T) {
+	cases := []struct {
+		name    string
+		headers quotatest.HeaderStyle
+		pause   time.Duration // what the server asks for
+	}{
+		{"Retry-After seconds", quotatest.RetryAfterSeconds, time.Second},
+		{"retry-after-ms", quotatest.RetryAfterMillis, 1500 * time.Millisecond},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Headers: tc.headers})
+				var w leakWatch
+				b := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(8), w.observer())
+				c := newResty(p.Transport()).SetRetryCount(3)
+				var log attemptLog
+				log.install(c)
+				hgresty.Use(c, b)
+
+				t0 := time.Now()
+				p.PauseFor(tc.pause)
+				var wg sync.WaitGroup
+				var first *resty.Response
+				wg.Go(func() {
+					var err error
+					first, err = c.R().Get(api + "/first")
+					assert.NoError(t, err)
+				})
+				synctest.Wait() // the 429 came back; resty sleeps before its retry
+				assert.Equal(t, tc.pause, b.PauseRemaining(), "the budget's pause")
+
+				others := []string{"/other/1", "/other/2", "/other/3", "/other/4"}
+				for _, path := range others {
+					wg.Go(func() {
+						resp, err := c.R().Get(api + path)
+						if assert.NoError(t, err) {
+							assert.Equal(t, http.StatusOK, resp.StatusCode(), path)
+						}
+					})
+				}
+				wg.Wait()
+
+				end := t0.Add(tc.pause)
+				require.Equal(t, http.StatusOK, first.StatusCode())
+				require.Equal(t, 2, first.Request.Attempt, "attempts of the paused request")
+				firsts := arrivalsAt(p, "/first")
+				require.Len(t, firsts, 2)
+				assert.Equal(t, quotatest.RefusedPause, firsts[0].Outcome)
+				assert.Equal(t, t0, firsts[0].At)
+				assert.Equal(t, end, firsts[1].At, "the retry reaches the server when the pause ends")
+				assert.Equal(t, quotatest.Admitted, firsts[1].Outcome)
+				for _, path := range others {
+					got := arrivalsAt(p, path)
+					require.Len(t, got, 1, path)
+					assert.Equal(t, end, got[0].At, "%s resumes with the retry", path)
+				}
+				// Resty's own wait ended with the pause, not earlier with
+				// the transport holding the retry back.
+				assert.Equal(t, []time.Time{t0, end}, log.times("/first"), "resty's attempts")
+				assert.Equal(t, 1, p.Refused())
+				w.assertNoSlots(t, b)
+			})
+		})
+	}
+}
+
+// TestRetryWaitNotClampedByRetryMaxWaitTime: a 30 s Retry-After makes resty
+// wait 30 s before its retry, whatever RetryMaxWaitTime says (resty cuts a
+// RetryAfter result to it: 2 s by default). SetTimeout(5s) proves the wait
+// is resty's: had resty woken at 2 s, the attempt would have waited for the
+// pause inside the transport and failed its 5 s timeout with a budget error.
+func TestRetryWaitNotClampedByRetryMaxWaitTime(t *testing.T) {
+	const pause = 30 * time.Second
+	cases := []struct {
+		name    string
+		set     bool
+		maxWait time.Duration
+	}{
+		{name: "default (2s)"},
+		{name: "1s", set: true, maxWait: time.Second},
+		{name: "0 (resty waits RetryWaitTime)", set: true, maxWait: 0},
+		{name: "negative (resty waits about 2.1s)", set: true, maxWait: -1},
+		{name: "1h (no cut)", set: true, maxWait: time.Hour},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+				b := core.MustBudget(core.PerSecond(10))
+				c := newResty(p.Transport()).SetRetryCount(2).SetTimeout(5 * time.Second)
+				if tc.set {
+					c.SetRetryMaxWaitTime(tc.maxWait)
+				}
+				var log attemptLog
+				log.install(c)
+				hgresty.Use(c, b)
+
+				t0 := time.Now()
+				p.PauseFor(pause)
+				resp, err := c.R().Get(api + "/v1/items")
+				require.NoError(t, err)
+				assert.Equal(t, http.StatusOK, resp.StatusCode())
+				assert.Equal(t, []time.Time{t0, t0.Add(pause)}, log.times("/v1/items"), "resty's attempts")
+				arr := p.Arrivals()
+				require.Len(t, arr, 2)
+				assert.Equal(t, t0.Add(pause), arr[1].At, "the retry's arrival")
+			})
+		})
+	}
+}
+
+// TestPausePastDeadlineFailsAtOnce: when the budget's pause ends at or after
+// the request context's deadline, the call fails at once with core's error
+// instead of sleeping until the deadline.
+func TestPausePastDeadlineFailsAtOnce(t *testing.T) {
+	t.Run("pause learned on the first attempt", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			var w leakWatch
+			b := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(2), w.observer())
+			c := hgresty.Use(newResty(p.Transport()).SetRetryCount(3), b)
+
+			p.PauseFor(30 * time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			t0 := time.Now()
+			resp, err := c.R().SetContext(ctx).SetDoNotParseResponse(true).Get(api + "/v1/items")
+			assert.Equal(t, time.Duration(0), time.Since(t0), "time spent")
+
+			var rl *core.RateLimitError
+			require.ErrorAs(t, err, &rl)
+			assert.True(t, core.IsBudgetError(err))
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, http.StatusTooManyRequests, rl.StatusCode)
+			assert.Equal(t, 30*time.Second, rl.RetryAfter)
+			assert.Equal(t, core.Paused, rl.Reason)
+			require.NotNil(t, resp)
+			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode(), "the response that paused the budget")
+			assert.Equal(t, 1, p.Count(), "arrivals")
+			w.assertNoSlots(t, b) // the 429's body, in DoNotParseResponse mode, was closed
+		})
+	})
+	t.Run("pause already in place, with a user condition retrying every error", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			b := core.MustBudget(core.PerSecond(10))
+			c := newResty(p.Transport()).SetRetryCount(3).
+				AddRetryCondition(func(_ *resty.Response, err error) bool { return err != nil })
+			var log attemptLog
+			log.install(c)
+			hgresty.Use(c, b)
+
+			// Another caller's response paused the budget for 30 s.
+			b.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"30"}}, time.Time{})
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			t0 := time.Now()
+			_, err := c.R().SetContext(ctx).Get(api + "/v1/later")
+			assert.Equal(t, time.Duration(0), time.Since(t0), "time spent")
+			require.True(t, core.IsBudgetError(err), "err = %v", err)
+			assert.Len(t, log.times("/v1/later"), 1, "attempts")
+			assert.Zero(t, p.Count(), "arrivals")
+		})
+	})
+}
+
+// TestBudgetErrorNeverRetried: a budget error raised by the pace (the
+// call's turn comes after its deadline, no pause involved) is not retried,
+// even when a condition the user added asks to retry every error.
+func TestBudgetErrorNeverRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		b := core.MustBudget(core.PerMinute(1))
+		c := newResty(p.Transport()).SetRetryCount(3).
+			AddRetryCondition(func(_ *resty.Response, err error) bool { return err != nil })
+		var log attemptLog
+		log.install(c)
+		hgresty.Use(c, b)
+
+		_, err := c.R().Get(api + "/v1/first") // spends the burst of one
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		t0 := time.Now()
+		_, err = c.R().SetContext(ctx).Get(api + "/v1/second")
+		var rl *core.RateLimitError
+		require.ErrorAs(t, err, &rl)
+		assert.Equal(t, core.Paced, rl.Reason)
+		assert.Equal(t, time.Duration(0), time.Since(t0), "time spent")
+		assert.Len(t, log.times("/v1/second"), 1, "attempts")
+		assert.Equal(t, 1, p.Count(), "arrivals")
+	})
+}
+
+// TestTransportErrorsStillRetried: resty stops retrying transport errors as
+// soon as any retry condition is added; with Use they are retried again,
+// whether the user's condition came before Use or after it.
+func TestTransportErrorsStillRetried(t *testing.T) {
+	only500 := func(r *resty.Response, _ error) bool { return r != nil && r.StatusCode() == 500 }
+	cases := []struct {
+		name  string
+		build func(rt http.RoundTripper, b *core.Budget) *resty.Client
+	}{
+		{"no user condition", func(rt http.RoundTripper, b *core.Budget) *resty.Client {
+			return hgresty.Use(newResty(rt), b)
+		}},
+		{"user condition before Use", func(rt http.RoundTripper, b *core.Budget) *resty.Client {
+			return hgresty.Use(newResty(rt).AddRetryCondition(only500), b)
+		}},
+		{"user condition after Use", func(rt http.RoundTripper, b *core.Budget) *resty.Client {
+			return hgresty.Use(newResty(rt), b).AddRetryCondition(only500)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+				var w leakWatch
+				b := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(2), w.observer())
+				c := tc.build(p.Transport(), b).SetRetryCount(3)
+
+				p.ResetConnections(2)
+				resp, err := c.R().Get(api + "/v1/items")
+				require.NoError(t, err)
+				assert.Equal(t, http.StatusOK, resp.StatusCode())
+				assert.Equal(t, 3, resp.Request.Attempt, "attempts")
+				w.assertNoSlots(t, b)
+			})
+		})
+	}
+}
+
+// TestResponseChainErrorsNotRetried: resty never retries an error it marks
+// as not retryable (from OnBeforeRequest or the response chain) and Use
+// keeps it so; a body that fails to read is retried, as resty does.
+func TestResponseChainErrorsNotRetried(t *testing.T) {
+	errHook := errors.New("hook says no")
+	t.Run("OnAfterResponse error", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			c := hgresty.Use(newResty(p.Transport()).SetRetryCount(3), core.MustBudget(core.PerSecond(10))).
+				OnAfterResponse(func(*resty.Client, *resty.Response) error { return errHook })
+			_, err := c.R().Get(api + "/v1/items")
+			require.ErrorIs(t, err, errHook)
+			assert.Equal(t, 1, p.Count(), "arrivals")
+		})
+	})
+	t.Run("OnBeforeRequest error", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			c := hgresty.Use(newResty(p.Transport()).SetRetryCount(3), core.MustBudget(core.PerSecond(10))).
+				OnBeforeRequest(func(*resty.Client, *resty.Request) error { return errHook })
+			_, err := c.R().Get(api + "/v1/items")
+			require.ErrorIs(t, err, errHook)
+			assert.Zero(t, p.Count(), "arrivals")
+		})
+	})
+	t.Run("truncated body is retried", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			var w leakWatch
+			b := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(2), w.observer())
+			c := hgresty.Use(newResty(p.Transport()).SetRetryCount(3), b).
+				OnBeforeRequest(func(_ *resty.Client, r *resty.Request) error {
+					p.SetTruncatedBody(r.Attempt == 1)
+					return nil
+				})
+			resp, err := c.R().Get(api + "/v1/items")
+			require.NoError(t, err)
+			assert.Equal(t, 2, resp.Request.Attempt)
+			assert.Equal(t, 2, p.Count(), "arrivals")
+			w.assertNoSlots(t, b)
+		})
+	})
+}
+
+// TestLaneRetryWaitsForItsLane: a 429 on a lane pauses that lane's budget
+// only; the retry waits for the lane's pause, while the default budget's
+// requests go on.
+func TestLaneRetryWaitsForItsLane(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exports := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		items := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		rt := routeTransport{prefix: "/v2/exports", to: exports.Transport(), def: items.Transport()}
+		b := core.MustBudget(core.PerSecond(10))
+		eb := core.MustBudget(core.PerSecond(10))
+		c := newResty(rt).SetRetryCount(2)
+		var log attemptLog
+		log.install(c)
+		hgresty.Use(c, b, hgresty.WithLane("/exports", eb))
+
+		t0 := time.Now()
+		exports.PauseFor(2 * time.Second)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			resp, err := c.R().Get(api + "/v2/exports/orders.csv")
+			if assert.NoError(t, err) {
+				assert.Equal(t, http.StatusOK, resp.StatusCode())
+			}
+		})
+		synctest.Wait()
+		assert.Equal(t, 2*time.Second, eb.PauseRemaining(), "the lane's pause")
+		assert.Zero(t, b.PauseRemaining(), "the default budget's pause")
+		resp, err := c.R().Get(api + "/v2/items")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode())
+		assert.Equal(t, t0, time.Now(), "the default lane is not held back")
+		wg.Wait()
+
+		arr := exports.Arrivals()
+		require.Len(t, arr, 2)
+		assert.Equal(t, t0.Add(2*time.Second), arr[1].At, "the retry comes when the lane's pause ends")
+		assert.Equal(t, []time.Time{t0, t0.Add(2 * time.Second)}, log.times("/v2/exports/orders.csv"),
+			"resty's attempts: its own wait is the lane's pause")
+		assert.Equal(t, 1, exports.Refused())
+	})
+}
+
+// TestSharedBudgetAcrossClients: two resty clients sharing one budget stay
+// within one quota together.
+func TestSharedBudgetAcrossClients(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
+		var w leakWatch
+		b := core.MustBudget(core.PerSecond(5), core.WithMaxInFlight(4), w.observer())
+		one := hgresty.Use(newResty(p.Transport()).SetRetryCount(2), b)
+		two := hgresty.Use(newResty(p.Transport()).SetRetryCount(2), b)
+
+		var wg sync.WaitGroup
+		for i := range 20 {
+			c := one
+			if i%2 == 1 {
+				c = two
+			}
+			wg.Go(func() {
+				resp, err := c.R().Get(api + "/v1/items")
+				if assert.NoError(t, err) {
+					assert.Equal(t, http.StatusOK, resp.StatusCode())
+				}
+			})
+		}
+		wg.Wait()
+		assert.Equal(t, 20, p.Count(), "arrivals")
+		assert.Zero(t, p.Refused(), "refusals")
+		assert.NoError(t, p.CheckPacing(5, 200*time.Millisecond, 0))
+		w.assertNoSlots(t, b)
+	})
+}
+
+// TestRetryAfterDefersWithoutPause: with no pause active, the RetryAfter
+// callback set before Use decides the wait; during a pause, the budget does.
+func TestRetryAfterDefersWithoutPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Headers: quotatest.NoHeaders})
+		b := core.MustBudget(core.PerSecond(10), core.WithoutAdaptive())
+		calls := 0
+		c := newResty(p.Transport()).SetRetryCount(1).
+			SetRetryAfter(func(*resty.Client, *resty.Response) (time.Duration, error) {
+				calls++
+				return 700 * time.Millisecond, nil
+			})
+		hgresty.Use(c, b)
+
+		t0 := time.Now()
+		p.PauseFor(500 * time.Millisecond) // a bare 429: no Retry-After, no budget pause
+		resp, err := c.R().Get(api + "/v1/items")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode())
+		assert.Equal(t, 1, calls, "the user's callback")
+		arr := p.Arrivals()
+		require.Len(t, arr, 2)
+		assert.Equal(t, t0.Add(700*time.Millisecond), arr[1].At, "the retry waited the user's 700ms")
+	})
+}
+
+// TestWithRetryStatuses: the statuses retried can be replaced. The
+// refusals carry no Retry-After, so resty's own backoff paces the retries.
+func TestWithRetryStatuses(t *testing.T) {
+	cases := []struct {
+		name     string
+		status   int
+		arrivals int
+	}{
+		{"403 listed: retried", http.StatusForbidden, 3},
+		{"429 no longer listed: not retried", http.StatusTooManyRequests, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Status: tc.status, Headers: quotatest.NoHeaders})
+				c := hgresty.Use(newResty(p.Transport()).SetRetryCount(2), core.MustBudget(core.PerSecond(10)),
+					hgresty.WithRetryStatuses(http.StatusForbidden))
+				p.PauseFor(time.Hour)
+				resp, err := c.R().Get(api + "/v1/items")
+				require.NoError(t, err)
+				assert.Equal(t, tc.status, resp.StatusCode())
+				assert.Equal(t, tc.arrivals, p.Count(), "arrivals")
+			})
+		})
+	}
+}

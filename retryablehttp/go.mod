@@ -1,0 +1,14 @@
+module github.com/headgate-go/headgate/retryablehttp
+
+go 1.26
+
+require (
+	github.com/hashicorp/go-cleanhttp v0.5.2
+	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/headgate-go/headgate/core v0.0.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
+
+replace github.com/headgate-go/headgate/core => ../core
