@@ -38,8 +38,8 @@ type Budget struct {
 	pauseAllow int64 // how many may go at once when the pause ends; guarded by mu
 	shape      shape // the pace the server's reported quota allows; guarded by mu
 	queue      waitQueue
-	inFlight   int // open requests holding a slot; guarded by mu
-	slots      slotQueue
+	inFlight   int       // open requests holding a slot; guarded by mu
+	slots      waitQueue // callers waiting for a slot; guarded by mu
 }
 
 // shape is what a response's Remaining, Limit and Reset allow until the
@@ -219,7 +219,7 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, erro
 		return now, nil
 	}
 	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1)}
-	if b.pause.holds(now, t.sendAt) {
+	if b.pause.until > now { // the pause holds it back, whatever follows
 		w.pauseEnd = b.pause.until
 	}
 	throttled := b.g.interval > int64(b.rate.Interval())
@@ -363,7 +363,7 @@ func (b *Budget) retimeLocked(now int64) {
 			w.signal()
 		case t != w.turn:
 			w.turn = t
-			if b.pause.holds(now, t.sendAt) {
+			if b.pause.until > now { // the pause holds it back, whatever follows
 				w.pauseEnd = b.pause.until
 			}
 			w.signal()
@@ -385,14 +385,14 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, e
 		b.mu.Unlock()
 		return 0, err
 	}
-	sw := &slotWaiter{ch: make(chan struct{})}
+	sw := &waiter{wake: make(chan struct{}, 1)}
 	b.slots.push(sw)
 	b.mu.Unlock()
 	select {
-	case <-sw.ch:
+	case <-sw.wake: // granted: the slot was handed over
 	case <-ctx.Done():
 		b.mu.Lock()
-		if !sw.granted {
+		if sw.state != granted {
 			b.slots.remove(sw)
 			b.mu.Unlock()
 			return 0, ctx.Err()
@@ -411,8 +411,8 @@ func (b *Budget) releaseSlot() {
 	b.mu.Lock()
 	if sw := b.slots.head; sw != nil {
 		b.slots.remove(sw)
-		sw.granted = true
-		close(sw.ch)
+		sw.state = granted
+		sw.signal()
 	} else {
 		b.inFlight--
 	}
@@ -542,3 +542,43 @@ func (b *Budget) Check(ctx context.Context) error {
 // MaxPause returns the longest pause a response can impose on the budget
 // (WithMaxPause; DefaultMaxPause by default).
 func (b *Budget) MaxPause() time.Duration { return b.maxPause }
+
+// TryAcquire admits the call only if it can go now: a free concurrency slot
+// and a turn that has come, with no pause. It never waits. Otherwise it
+// returns at once: ErrNoSlot when every slot is taken, or a
+// *RateLimitError whose RetryAfter says when the turn would come (and
+// which, like every RateLimitError, matches context.DeadlineExceeded). It
+// takes nothing when it fails, and never goes before callers already
+// waiting in Acquire.
+func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
+	if err := ctx.Err(); err != nil {
+		return Permit{}, err
+	}
+	if b.disabled {
+		return Permit{b: b}, nil
+	}
+	now := b.now()
+	if b.maxInFlight > 0 {
+		b.mu.Lock()
+		if b.inFlight >= b.maxInFlight || b.slots.head != nil {
+			b.mu.Unlock()
+			return Permit{}, ErrNoSlot
+		}
+		b.inFlight++
+		b.mu.Unlock()
+	}
+	var sent int64
+	var err error
+	if b.store != nil {
+		sent, err = b.takeFromStore(ctx, now, now+1)
+	} else {
+		sent, err = b.takeTurn(ctx, now, now+1)
+	}
+	if err != nil {
+		if b.maxInFlight > 0 {
+			b.releaseSlot()
+		}
+		return Permit{}, err
+	}
+	return Permit{b: b, sent: sent, slot: b.maxInFlight > 0}, nil
+}

@@ -534,3 +534,35 @@ func TestCheckReportsWithoutTakingATurn(t *testing.T) {
 		}
 	})
 }
+
+func TestTryAcquireNeverWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(Rate{2, time.Second}, WithMaxInFlight(2))
+		start := time.Now()
+		p1, err1 := b.TryAcquire(context.Background())
+		p2, err2 := b.TryAcquire(context.Background())
+		if err1 != nil || err2 != nil {
+			t.Fatalf("the burst of 2: %v, %v", err1, err2)
+		}
+		if _, err := b.TryAcquire(context.Background()); !errors.Is(err, ErrNoSlot) {
+			t.Fatalf("every slot taken: err = %v, want ErrNoSlot", err)
+		}
+		p1.Release()
+		p2.Release()
+		_, err := b.TryAcquire(context.Background())
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter != 500*time.Millisecond || rl.Reason != Paced {
+			t.Fatalf("turn not yet come: err = %v, want RateLimitError{500ms, paced}", err)
+		}
+		if time.Since(start) != 0 || b.InFlight() != 0 {
+			t.Fatalf("TryAcquire waited %v or kept a slot (%d)", time.Since(start), b.InFlight())
+		}
+		// Nothing was taken by the failures: the next turn is at 500 ms.
+		time.Sleep(500 * time.Millisecond)
+		p, err := b.TryAcquire(context.Background())
+		if err != nil {
+			t.Fatalf("at the turn: %v", err)
+		}
+		p.Release()
+	})
+}

@@ -13,6 +13,10 @@ import (
 // is a *ConfigError naming the field.
 var ErrInvalidConfig = errors.New("headgate: invalid configuration")
 
+// ErrNoSlot is returned by TryAcquire when every concurrency slot
+// (WithMaxInFlight) is taken.
+var ErrNoSlot = errors.New("headgate: no free concurrency slot")
+
 // A ConfigError reports an invalid configuration value and names its field.
 type ConfigError struct {
 	Field string // the option or field, e.g. "rate.Requests", "WithMaxInFlight"

@@ -1,7 +1,7 @@
 package core
 
-// waiter is a call queued for its turn. Its fields are guarded by the
-// budget's mu.
+// waiter is a call queued for its turn, or for a concurrency slot (then
+// only wake and state are used). Its fields are guarded by the budget's mu.
 type waiter struct {
 	turn     turn
 	deadline int64
@@ -62,41 +62,4 @@ func (q *waitQueue) remove(w *waiter) {
 	}
 	w.prev, w.next = nil, nil
 	q.n--
-}
-
-// slotWaiter is a call queued for a concurrency slot. ch is closed when the
-// slot is handed over; granted is guarded by the budget's mu.
-type slotWaiter struct {
-	ch      chan struct{}
-	granted bool
-	next    *slotWaiter
-	prev    *slotWaiter
-}
-
-type slotQueue struct {
-	head, tail *slotWaiter
-}
-
-func (q *slotQueue) push(w *slotWaiter) {
-	w.prev = q.tail
-	if q.tail != nil {
-		q.tail.next = w
-	} else {
-		q.head = w
-	}
-	q.tail = w
-}
-
-func (q *slotQueue) remove(w *slotWaiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		q.head = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		q.tail = w.prev
-	}
-	w.prev, w.next = nil, nil
 }
