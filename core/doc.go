@@ -36,4 +36,15 @@
 //
 // Without a transport, call Acquire, send, then Permit.Observe the
 // response and Permit.Release the slot when the body is closed.
+//
+// # Observability and configuration
+//
+// Every wait, pushback and rate change is an Event for the observer given
+// with WithObserver, called outside the budget's lock. SlogObserver writes
+// them to a log/slog logger; Observers combines several observers (the
+// telemetry module turns them into OpenTelemetry metrics). Rates read from
+// and write to text in the form String prints ("600/min", "5/s",
+// "10/100ms"), so they can sit in JSON, YAML or flags (ParseRate,
+// Rate.UnmarshalText, Rate.Set); NewBudgetOrDisabled takes the zero Rate
+// (an unset config field) as "no limit".
 package core
