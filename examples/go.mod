@@ -1,0 +1,51 @@
+module github.com/headgate-go/headgate/examples
+
+go 1.26.0
+
+require (
+	github.com/go-kit/kit v0.13.0
+	github.com/go-resty/resty/v2 v2.17.2
+	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/headgate-go/headgate/core v0.0.0
+	github.com/headgate-go/headgate/gokit v0.0.0
+	github.com/headgate-go/headgate/resty v0.0.0
+	github.com/headgate-go/headgate/retryablehttp v0.0.0
+	github.com/headgate-go/headgate/telemetry v0.0.0
+	github.com/prometheus/client_golang v1.24.1
+	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
+	go.opentelemetry.io/otel/sdk/metric v1.47.0
+	golang.org/x/time v0.16.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-kit/log v0.2.0 // indirect
+	github.com/go-logfmt/logfmt v0.5.1 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/otlptranslator v1.0.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+replace (
+	github.com/headgate-go/headgate/core => ../core
+	github.com/headgate-go/headgate/gokit => ../gokit
+	github.com/headgate-go/headgate/resty => ../resty
+	github.com/headgate-go/headgate/retryablehttp => ../retryablehttp
+	github.com/headgate-go/headgate/telemetry => ../telemetry
+)
