@@ -4,7 +4,7 @@ GO      ?= go
 FUZZTIME ?= 20s
 BENCHTIME ?= 1s
 
-.PHONY: help test core-deps vet lint fuzz bench demo tidy-check
+.PHONY: help test core-deps vet lint fuzz bench bench-modules demo demo-svg tidy-check
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -30,11 +30,17 @@ fuzz: ## run every fuzz target for FUZZTIME (default 20s each)
 	      echo "== $$pkg $$f"; (cd $$m && $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg); \
 	    done; done; done
 
-bench: ## benchmarks, side by side with the peers (bench module) and per module
+bench: ## side-by-side benchmarks (5 rounds, 2-4 min): bench/results/latest.txt and the README table
+	cd bench && $(GO) run ./cmd/report -readme ../README.md
+
+bench-modules: ## quick go test -bench in every module, nothing written
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...); done
 
-demo: ## run the main example against a local rate-limited server
+demo: ## 600 calls through 8 clients against a local rate-limited server (about a minute, loopback only)
 	cd examples && $(GO) run ./demo
+
+demo-svg: ## regenerate docs/headgate-demo.svg, the README's picture
+	cd examples && $(GO) run ./demo -svg ../docs/headgate-demo.svg
 
 tidy-check: ## fail if any go.mod or go.sum is not tidy
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m: go mod tidy would change go.mod/go.sum"; exit 1; }; done

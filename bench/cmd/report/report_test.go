@@ -1,0 +1,128 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const sample = `# headgate benchmarks
+machine-nproc: 2
+machine-cpu: Test CPU
+go-version: go version go1.26.8 linux/amd64
+date: 2026-01-02T03:04:05Z
+goos: linux
+pkg: github.com/headgate-go/headgate/bench
+BenchmarkAdmit/headgate-2         	 1000	        60.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkAdmit/xrate-wait-2       	 1000	       120.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkAdmitParallel/headgate-2 	 1000	        80.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkAdmit/headgate-2         	 1000	        70.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkAdmit/xrate-wait-2       	 1000	       100.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkAdmit/headgate-2         	 1000	        90.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkAdmit/xrate-wait-2       	 1000	       140.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkTransport/net-http/bare-2     	 100	     50000 ns/op	    5800 B/op	      67 allocs/op
+BenchmarkTransport/net-http/headgate-2 	 100	     51000 ns/op	    5800 B/op	      67 allocs/op
+BenchmarkParseFeedback/plain-200-2     	 100	     300 ns/op	       0 B/op	       0 allocs/op
+BenchmarkScenario/pause/headgate-2     	 1	 2000000000 ns/op	 1.000 429s/op	 0 failed/op	 1.130 makespan/ideal	 201.0 sent/op	 1.000 inpause/op	 100 B/op	 10 allocs/op
+PASS
+ok  	github.com/headgate-go/headgate/bench	10.0s
+`
+
+func TestParseMedians(t *testing.T) {
+	r, err := parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, unit string
+		want       float64
+		runs       int
+	}{
+		{"BenchmarkAdmit/headgate", "ns/op", 70, 3},
+		{"BenchmarkAdmit/xrate-wait", "ns/op", 120, 3},
+		{"BenchmarkScenario/pause/headgate", "makespan/ideal", 1.13, 1},
+		{"BenchmarkScenario/pause/headgate", "inpause/op", 1, 1},
+	} {
+		got, ok := r.median(c.name, c.unit)
+		if !ok || got != c.want || r.runs(c.name, c.unit) != c.runs {
+			t.Errorf("median(%s, %s) = %v, %v over %d runs; want %v over %d", c.name, c.unit, got, ok, r.runs(c.name, c.unit), c.want, c.runs)
+		}
+	}
+	if r.procs != "2" || r.config["machine-cpu"] != "Test CPU" || r.config["date"] != "2026-01-02T03:04:05Z" {
+		t.Errorf("procs %q, config %v", r.procs, r.config)
+	}
+}
+
+func TestRenderRatios(t *testing.T) {
+	r, err := parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := render(r)
+	t.Log("\n" + md)
+	for _, want := range []string{
+		"Test CPU (2 CPUs), go version go1.26.8 linux/amd64, 2026-01-02T03:04:05Z", "median of 3 interleaved rounds",
+		"| **headgate** | `Budget.Acquire` + `Permit.Release` | 70 ns | 1.00× | 80 ns | 1.00× | 0 |",
+		"| golang.org/x/time/rate | `Limiter.Wait` | 120 ns | 1.71× | – | – | 0 |",
+		"**0.58× x/time/rate `Wait`** in the same run (goal: 0 allocs/op and at most 0.6×: met)",
+		"| net/http over loopback | 50.0 µs | 51.0 µs | 1.02× | +1000 ns | 0% | 67 → 67 |",
+		"| 200, ordinary headers, no rate-limit fields | 300 ns | 0 |",
+		"| pause | **headgate** transport | 1 | 0 | 1.13 | 1 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("tables lack %q", want)
+		}
+	}
+}
+
+func TestRenderGoalNotMet(t *testing.T) {
+	slow := strings.ReplaceAll(sample, "        90.0 ns/op", "       190.0 ns/op")
+	slow = strings.ReplaceAll(slow, "        70.0 ns/op", "       170.0 ns/op")
+	r, err := parse(strings.NewReader(slow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := render(r); !strings.Contains(md, "at most 0.6×: **not met**") {
+		t.Errorf("a headgate slower than 0.6× Wait must be reported as not met:\n%s", md)
+	}
+}
+
+func TestParseRejectsEmpty(t *testing.T) {
+	if _, err := parse(strings.NewReader("PASS\nok x 1s\n")); err == nil {
+		t.Error("parse of output without results = nil error")
+	}
+}
+
+func TestReplaceSection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "README.md")
+	os.WriteFile(path, []byte("# x\n\nthe table between `<!-- bench:begin -->` and `<!-- bench:end -->` is generated\n"+
+		"<!-- bench:begin -->\nold table\n<!-- bench:end -->\ntail\n"), 0o644)
+	if err := replaceSection(path, "new table\n"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	want := "# x\n\nthe table between `<!-- bench:begin -->` and `<!-- bench:end -->` is generated\n" +
+		"<!-- bench:begin -->\nnew table\n<!-- bench:end -->\ntail\n"
+	if string(got) != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	os.WriteFile(path, []byte("no markers"), 0o644)
+	if err := replaceSection(path, "x"); err == nil {
+		t.Error("replaceSection without markers = nil error")
+	}
+}
+
+func TestFromFileWritesTables(t *testing.T) {
+	dir := t.TempDir()
+	in, md := filepath.Join(dir, "latest.txt"), filepath.Join(dir, "latest.md")
+	os.WriteFile(in, []byte(sample), 0o644)
+	var out strings.Builder
+	if err := mainErr([]string{"-from", in, "-md", md}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(md)
+	if err != nil || !strings.Contains(string(got), "#### Admit path") {
+		t.Errorf("%s: %v\n%s", md, err, got)
+	}
+}
