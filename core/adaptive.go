@@ -121,14 +121,18 @@ func shapeOf(f Feedback, now int64) (shape, bool) {
 }
 
 // pauseAllowance is how many requests may go at once when a pause ends: no
-// more than the server said it holds. A refusal says it holds nothing now
-// and at least one when the pause ends; only when the pause lasts until the
-// quota's reset does it hold the quota's Limit again. So one request goes,
-// and the rest follow at the pace — unless the response reported a Limit
-// and a Reset no later than the pause.
+// more than the server said it holds. With no quota reported, nothing bounds
+// it but the budget's burst. When the pause lasts until the quota's reset,
+// the server holds its Limit again. When it ends sooner (a Retry-After
+// shorter than the reset, as GCRA servers send) the server holds less than
+// its Limit: one request goes, and the rest follow at the pace.
 func pauseAllowance(f Feedback, burst int64) int64 {
-	if f.Limit > 0 && f.Reset >= 0 && f.Reset <= f.Pause {
+	switch {
+	case f.Limit <= 0:
+		return burst
+	case f.Reset >= 0 && f.Reset <= f.Pause:
 		return min(burst, int64(f.Limit))
+	default:
+		return 1
 	}
-	return 1
 }

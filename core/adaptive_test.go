@@ -178,16 +178,31 @@ func TestPausePausesEveryQueuedAndLaterCaller(t *testing.T) {
 			t.Fatalf("PauseRemaining = %v after a 3s and a 1s pause, want 3s", got)
 		}
 		wg.Wait()
-		// Nobody went during the pause. The 429 named no quota, so when the
-		// pause ends the server is known to hold one request: the first
-		// queued caller goes at 3.1 s, the rest follow in order at the pace.
+		// Nobody went during the pause; the 429 named no quota, so when the
+		// pause ends the burst goes at once: the queued callers in order.
 		for i, s := range sends {
-			if want := 3100*time.Millisecond + time.Duration(i)*200*time.Millisecond; s != want {
-				t.Fatalf("queued caller %d sent at %v, want %v: sends %v", i, s, want, sends)
+			if s != 3100*time.Millisecond {
+				t.Fatalf("queued caller %d sent at %v, want 3.1s (the end of the pause): sends %v", i, s, sends)
 			}
 		}
 		if n := rec.count(Paused); n != 5 {
 			t.Fatalf("%d Paused wait events, want 5", n)
+		}
+	})
+}
+
+func TestPauseShorterThanTheResetEndsWithOneRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(Rate{10, time.Second}, WithoutAdaptive())
+		p, _ := b.Acquire(context.Background())
+		// A GCRA server: the next request in 1 s, the quota of 5 whole in 3 s.
+		p.Observe(http.StatusTooManyRequests, http.Header{
+			"Retry-After": {"1"}, "X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"3"},
+		})
+		sends := sendTimes(t, b, 3)
+		sortDurations(sends)
+		if sends[0] != time.Second || sends[1] == time.Second {
+			t.Fatalf("sends %v: want one at the pause end (1s), the rest after it", sends)
 		}
 	})
 }
