@@ -322,3 +322,24 @@ func TestRemainingAndResetShapeThePace(t *testing.T) {
 		}
 	})
 }
+
+func TestDecreaseDuringAPauseDoesNotStretchIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, store := range []bool{false, true} {
+			opts := []Option{}
+			if store {
+				opts = append(opts, WithStore(NewMemoryStore()))
+			}
+			b := MustBudget(Rate{1, time.Second}, opts...)
+			start := time.Now()
+			p, _ := b.Acquire(context.Background())
+			p.Observe(http.StatusTooManyRequests, retryAfter(2)) // pause until 2 s, rate halved
+			time.Sleep(time.Second)
+			b.Observe(http.StatusTooManyRequests, nil, time.Time{}) // another refusal: rate quartered
+			b.Acquire(context.Background())
+			if got := time.Since(start); got != 2*time.Second {
+				t.Fatalf("store=%v: first turn after the pause at %v, want 2s (its end)", store, got)
+			}
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,6 +28,7 @@ type Budget struct {
 	disabled    bool
 	epoch       time.Time // the zero of the budget's monotonic clock
 	store       Store     // shared state (WithStore), or nil for the in-memory default
+	storeDown   atomic.Bool
 
 	mu         sync.Mutex
 	rate       Rate  // configured rate; guarded by mu
@@ -349,7 +351,9 @@ func (b *Budget) retimeLocked(now int64) {
 		b.g.tat = head.turn.tatBefore // the state before the queued reservations
 	}
 	interval, burst := b.paceLocked(now)
-	b.g.setPace(now, interval, burst)
+	// Re-time from the end of any pause: a new pace applies to the turns
+	// after it, and never stretches the pause itself.
+	b.g.setPace(max(now, b.pause.until), interval, burst)
 	if b.pause.until > now {
 		b.g.floorAfterPause(b.pause.until, b.pauseAllow)
 	}

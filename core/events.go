@@ -26,20 +26,29 @@ const (
 	// collector freed its slot. Close every body: until the collector runs,
 	// the slot is held.
 	LeakedBody
+	// StoreFailure: the budget's Store (WithStore) failed, or answered from
+	// a local fallback; Err says why. Reported once when the store goes
+	// down, not for every call while it stays down.
+	StoreFailure
+	// StoreRecovered: the Store answers again after a StoreFailure.
+	StoreRecovered
 )
 
 var reasonNames = [...]string{
-	Paced:       "paced",
-	Throttled:   "throttled",
-	Paused:      "paused",
-	Pushback:    "pushback",
-	RateChanged: "rate_changed",
-	SlotWait:    "slot_wait",
-	LeakedBody:  "leaked_body",
+	Paced:          "paced",
+	Throttled:      "throttled",
+	Paused:         "paused",
+	Pushback:       "pushback",
+	RateChanged:    "rate_changed",
+	SlotWait:       "slot_wait",
+	LeakedBody:     "leaked_body",
+	StoreFailure:   "store_failure",
+	StoreRecovered: "store_recovered",
 }
 
 // String returns the reason in lower case: "paced", "throttled", "paused",
-// "pushback", "rate_changed", "slot_wait", "leaked_body".
+// "pushback", "rate_changed", "slot_wait", "leaked_body", "store_failure",
+// "store_recovered".
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) && reasonNames[r] != "" {
 		return reasonNames[r]
@@ -58,6 +67,8 @@ type Event struct {
 	// OldRate and NewRate are the effective rates before and after a
 	// RateChanged event, in requests per second.
 	OldRate, NewRate float64
+	// Err is the store's error (StoreFailure).
+	Err error
 }
 
 // An Observer receives the budget's events. It is called outside any lock,

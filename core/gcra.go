@@ -105,7 +105,7 @@ func newAIMD() aimd { return aimd{factor: 1, lastDecrease: math.MinInt64} }
 // responses below 500 restore Increase per second since the last change.
 // Other 5xx change nothing. It reports whether the factor changed.
 func (a *aimd) observe(cfg Adaptive, refused bool, status int, sent, now int64) bool {
-	if !cfg.enabled() {
+	if !cfg.Enabled() {
 		return false
 	}
 	switch {

@@ -132,5 +132,6 @@ func WithoutAdaptive() Option {
 	return optionFunc(func(c *config) { c.adaptive = Adaptive{} })
 }
 
-// enabled reports whether adaptive throttling is on.
-func (a Adaptive) enabled() bool { return a.Decrease > 0 && !math.IsNaN(a.Decrease) }
+// Enabled reports whether adaptive throttling is on (WithoutAdaptive gives
+// the zero Adaptive, which is off).
+func (a Adaptive) Enabled() bool { return a.Decrease > 0 && !math.IsNaN(a.Decrease) }

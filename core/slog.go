@@ -13,9 +13,11 @@ import (
 //
 // Levels:
 //
+//	ERROR  StoreFailure (the shared store, WithStore, is out of reach)
 //	WARN   Pushback (the server asked for a pause), RateChanged to a lower
 //	       rate (adaptive throttling or SetRate cut it), LeakedBody
-//	INFO   RateChanged to the same or a higher rate (recovery, SetRate)
+//	INFO   RateChanged to the same or a higher rate (recovery, SetRate),
+//	       StoreRecovered
 //	DEBUG  Paced, Throttled, Paused, SlotWait: the waits themselves
 //
 // Sustained WARN records mean the configured rate is too high; persistent
@@ -31,6 +33,7 @@ import (
 //	status    the response status (Pushback; RateChanged caused by a response)
 //	old_rate  the effective rate before a RateChanged event, in requests/s
 //	new_rate  the effective rate after it, in requests/s
+//	error     the store's error (StoreFailure)
 //
 // The level is checked with the handler's Enabled before the record is
 // built, so events at a disabled level cost no allocation. Records carry no
@@ -58,6 +61,8 @@ func SlogObserver(l *slog.Logger) Observer {
 			r.AddAttrs(slog.Duration("wait", e.Wait))
 		case Pushback:
 			r.AddAttrs(slog.Int("status", e.Status), slog.Duration("pause", e.Wait))
+		case StoreFailure:
+			r.AddAttrs(slog.String("error", e.Err.Error()))
 		case RateChanged:
 			if e.Status != 0 {
 				r.AddAttrs(slog.Int("status", e.Status))
@@ -102,6 +107,10 @@ func slogLevel(e Event) (slog.Level, string) {
 		return slog.LevelInfo, "headgate: budget rate set"
 	case LeakedBody:
 		return slog.LevelWarn, "headgate: response body never closed; the garbage collector freed its slot"
+	case StoreFailure:
+		return slog.LevelError, "headgate: budget store unreachable"
+	case StoreRecovered:
+		return slog.LevelInfo, "headgate: budget store reachable again"
 	}
 	return slog.LevelInfo, "headgate: budget event"
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -277,5 +278,19 @@ func TestObserversSliceIsCopied(t *testing.T) {
 	o(Event{Reason: Paced})
 	if a != 2 || b != 0 {
 		t.Fatalf("calls a=%d b=%d; want 2 and 0", a, b)
+	}
+}
+
+func TestSlogObserverStoreEvents(t *testing.T) {
+	var buf bytes.Buffer
+	obs := SlogObserver(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	obs(Event{Budget: "api", Reason: StoreFailure, Err: errors.New("dial tcp: refused")})
+	obs(Event{Budget: "api", Reason: StoreRecovered})
+	out := buf.String()
+	for _, want := range []string{`level=ERROR msg="headgate: budget store unreachable" budget=api reason=store_failure error="dial tcp: refused"`,
+		`level=INFO msg="headgate: budget store reachable again" budget=api reason=store_recovered`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log %q lacks %q", out, want)
+		}
 	}
 }

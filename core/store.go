@@ -57,6 +57,9 @@ type Turn struct {
 	// TatBefore and TatAfter are the arrival times around the reservation,
 	// for Refund.
 	TatBefore, TatAfter int64
+	// Fallback is non-nil when the store could not reach its shared state
+	// and answered from a local fallback (failing open); it says why.
+	Fallback error
 }
 
 // A Report is one response's feedback, for Store.Report.
@@ -74,6 +77,7 @@ type StoreStatus struct {
 	Pause       time.Duration
 	PauseStatus int
 	Factor      float64
+	Fallback    error // as in Turn: answered from a local fallback, and why
 }
 
 // WithStore keeps the budget's pacing state in s instead of in the budget,
@@ -109,7 +113,7 @@ func (s *MemoryStore) paceLocked(p Pace, now int64) {
 		s.g.interval, s.g.burst = interval, int64(p.Burst)
 		return
 	}
-	s.g.setPace(now, interval, int64(p.Burst))
+	s.g.setPace(max(now, s.pause.until), interval, int64(p.Burst)) // never stretches a pause
 }
 
 // Take implements Store.
@@ -197,6 +201,9 @@ func (b *Budget) takeFromStore(ctx context.Context, now, deadline int64) (int64,
 		maxWait = time.Duration(deadline - now)
 	}
 	t, err := b.store.Take(ctx, b.storePace(), maxWait)
+	if ctx.Err() == nil {
+		b.storeHealth(cmpErr(err, t.Fallback))
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -241,6 +248,7 @@ func (b *Budget) storePace() Pace {
 func (b *Budget) reportToStore(status int, f Feedback, sent int64) {
 	r := Report{Status: status, Pause: f.Pause, Allow: max(f.Limit, 0), Refused: refused(status, f), Sent: sent, Pace: b.storePace()}
 	st, err := b.store.Report(context.Background(), r)
+	b.storeHealth(cmpErr(err, st.Fallback))
 	if f.Pause > 0 {
 		b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
 	}
@@ -255,4 +263,25 @@ func (b *Budget) reportToStore(status int, f Feedback, sent int64) {
 		rate := r.Pace.Interval.Seconds()
 		b.emit(Event{Reason: RateChanged, Status: status, OldRate: old / rate, NewRate: st.Factor / rate})
 	}
+}
+
+// storeHealth reports the store going down (err non-nil) and coming back,
+// once per change.
+func (b *Budget) storeHealth(err error) {
+	if err != nil {
+		if b.storeDown.CompareAndSwap(false, true) {
+			b.emit(Event{Reason: StoreFailure, Err: err})
+		}
+		return
+	}
+	if b.storeDown.CompareAndSwap(true, false) {
+		b.emit(Event{Reason: StoreRecovered})
+	}
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
 }

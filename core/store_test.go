@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -97,6 +98,44 @@ func TestStoreCancelRefundsTheTurn(t *testing.T) {
 		a.Acquire(context.Background())
 		if got := time.Since(start); got != time.Second {
 			t.Fatalf("after a refund the next turn came in %v, want 1s", got)
+		}
+	})
+}
+
+// flakyStore is a MemoryStore that can be made to fail, standing in for a
+// shared store that goes out of reach.
+type flakyStore struct {
+	*MemoryStore
+	down atomic.Bool
+}
+
+var errStoreDown = errors.New("store unreachable")
+
+func (s *flakyStore) Take(ctx context.Context, p Pace, maxWait time.Duration) (Turn, error) {
+	if s.down.Load() {
+		return Turn{}, errStoreDown
+	}
+	return s.MemoryStore.Take(ctx, p, maxWait)
+}
+
+func TestStoreFailureReportedOncePerOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		s := &flakyStore{MemoryStore: NewMemoryStore()}
+		b := MustBudget(PerSecond(100), WithStore(s), WithObserver(rec.observe))
+		b.Acquire(context.Background())
+		s.down.Store(true)
+		for range 3 {
+			if _, err := b.Acquire(context.Background()); !errors.Is(err, errStoreDown) {
+				t.Fatalf("Acquire with the store down = %v, want the store's error", err)
+			}
+		}
+		s.down.Store(false)
+		b.Acquire(context.Background())
+		b.Acquire(context.Background())
+		fails, recs := rec.of(StoreFailure), rec.of(StoreRecovered)
+		if len(fails) != 1 || !errors.Is(fails[0].Err, errStoreDown) || len(recs) != 1 {
+			t.Fatalf("events: %d StoreFailure (%v), %d StoreRecovered; want one of each", len(fails), fails, len(recs))
 		}
 	})
 }
