@@ -71,7 +71,7 @@ func ExampleObserver() {
 func labels(set attribute.Set) string {
 	var parts []string
 	for _, kv := range set.ToSlice() {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }

@@ -49,7 +49,7 @@ func (r *rig) collect(t *testing.T) map[string]metricdata.Metrics {
 func key(set attribute.Set) string {
 	var parts []string
 	for _, kv := range set.ToSlice() {
-		parts = append(parts, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
+		parts = append(parts, fmt.Sprintf("%s=%s", kv.Key, kv.Value.String()))
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
