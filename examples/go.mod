@@ -8,10 +8,12 @@ require (
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/headgate-go/headgate/core v0.0.0
 	github.com/headgate-go/headgate/gokit v0.0.0
+	github.com/headgate-go/headgate/redisstore v0.0.0
 	github.com/headgate-go/headgate/resty v0.0.0
 	github.com/headgate-go/headgate/retryablehttp v0.0.0
 	github.com/headgate-go/headgate/telemetry v0.0.0
 	github.com/prometheus/client_golang v1.24.1
+	github.com/redis/go-redis/v9 v9.23.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	golang.org/x/time v0.16.0
@@ -37,6 +39,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
@@ -45,6 +48,7 @@ require (
 replace (
 	github.com/headgate-go/headgate/core => ../core
 	github.com/headgate-go/headgate/gokit => ../gokit
+	github.com/headgate-go/headgate/redisstore => ../redisstore
 	github.com/headgate-go/headgate/resty => ../resty
 	github.com/headgate-go/headgate/retryablehttp => ../retryablehttp
 	github.com/headgate-go/headgate/telemetry => ../telemetry

@@ -1,0 +1,374 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/headgate-go/headgate/core"
+	"github.com/headgate-go/headgate/core/quotatest"
+	"github.com/redis/go-redis/v9"
+)
+
+// events counts the store's failure and recovery callbacks.
+type events struct {
+	failures, recovers atomic.Int64
+	mu                 sync.Mutex
+	errs               []error
+}
+
+func (e *events) opts() []Option {
+	return []Option{
+		WithOnFailure(func(err error) {
+			e.failures.Add(1)
+			e.mu.Lock()
+			e.errs = append(e.errs, err)
+			e.mu.Unlock()
+		}),
+		WithOnRecover(func() { e.recovers.Add(1) }),
+	}
+}
+
+// admission is one Acquire of a load run.
+type admission struct {
+	at  time.Time
+	err error
+}
+
+// load acquires from b on 4 goroutines until stop is closed, feeding a 200
+// back for each permit, and returns every admission and failure.
+func load(b *core.Budget, stop <-chan struct{}) func() []admission {
+	var mu sync.Mutex
+	var log []admission
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				p, err := b.Acquire(ctx)
+				cancel()
+				mu.Lock()
+				log = append(log, admission{time.Now(), err})
+				mu.Unlock()
+				if err != nil {
+					time.Sleep(5 * time.Millisecond) // failing fast: do not spin
+					continue
+				}
+				p.Observe(http.StatusOK, nil)
+				p.Release()
+			}
+		})
+	}
+	return func() []admission { wg.Wait(); return log }
+}
+
+// outage runs load on b, kills srv after 300 ms, restarts it 500 ms later
+// and stops 600 ms after that. It returns the log and the instants of the
+// kill and the restart.
+func outage(t *testing.T, srv *redisServer, b *core.Budget) (log []admission, killed, restarted time.Time) {
+	stop := make(chan struct{})
+	wait := load(b, stop)
+	time.Sleep(300 * time.Millisecond)
+	killed = time.Now()
+	srv.kill()
+	time.Sleep(500 * time.Millisecond)
+	restarted = time.Now()
+	if err := srv.start(); err != nil {
+		close(stop)
+		wait()
+		t.Fatal(err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	close(stop)
+	return wait(), killed, restarted
+}
+
+// TestFailClosedWhenRedisStops: Redis is killed under load and restarted.
+// Failing closed, nothing is admitted while it is down: Acquire returns the
+// store's *Error (matching ErrUnavailable) at once, OnFailure reports it,
+// no slot leaks and nothing panics; when Redis is back the budget admits
+// again and OnRecover is called once.
+func TestFailClosedWhenRedisStops(t *testing.T) {
+	srv := ownRedis(t)
+	var ev events
+	s, err := New(newClient(t, srv.addr), testKey(t),
+		append(ev.opts(), WithTimeout(100*time.Millisecond), WithProbeInterval(50*time.Millisecond))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce coreEvents
+	b := core.MustBudget(core.PerSecond(100), core.WithStore(s), core.WithMaxInFlight(4), core.WithObserver(ce.observe))
+	log, killed, restarted := outage(t, srv, b)
+	ce.check(t)
+
+	var before, during, after, errs, skipped int
+	for _, a := range log {
+		if a.err != nil {
+			errs++
+			var se *Error
+			if errors.As(a.err, &se) && se.Skipped {
+				skipped++
+			}
+			if !errors.Is(a.err, ErrUnavailable) || !errors.As(a.err, &se) || se.Op != "take" ||
+				!strings.HasPrefix(a.err.Error(), "headgate: redis store take: ") {
+				t.Fatalf("Acquire failed with %v (%T), want the store's *Error for take", a.err, a.err)
+			}
+			if a.at.Before(killed) {
+				t.Errorf("an error before Redis was stopped: %v", a.err)
+			}
+			continue
+		}
+		switch {
+		case a.at.Before(killed):
+			before++
+		case a.at.Before(killed.Add(50 * time.Millisecond)): // turns reserved before the kill
+		case a.at.Before(restarted):
+			during++
+		default:
+			after++
+		}
+	}
+	t.Logf("admitted %d before, %d during, %d after the outage; %d errors; %d failure events, %d recoveries",
+		before, during, after, errs, ev.failures.Load(), ev.recovers.Load())
+	if before == 0 || after == 0 {
+		t.Errorf("admitted %d before and %d after the outage, want some of each", before, after)
+	}
+	if during > 0 {
+		t.Errorf("failing closed, %d calls were admitted while Redis was down", during)
+	}
+	if errs == 0 || ev.failures.Load() == 0 {
+		t.Errorf("%d errors and %d failure events during the outage, want some", errs, ev.failures.Load())
+	}
+	// One call probes Redis per probe interval; the others fail at once,
+	// without a call to Redis.
+	if skipped < errs/2 {
+		t.Errorf("%d of %d failed calls tried Redis, want most to fail at once between probes", errs-skipped, errs)
+	}
+	if n := ev.recovers.Load(); n != 1 {
+		t.Errorf("%d recovery events, want 1", n)
+	}
+	if n := b.InFlight(); n != 0 {
+		t.Errorf("%d slots still held", n)
+	}
+	if !s.Healthy() {
+		t.Error("the store is not healthy after Redis came back")
+	}
+}
+
+// TestFailOpenWhenRedisStops: failing open at half the rate, every call is
+// admitted while Redis is down, paced by the local fallback (half the rate,
+// half the burst); OnFailure reports the outage, and when Redis is back the
+// budget spends from Redis again and OnRecover is called once.
+func TestFailOpenWhenRedisStops(t *testing.T) {
+	srv := ownRedis(t)
+	var ev events
+	c := newClient(t, srv.addr)
+	s, err := New(c, testKey(t),
+		append(ev.opts(), WithFailOpen(0.5), WithTimeout(100*time.Millisecond), WithProbeInterval(50*time.Millisecond))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce coreEvents
+	b := core.MustBudget(core.PerSecond(100), core.WithBurst(4), core.WithStore(s), core.WithObserver(ce.observe))
+	log, killed, restarted := outage(t, srv, b)
+	ce.check(t)
+
+	var outageTimes []time.Time
+	var before, after int
+	for _, a := range log {
+		if a.err != nil {
+			t.Fatalf("failing open, Acquire failed: %v", a.err)
+		}
+		switch {
+		case a.at.Before(killed):
+			before++
+		// From the first timeout on, the fallback alone paces the calls.
+		case a.at.After(killed.Add(150*time.Millisecond)) && a.at.Before(restarted):
+			outageTimes = append(outageTimes, a.at)
+		case a.at.After(restarted):
+			after++
+		}
+	}
+	window := restarted.Sub(killed.Add(150 * time.Millisecond))
+	t.Logf("admitted %d before, %d in the %v of the outage checked, %d after; %d failure events, %d recoveries",
+		before, len(outageTimes), window, after, ev.failures.Load(), ev.recovers.Load())
+	if err := quotatest.CheckTimes(outageTimes, 2, 20*time.Millisecond, 5*time.Millisecond); err != nil {
+		t.Errorf("during the outage the fallback broke half the budget (50/s, burst 2): %v", err)
+	}
+	if min := int(0.6 * window.Seconds() * 50); len(outageTimes) < min {
+		t.Errorf("%d admitted during the outage, want at least %d (the fallback admits at half the rate)", len(outageTimes), min)
+	}
+	if before == 0 || after == 0 {
+		t.Errorf("admitted %d before and %d after the outage, want some of each", before, after)
+	}
+	if ev.failures.Load() == 0 {
+		t.Error("no failure event during the outage")
+	}
+	if n := ev.recovers.Load(); n != 1 {
+		t.Errorf("%d recovery events, want 1", n)
+	}
+	if n := c.Exists(context.Background(), s.state[0]).Val(); n != 1 {
+		t.Error("after the restart the budget's state is not back in Redis")
+	}
+}
+
+// TestFailOpenKeepsThePause: a pause heard while Redis was up holds the
+// fallback too when Redis goes down.
+func TestFailOpenKeepsThePause(t *testing.T) {
+	srv := ownRedis(t)
+	s, err := New(newClient(t, srv.addr), testKey(t), WithFailOpen(1), WithTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := core.MustBudget(core.PerSecond(100), core.WithStore(s))
+	p, err := b.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"2"}})
+	srv.kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err = b.Acquire(ctx)
+	var rl *core.RateLimitError
+	if !errors.As(err, &rl) || rl.Reason != core.Paused || rl.StatusCode != 429 {
+		t.Fatalf("Acquire during the pause with Redis down = %v, want the pause's RateLimitError", err)
+	}
+	if s.Healthy() {
+		t.Error("the store says it is healthy with Redis down")
+	}
+	if d := b.PauseRemaining(); d < time.Second {
+		t.Errorf("PauseRemaining with Redis down = %v, want the fallback's pause (over 1s)", d)
+	}
+}
+
+// TestFailOpenRefundsFallbackTurns: with Redis down, a call cancelled
+// while it waits for a turn the fallback gave gives it back to the
+// fallback, so the next call takes it.
+func TestFailOpenRefundsFallbackTurns(t *testing.T) {
+	srv := ownRedis(t)
+	s, err := New(newClient(t, srv.addr), testKey(t), WithFailOpen(1), WithTimeout(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.kill()
+	b := core.MustBudget(core.PerSecond(5), core.WithBurst(1), core.WithStore(s)) // a turn every 200 ms
+	if _, err := b.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error)
+	go func() { _, err := b.Acquire(ctx); errc <- err }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Acquire = %v", err)
+	}
+	start := time.Now()
+	if _, err := b.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 180*time.Millisecond {
+		t.Fatalf("the next call waited %v, want the cancelled call's turn (about 150ms), not the one after (350ms)", took)
+	}
+}
+
+// TestSlowRedisTimesOut: a Redis that does not answer (CLIENT PAUSE) costs
+// a call no more than WithTimeout, whether or not the client honours
+// context deadlines itself: a store failing closed returns an *Error that
+// does not look like the caller's deadline; one failing open grants a turn
+// from the fallback. When Redis answers again, so does the store.
+func TestSlowRedisTimesOut(t *testing.T) {
+	srv := ownRedis(t)
+	admin := newClient(t, srv.addr)
+	plain := redis.NewClient(&redis.Options{Addr: srv.addr}) // no ContextTimeoutEnabled: reads wait 3 s
+	t.Cleanup(func() { plain.Close() })
+	p := core.Pace{Interval: 10 * time.Millisecond, Burst: 2}
+	ctx := context.Background()
+	type store struct {
+		name string
+		s    *Store
+	}
+	var stores []store
+	for _, c := range []struct {
+		name string
+		c    *redis.Client
+	}{{"ContextTimeoutEnabled", newClient(t, srv.addr)}, {"plain client", plain}} {
+		for _, fail := range []Option{WithFailClosed(), WithFailOpen(0.5)} {
+			s, err := New(c.c, testKey(t), fail, WithTimeout(50*time.Millisecond), WithProbeInterval(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Take(ctx, p, -1); err != nil { // connections are open
+				t.Fatal(err)
+			}
+			stores = append(stores, store{c.name + ", fail open " + strconv.FormatBool(s.fb != nil), s})
+		}
+	}
+	if err := admin.Do(ctx, "CLIENT", "PAUSE", 700, "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	for _, st := range stores {
+		if want := strings.HasPrefix(st.name, "ContextTimeoutEnabled"); st.s.ctxTimeouts != want {
+			t.Errorf("%s: the store runs calls on the caller's goroutine: %v, want %v", st.name, st.s.ctxTimeouts, want)
+		}
+		start := time.Now()
+		turn, err := st.s.Take(ctx, p, -1)
+		if took := time.Since(start); took > 300*time.Millisecond {
+			t.Errorf("%s: Take on a paused Redis took %v, want about the 50ms timeout", st.name, took)
+		}
+		if st.s.fb != nil {
+			if err != nil || !turn.Granted {
+				t.Errorf("%s: Take on a paused Redis = %+v, %v, want a turn from the fallback", st.name, turn, err)
+			}
+			continue
+		}
+		var se *Error
+		if !errors.As(err, &se) || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no reply within 50ms") {
+			t.Errorf("%s: Take on a paused Redis = %v, want the store's timeout error", st.name, err)
+		}
+	}
+	time.Sleep(time.Until(paused.Add(800 * time.Millisecond)))
+	for _, st := range stores {
+		if _, err := st.s.Take(ctx, p, -1); err != nil || !st.s.Healthy() {
+			t.Errorf("%s: after the pause: %v, healthy %v", st.name, err, st.s.Healthy())
+		}
+	}
+}
+
+// coreEvents counts the budget's own StoreFailure and StoreRecovered
+// events: one of each per outage, whichever way the store fails.
+type coreEvents struct{ failures, recoveries atomic.Int32 }
+
+func (c *coreEvents) observe(e core.Event) {
+	switch e.Reason {
+	case core.StoreFailure:
+		if !errors.Is(e.Err, ErrUnavailable) {
+			panic("StoreFailure event without the store's error: " + fmt.Sprint(e.Err))
+		}
+		c.failures.Add(1)
+	case core.StoreRecovered:
+		c.recoveries.Add(1)
+	}
+}
+
+func (c *coreEvents) check(t *testing.T) {
+	t.Helper()
+	f, r := c.failures.Load(), c.recoveries.Load()
+	if f == 0 || f != r {
+		t.Errorf("budget events: %d StoreFailure, %d StoreRecovered; want one of each per outage", f, r)
+	}
+}

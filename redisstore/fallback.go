@@ -1,0 +1,101 @@
+package redisstore
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/headgate-go/headgate/core"
+)
+
+// fallback is the local budget a store failing open spends from while
+// Redis is down: a core.MemoryStore at a share of the pace, whose clock is
+// shifted onto the store's (Unix nanoseconds) so that the budgets above
+// see one clock. It hears every report while Redis is up, so a pause in
+// force when Redis fails is kept.
+type fallback struct {
+	share  float64
+	mem    *core.MemoryStore
+	offset int64 // mem's clock + offset ≈ Unix ns
+
+	mu    sync.Mutex
+	turns map[int64]int64 // TatAfter → At of granted turns not yet due, for Refund; guarded by mu
+
+	slots chan struct{} // the local lease cap; nil without WithMaxInFlight
+}
+
+func newFallback(share float64, maxInFlight int) *fallback {
+	f := &fallback{share: share, offset: time.Now().UnixNano(), turns: make(map[int64]int64)}
+	f.mem = core.NewMemoryStore()
+	if maxInFlight > 0 {
+		f.slots = make(chan struct{}, max(1, int(float64(maxInFlight)*share)))
+	}
+	return f
+}
+
+// pace is p at the fallback's share: a longer interval, a smaller burst.
+func (f *fallback) pace(p core.Pace) core.Pace {
+	iv := math.Min(float64(p.Interval)/f.share, 1<<62)
+	return core.Pace{
+		Interval: time.Duration(iv),
+		Burst:    max(1, int(float64(p.Burst)*f.share)),
+		Adaptive: p.Adaptive,
+	}
+}
+
+func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration) (core.Turn, error) {
+	t, err := f.mem.Take(ctx, f.pace(p), maxWait)
+	if err != nil {
+		return t, err
+	}
+	t.At += f.offset
+	t.TatBefore += f.offset
+	t.TatAfter += f.offset
+	if t.Granted && t.Wait > 0 {
+		f.mu.Lock()
+		if len(f.turns) >= 64 {
+			due := time.Now().UnixNano()
+			for k, at := range f.turns {
+				if at < due {
+					delete(f.turns, k)
+				}
+			}
+		}
+		f.turns[t.TatAfter] = t.At
+		f.mu.Unlock()
+	}
+	return t, nil
+}
+
+// refund gives back a turn the fallback granted, and reports whether t was
+// one.
+func (f *fallback) refund(ctx context.Context, t core.Turn) bool {
+	f.mu.Lock()
+	at, ok := f.turns[t.TatAfter]
+	if ok && at == t.At {
+		delete(f.turns, t.TatAfter)
+	}
+	f.mu.Unlock()
+	if !ok || at != t.At {
+		return false
+	}
+	t.At -= f.offset
+	t.TatBefore -= f.offset
+	t.TatAfter -= f.offset
+	f.mem.Refund(ctx, t)
+	return true
+}
+
+func (f *fallback) report(ctx context.Context, r core.Report) core.StoreStatus {
+	r.Pace = f.pace(r.Pace)
+	if r.Sent != math.MaxInt64 { // "sent after any decrease" stays so
+		r.Sent -= f.offset
+	}
+	st, _ := f.mem.Report(ctx, r)
+	return st
+}
+
+func (f *fallback) status(ctx context.Context) (core.StoreStatus, error) {
+	return f.mem.Status(ctx)
+}

@@ -1,0 +1,192 @@
+package redisstore
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headgate-go/headgate/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// The fleet tests run several OS processes: each is this test binary,
+// re-executed with helperEnv set, so TestMain runs helperMain instead of
+// the tests. Parameters travel in HG_* variables; a helper prints its
+// report as one JSON line on stdout.
+const helperEnv = "HGREDIS_HELPER"
+
+// fleetReport is what a "fleet" helper prints.
+type fleetReport struct {
+	OK, Refused, Errors int
+	FirstError          string
+	Sends               []int64 // when each request was handed to the network, Unix ns
+}
+
+// sendClock records when each request leaves the budget's transport.
+type sendClock struct {
+	mu    sync.Mutex
+	sends []int64
+}
+
+func (c *sendClock) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.sends = append(c.sends, time.Now().UnixNano())
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func helperMain(mode string) int {
+	env := func(k string) string { return os.Getenv("HG_" + k) }
+	atoi := func(k string) int { n, _ := strconv.Atoi(env(k)); return n }
+	client := redis.NewClient(&redis.Options{Addr: env("ADDR"), ContextTimeoutEnabled: true})
+	defer client.Close()
+	switch mode {
+	case "fleet":
+		return fleetHelper(client, env, atoi)
+	case "lease":
+		return leaseHelper(client, env, atoi)
+	}
+	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
+	return 2
+}
+
+// fleetHelper sends GETs to HG_URL as fast as its budget allows, from
+// HG_WORKERS goroutines, from HG_START (Unix ns) for HG_DUR.
+func fleetHelper(client *redis.Client, env func(string) string, atoi func(string) int) int {
+	store, err := New(client, env("KEY"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	opts := []core.Option{core.WithStore(store)}
+	if n := atoi("BURST"); n > 0 {
+		opts = append(opts, core.WithBurst(n))
+	}
+	budget := core.MustBudget(core.PerSecond(atoi("RATE")), opts...)
+	clock := &sendClock{}
+	hc := &http.Client{Transport: core.NewTransport(clock, budget)}
+	start, _ := strconv.ParseInt(env("START"), 10, 64)
+	dur, _ := time.ParseDuration(env("DUR"))
+	deadline := time.Unix(0, start).Add(dur)
+	time.Sleep(time.Until(time.Unix(0, start)))
+	var mu sync.Mutex
+	var rep fleetReport
+	var wg sync.WaitGroup
+	for range atoi("WORKERS") {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				ctx, cancel := context.WithDeadline(context.Background(), deadline)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, env("URL")+"/v1/items", nil)
+				resp, err := hc.Do(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				cancel()
+				mu.Lock()
+				switch {
+				case err != nil && (core.IsBudgetError(err) || errors.Is(err, context.DeadlineExceeded)):
+					// the next turn, or the response, is past the end of the run
+				case err != nil:
+					rep.Errors++
+					if rep.FirstError == "" {
+						rep.FirstError = err.Error()
+					}
+				case resp.StatusCode == http.StatusOK:
+					rep.OK++
+				default:
+					rep.Refused++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	rep.Sends = clock.sends
+	json.NewEncoder(os.Stdout).Encode(rep)
+	return 0
+}
+
+// leaseHelper takes HG_N leases of a fleet capped at HG_MAX, says "ready"
+// and holds them (renewing) until it is killed.
+func leaseHelper(client *redis.Client, env func(string) string, atoi func(string) int) int {
+	ttl, _ := time.ParseDuration(env("LEASE_TTL"))
+	store, err := New(client, env("KEY"), WithMaxInFlight(atoi("MAX")), WithLeaseTTL(ttl))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	for range atoi("N") {
+		if _, err := store.AcquireLease(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	fmt.Println("ready")
+	select {}
+}
+
+// helper is a running helper process.
+type helper struct {
+	cmd    *exec.Cmd
+	stdout *bufio.Reader
+}
+
+// startHelper starts this binary as a helper in mode, with env (HG_ added
+// to each name). It is killed at the test's end if still running.
+func startHelper(t *testing.T, mode string, env map[string]string) *helper {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, "HG_"+k+"="+v)
+	}
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return &helper{cmd: cmd, stdout: bufio.NewReader(out)}
+}
+
+// line reads the helper's next line of output.
+func (h *helper) line(t *testing.T) string {
+	t.Helper()
+	s, err := h.stdout.ReadString('\n')
+	if err != nil {
+		t.Fatalf("helper output: %v (got %q)", err, s)
+	}
+	return s
+}
+
+// report waits for a fleet helper's report.
+func (h *helper) report(t *testing.T) fleetReport {
+	t.Helper()
+	var r fleetReport
+	if err := json.Unmarshal([]byte(h.line(t)), &r); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.cmd.Wait(); err != nil {
+		t.Fatalf("helper: %v", err)
+	}
+	return r
+}

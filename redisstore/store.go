@@ -1,0 +1,368 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/headgate-go/headgate/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// A Store is a core.Store in Redis: every budget built with
+// core.WithStore on a Store with the same key — in any number of processes
+// — spends from one quota, and a pause or an adaptive decrease any of them
+// sees applies to all. Each admitted request costs one round trip (a Lua
+// script run with EVALSHA, on Redis server time).
+//
+// A Store is safe for concurrent use. It runs no goroutine of its own but
+// the timers that renew held leases and, when the client was built without
+// ContextTimeoutEnabled, one per call to Redis, so that WithTimeout bounds
+// the wait whatever the client's socket timeouts.
+type Store struct {
+	client redis.UniversalClient
+	key    string
+	state  []string // {key}:state
+	leases []string // {key}:leases
+	cfg    config
+
+	// clock, when set (tests only), replaces Redis TIME: ns on the store's
+	// clock.
+	clock func() int64
+
+	// ctxTimeouts: the client honours a context's deadline on the socket
+	// (ContextTimeoutEnabled), so a call can run on the caller's goroutine.
+	ctxTimeouts bool
+
+	mu      sync.Mutex
+	down    bool      // the last call to Redis failed; guarded by mu
+	probeAt time.Time // when to try Redis again; guarded by mu
+	lastErr error     // the last failure; guarded by mu
+
+	fb *fallback // fail open: the local budget; nil when failing closed
+}
+
+// New returns a Store keeping a budget's state in Redis under key, through
+// client (a *redis.Client, *redis.ClusterClient, *redis.Ring or a
+// Sentinel-backed client: AUTH, TLS and ACL users are the client's
+// business). Every process that shares a quota uses the same key.
+//
+// The store's keys are {key}:state and {key}:leases: the braces are a
+// Redis Cluster hash tag, so both sit in one hash slot. They expire when
+// unused (WithTTL, WithLeaseTTL). New makes no call to Redis; scripts are
+// loaded on first use (EVALSHA, falling back to EVAL after a NOSCRIPT).
+//
+// By default a call to Redis may take DefaultTimeout, and a Store whose
+// Redis is unreachable or slow fails closed (WithFailClosed); see
+// WithFailOpen. New returns an error matching core.ErrInvalidConfig for a
+// nil client, an empty key or an invalid option.
+func New(client redis.UniversalClient, key string, opts ...Option) (*Store, error) {
+	c := newConfig(opts)
+	switch {
+	case client == nil:
+		return nil, &core.ConfigError{Field: "redisstore.New", Msg: "client must not be nil"}
+	case key == "":
+		return nil, &core.ConfigError{Field: "redisstore.New", Msg: "key must not be empty"}
+	case len(c.errs) > 0:
+		return nil, c.errs[0]
+	}
+	s := &Store{
+		client: client,
+		key:    key,
+		state:  []string{"{" + key + "}:state"},
+		leases: []string{"{" + key + "}:leases"},
+		cfg:    c,
+	}
+	switch cl := client.(type) {
+	case interface{ Options() *redis.Options }:
+		s.ctxTimeouts = cl.Options().ContextTimeoutEnabled
+	case interface{ Options() *redis.ClusterOptions }:
+		s.ctxTimeouts = cl.Options().ContextTimeoutEnabled
+	case interface{ Options() *redis.RingOptions }:
+		s.ctxTimeouts = cl.Options().ContextTimeoutEnabled
+	}
+	if c.failOpen {
+		s.fb = newFallback(c.share, c.maxInFlight)
+	}
+	return s, nil
+}
+
+// Key returns the key the store was built with.
+func (s *Store) Key() string { return s.key }
+
+var _ core.Store = (*Store)(nil)
+
+// rebaseAfter is when, in seconds since ep, the scripts move ep forward
+// (see scripts.go). A variable for tests.
+var rebaseAfter int64 = 1 << 22
+
+// stateArgs returns the arguments every state script begins with.
+func (s *Store) stateArgs(extra ...any) []any {
+	args := make([]any, 0, 4+len(extra))
+	if s.clock != nil {
+		sec, ns := split(s.clock())
+		args = append(args, sec, ns)
+	} else {
+		args = append(args, "", "")
+	}
+	args = append(args, s.cfg.ttl.Milliseconds(), rebaseAfter)
+	return append(args, extra...)
+}
+
+// Take implements core.Store: it reserves the next turn in Redis, or in
+// the fallback when failing open.
+func (s *Store) Take(ctx context.Context, p core.Pace, maxWait time.Duration) (core.Turn, error) {
+	if maxWait < 0 {
+		maxWait = -1
+	}
+	v, err := s.run(ctx, "take", takeScript, s.state,
+		s.stateArgs(int64(p.Interval), p.Burst, int64(maxWait))...)
+	if err == nil {
+		return parseTurn(v)
+	}
+	if s.fb == nil || !isStoreError(err) {
+		return core.Turn{}, err
+	}
+	t, ferr := s.fb.take(ctx, p, maxWait)
+	t.Fallback = err // the budget reports the outage (core.StoreFailure)
+	return t, ferr
+}
+
+// Refund implements core.Store: it gives the turn back if nobody took a
+// turn after it.
+func (s *Store) Refund(ctx context.Context, t core.Turn) error {
+	if s.fb != nil && s.fb.refund(ctx, t) {
+		return nil
+	}
+	bs, bn := split(t.TatBefore)
+	as, an := split(t.TatAfter)
+	_, err := s.run(ctx, "refund", refundScript, s.state, s.stateArgs(bs, bn, as, an)...)
+	return err
+}
+
+// Report implements core.Store: it applies a response's pause and adaptive
+// feedback in Redis (and, failing open, to the fallback too).
+func (s *Store) Report(ctx context.Context, r core.Report) (core.StoreStatus, error) {
+	var local core.StoreStatus
+	if s.fb != nil {
+		local = s.fb.report(ctx, r)
+	}
+	a := r.Pace.Adaptive
+	on := 0
+	if a.Enabled() {
+		on = 1
+	}
+	allow := r.Allow
+	if allow <= 0 {
+		allow = r.Pace.Burst
+	}
+	ss, sn := split(r.Sent)
+	v, err := s.run(ctx, "report", reportScript, s.state, s.stateArgs(
+		int64(r.Pace.Interval), r.Pace.Burst, on, a.Decrease, a.MinRate, a.Increase,
+		bit(r.Refused), r.Status, int64(r.Pause), allow, ss, sn)...)
+	if err == nil {
+		return parseStatus(v)
+	}
+	if s.fb == nil || !isStoreError(err) {
+		return core.StoreStatus{}, err
+	}
+	local.Fallback = err
+	return local, nil
+}
+
+// Status implements core.Store: the time left in the shared pause, its
+// status and the adaptive factor.
+func (s *Store) Status(ctx context.Context) (core.StoreStatus, error) {
+	v, err := s.run(ctx, "status", statusScript, s.state, s.stateArgs()...)
+	if err == nil {
+		return parseStatus(v)
+	}
+	if s.fb == nil || !isStoreError(err) {
+		return core.StoreStatus{}, err
+	}
+	st, ferr := s.fb.status(ctx)
+	st.Fallback = err
+	return st, ferr
+}
+
+// run runs one script under the store's timeout and failure policy. It
+// returns ctx's error as is when ctx ends first, and an *Error when Redis
+// fails, times out or was down within the probe interval.
+func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []string, args ...any) ([]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.skip(op); err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	defer cancel()
+	var r result
+	if s.ctxTimeouts {
+		r = call(cctx, sc, s.client, keys, args)
+	} else {
+		// go-redis honours a context's deadline on the socket only with
+		// ContextTimeoutEnabled: wait in our own select so the timeout
+		// holds whatever the client.
+		done := make(chan result, 1)
+		go func() { done <- call(cctx, sc, s.client, keys, args) }()
+		select {
+		case r = <-done:
+		case <-cctx.Done():
+			r.err = cctx.Err()
+		}
+	}
+	if r.err != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err // the caller's context ended: not a store failure
+		}
+		if cctx.Err() != nil {
+			r.err = errTimeout{s.cfg.timeout}
+		}
+		err := &Error{Op: op, Err: r.err}
+		s.failed(err)
+		return nil, err
+	}
+	s.succeeded()
+	return r.v, nil
+}
+
+type result struct {
+	v   []any
+	err error
+}
+
+func call(ctx context.Context, sc *redis.Script, c redis.Scripter, keys []string, args []any) result {
+	v, err := sc.Run(ctx, c, keys, args...).Result()
+	switch x := v.(type) {
+	case nil:
+		if err == nil {
+			err = fmt.Errorf("headgate: redis store: empty reply")
+		}
+		return result{nil, err}
+	case []any:
+		return result{x, err}
+	default:
+		return result{[]any{x}, err}
+	}
+}
+
+// skip returns the error of a call made while Redis is considered down,
+// or nil when the call should go to Redis (up, or this call is the probe).
+func (s *Store) skip(op string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.down {
+		return nil
+	}
+	if now := time.Now(); !now.Before(s.probeAt) {
+		s.probeAt = now.Add(s.cfg.probeInterval) // this call probes; the others wait
+		return nil
+	}
+	return &Error{Op: op, Err: s.lastErr, Skipped: true}
+}
+
+func (s *Store) failed(err *Error) {
+	s.mu.Lock()
+	s.down, s.lastErr = true, err.Err
+	s.probeAt = time.Now().Add(s.cfg.probeInterval)
+	s.mu.Unlock()
+	if f := s.cfg.onFailure; f != nil {
+		f(err)
+	}
+}
+
+func (s *Store) succeeded() {
+	s.mu.Lock()
+	was := s.down
+	s.down, s.lastErr = false, nil
+	s.mu.Unlock()
+	if was && s.cfg.onRecover != nil {
+		s.cfg.onRecover()
+	}
+}
+
+// Healthy reports whether the last call to Redis succeeded (true before
+// the first call).
+func (s *Store) Healthy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.down
+}
+
+// split turns a time on the store's clock into whole seconds and
+// nanoseconds in [0, 1e9), which the scripts read exactly.
+func split(t int64) (sec, nsec int64) {
+	sec, nsec = t/1e9, t%1e9
+	if nsec < 0 {
+		sec, nsec = sec-1, nsec+1e9
+	}
+	return sec, nsec
+}
+
+func bit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func parseTurn(v []any) (core.Turn, error) {
+	n, err := ints(v, 0, 1, 2, 3, 4, 6, 7, 8)
+	if err != nil {
+		return core.Turn{}, err
+	}
+	f, err := factor(v, 5)
+	if err != nil {
+		return core.Turn{}, err
+	}
+	ep := n[8] * 1e9
+	return core.Turn{
+		Granted: n[0] == 1, Wait: time.Duration(n[1]), At: ep + n[2],
+		Paused: n[3] == 1, Status: int(n[4]), Factor: f,
+		TatBefore: ep + n[6], TatAfter: ep + n[7],
+	}, nil
+}
+
+func parseStatus(v []any) (core.StoreStatus, error) {
+	n, err := ints(v, 0, 1)
+	if err != nil {
+		return core.StoreStatus{}, err
+	}
+	f, err := factor(v, 2)
+	if err != nil {
+		return core.StoreStatus{}, err
+	}
+	return core.StoreStatus{Pause: time.Duration(n[0]), PauseStatus: int(n[1]), Factor: f}, nil
+}
+
+// ints reads the integers at the given indexes of a script's reply (at
+// most 9 values).
+func ints(v []any, idx ...int) (*[9]int64, error) {
+	var out [9]int64
+	for _, i := range idx {
+		if i >= len(v) {
+			return nil, fmt.Errorf("headgate: redis store: short reply (%d values)", len(v))
+		}
+		n, ok := v[i].(int64)
+		if !ok {
+			return nil, fmt.Errorf("headgate: redis store: reply value %d is %T, want an integer", i, v[i])
+		}
+		out[i] = n
+	}
+	return &out, nil
+}
+
+func factor(v []any, i int) (float64, error) {
+	if i >= len(v) {
+		return 0, fmt.Errorf("headgate: redis store: short reply (%d values)", len(v))
+	}
+	str, _ := v[i].(string)
+	f, err := strconv.ParseFloat(str, 64)
+	if err != nil || !(f > 0 && f <= 1) {
+		return 0, fmt.Errorf("headgate: redis store: bad adaptive factor %q", str)
+	}
+	return f, nil
+}

@@ -1,0 +1,492 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/headgate-go/headgate/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// base is where the injected clock starts: a Unix time in ns with a
+// fractional second, like Redis TIME.
+const base = int64(1_732_900_000_123_456_789)
+
+// fakeClock makes s read a clock the test moves, instead of Redis TIME.
+func fakeClock(s *Store) *int64 {
+	now := new(int64)
+	*now = base
+	s.clock = func() int64 { return *now }
+	return now
+}
+
+// An op is one call to a store in the differential test. Times are
+// relative: at is when it happens, from the first op.
+type op struct {
+	at      time.Duration
+	kind    byte // 't'ake, 'r'efund, 'o'bserve (Report), 's'tatus
+	pace    core.Pace
+	maxWait time.Duration // take
+	turn    int           // refund: index of the turn given back; report: the turn whose At is Sent (-1: MaxInt64, -2: now)
+	report  core.Report   // report, without Sent and Pace
+}
+
+var (
+	testPaces = []time.Duration{10 * time.Millisecond, 25 * time.Millisecond, 7 * time.Millisecond, 333_333}
+	testAdapt = []core.Adaptive{core.DefaultAdaptive, {}, {Decrease: 0.7, MinRate: 0.2, Increase: 0.3}}
+)
+
+// genOps returns a random sequence of calls: takes with and without a
+// deadline, refunds of recent and old turns, responses with pauses,
+// refusals and quota limits, and changes of pace between calls.
+func genOps(seed uint64, n int) []op {
+	r := rand.New(rand.NewPCG(seed, 1))
+	pace := core.Pace{Interval: 10 * time.Millisecond, Burst: 3, Adaptive: core.DefaultAdaptive}
+	var ops []op
+	var at time.Duration
+	turns := 0
+	for range n {
+		switch x := r.IntN(10); {
+		case x < 4:
+		case x < 8:
+			at += time.Duration(r.Int64N(int64(30 * time.Millisecond)))
+		case x < 9:
+			at += time.Duration(r.Int64N(int64(3 * time.Second)))
+		default:
+			at += time.Duration(r.Int64N(1000))
+		}
+		if r.IntN(12) == 0 {
+			pace.Interval = testPaces[r.IntN(len(testPaces))]
+		}
+		if r.IntN(15) == 0 {
+			pace.Burst = []int{1, 3, 10}[r.IntN(3)]
+		}
+		if r.IntN(30) == 0 {
+			pace.Adaptive = testAdapt[r.IntN(len(testAdapt))]
+		}
+		o := op{at: at, pace: pace}
+		switch x := r.IntN(20); {
+		case x < 11:
+			o.kind = 't'
+			o.maxWait = []time.Duration{-1, -1, 0, time.Duration(r.Int64N(int64(100 * time.Millisecond)))}[r.IntN(4)]
+			turns++
+		case x < 14 && turns > 0:
+			o.kind = 'r'
+			o.turn = turns - 1
+			if r.IntN(3) == 0 {
+				o.turn = r.IntN(turns)
+			}
+		case x < 19:
+			o.kind = 'o'
+			o.turn = -1 - r.IntN(2)
+			if turns > 0 && r.IntN(3) > 0 {
+				o.turn = turns - 1 - r.IntN(min(turns, 5))
+			}
+			status := []int{200, 200, 200, 429, 503, 500, 404}[r.IntN(7)]
+			o.report = core.Report{Status: status, Refused: status == 429 || status == 503 || r.IntN(10) == 0}
+			if r.IntN(3) == 0 {
+				o.report.Pause = time.Duration(r.Int64N(int64(2 * time.Second)))
+				o.report.Allow = r.IntN(12)
+			}
+		default:
+			o.kind = 's'
+		}
+		ops = append(ops, o)
+	}
+	return ops
+}
+
+// apply runs ops on a store at the given times (moved by move, which
+// returns the store's clock at that time) and returns what each call
+// returned, with store-clock times made relative to zero.
+func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []string {
+	ctx := context.Background()
+	var turns []core.Turn
+	out := make([]string, 0, len(ops))
+	rel := func(t int64) string {
+		if t-zero < -1<<61 {
+			return "idle"
+		}
+		return fmt.Sprint(t - zero)
+	}
+	for _, o := range ops {
+		move(o.at)
+		switch o.kind {
+		case 't':
+			t, err := st.Take(ctx, o.pace, o.maxWait)
+			if err != nil {
+				return append(out, "error: "+err.Error())
+			}
+			turns = append(turns, t)
+			out = append(out, fmt.Sprintf("take(%v, %d, %v) = granted %v wait %v at %s paused %v/%d factor %v tat %s→%s",
+				o.pace.Interval, o.pace.Burst, o.maxWait, t.Granted, t.Wait, rel(t.At), t.Paused, t.Status, t.Factor, rel(t.TatBefore), rel(t.TatAfter)))
+		case 'r':
+			if err := st.Refund(ctx, turns[o.turn]); err != nil {
+				return append(out, "error: "+err.Error())
+			}
+			out = append(out, fmt.Sprintf("refund(turn %d)", o.turn))
+		case 'o':
+			r := o.report
+			r.Pace = o.pace
+			switch o.turn {
+			case -1:
+				r.Sent = math.MaxInt64
+			case -2:
+				r.Sent = zero + int64(o.at) // both clocks read zero at the start
+			default:
+				r.Sent = turns[o.turn].At
+			}
+			s, err := st.Report(ctx, r)
+			if err != nil {
+				return append(out, "error: "+err.Error())
+			}
+			out = append(out, fmt.Sprintf("report(%d, pause %v, allow %d, refused %v, sent turn %d) = %+v",
+				r.Status, r.Pause, r.Allow, r.Refused, o.turn, s))
+		case 's':
+			s, err := st.Status(ctx)
+			if err != nil {
+				return append(out, "error: "+err.Error())
+			}
+			out = append(out, fmt.Sprintf("status() = %+v", s))
+		}
+	}
+	return out
+}
+
+// TestScriptsDecideLikeMemoryStore runs random sequences of calls through
+// core.MemoryStore (under synctest, so its clock is exact) and through the
+// Redis scripts (with the same clock injected) and requires the same answer
+// to every call: the turn, its wait, the tat around it, the pause, the
+// adaptive factor. This is what makes the Lua a faithful port of core's
+// GCRA (reserve, cancel, setPace, floorAfterPause), pause and AIMD.
+func TestScriptsDecideLikeMemoryStore(t *testing.T) {
+	for _, rebase := range []int64{rebaseAfter, 2} {
+		for seed := range uint64(12) {
+			t.Run(fmt.Sprintf("rebase=%d/seed=%d", rebase, seed), func(t *testing.T) {
+				ops := genOps(seed, 250)
+				var want []string
+				synctest.Test(t, func(t *testing.T) {
+					mem := core.NewMemoryStore()
+					start := time.Now()
+					want = apply(mem, ops, func(at time.Duration) { time.Sleep(at - time.Since(start)) }, 0)
+				})
+				defer func(old int64) { rebaseAfter = old }(rebaseAfter)
+				rebaseAfter = rebase
+				s := newStore(t)
+				now := fakeClock(s)
+				got := apply(s, ops, func(at time.Duration) { *now = base + int64(at) }, base)
+				for i := range want {
+					if i >= len(got) || got[i] != want[i] {
+						g := "(missing)"
+						if i < len(got) {
+							g = got[i]
+						}
+						t.Fatalf("step %d at %v:\n redis  %s\n memory %s\nprevious steps:\n %s", i, ops[i].at, g, want[i],
+							strings.Join(want[max(0, i-5):i], "\n "))
+					}
+				}
+			})
+		}
+	}
+}
+
+// step is one call in a step table, at a time relative to the start.
+type step struct {
+	at      time.Duration
+	maxWait time.Duration
+	granted bool
+	wait    time.Duration
+}
+
+// TestTakeSteps walks GCRA's virtual scheduling through the script at
+// fixed instants: the burst goes at once, then one per interval; a call
+// whose turn is at or past its deadline reserves nothing.
+func TestTakeSteps(t *testing.T) {
+	s := newStore(t)
+	now := fakeClock(s)
+	p := core.Pace{Interval: 100 * time.Millisecond, Burst: 2}
+	ms := time.Millisecond
+	steps := []step{
+		{0, -1, true, 0},               // burst 1
+		{0, -1, true, 0},               // burst 2
+		{0, -1, true, 100 * ms},        // then one per 100 ms
+		{0, 200 * ms, false, 200 * ms}, // turn at the deadline: refused, nothing reserved
+		{0, 201 * ms, true, 200 * ms},
+		{250 * ms, 50 * ms, false, 50 * ms}, // turn exactly at the deadline: refused
+		{300 * ms, 0, false, 0},             // maxWait 0 admits nothing, not even a turn due now
+		{300 * ms, 1, true, 0},
+		{1000 * ms, -1, true, 0}, // idle for 700 ms: the burst is back, and no more
+		{1000 * ms, -1, true, 0},
+		{1000 * ms, -1, true, 100 * ms},
+	}
+	for i, st := range steps {
+		*now = base + int64(st.at)
+		turn, err := s.Take(context.Background(), p, st.maxWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if turn.Granted != st.granted || turn.Wait != st.wait {
+			t.Errorf("step %d: Take(at %v, maxWait %v) = granted %v wait %v, want granted %v wait %v",
+				i, st.at, st.maxWait, turn.Granted, turn.Wait, st.granted, st.wait)
+		}
+		if turn.At != *now+int64(turn.Wait) {
+			t.Errorf("step %d: At = now%+d, want now+Wait (%v)", i, turn.At-*now, turn.Wait)
+		}
+	}
+}
+
+// TestRefundIsConditional: a turn is given back only when nobody reserved
+// after it; given back in reverse order, both come back.
+func TestRefundIsConditional(t *testing.T) {
+	s := newStore(t)
+	now := fakeClock(s)
+	ctx := context.Background()
+	p := core.Pace{Interval: 100 * time.Millisecond, Burst: 1}
+	take := func() core.Turn {
+		t.Helper()
+		turn, err := s.Take(ctx, p, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return turn
+	}
+	take() // now
+	a := take()
+	b := take()
+	if a.Wait != 100*time.Millisecond || b.Wait != 200*time.Millisecond {
+		t.Fatalf("turns in %v and %v, want 100ms and 200ms", a.Wait, b.Wait)
+	}
+	if err := s.Refund(ctx, a); err != nil { // b was reserved after a: a stays spent
+		t.Fatal(err)
+	}
+	if c := take(); c.Wait != 300*time.Millisecond {
+		t.Fatalf("after refunding a turn in the middle, the next turn is in %v, want 300ms (nothing given back)", c.Wait)
+	} else if err := s.Refund(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Refund(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Refund(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if d := take(); d.Wait != 100*time.Millisecond {
+		t.Fatalf("after refunding c, b and a in reverse order, the next turn is in %v, want 100ms", d.Wait)
+	}
+	*now += int64(time.Hour)
+	if err := s.Refund(ctx, a); err != nil { // long after: tat moved on, nothing happens
+		t.Fatal(err)
+	}
+}
+
+// TestPauseExtendsNeverShortens: a pause holds every turn, a shorter one
+// does not shorten it, and Status reports what is left with the status
+// that set it.
+func TestPauseExtendsNeverShortens(t *testing.T) {
+	s := newStore(t)
+	now := fakeClock(s)
+	ctx := context.Background()
+	p := core.Pace{Interval: 10 * time.Millisecond, Burst: 5} // adaptive off: the pace stays
+	report := func(status int, pause time.Duration) core.StoreStatus {
+		t.Helper()
+		st, err := s.Report(ctx, core.Report{Status: status, Pause: pause, Refused: status == 429 || status == 503, Sent: math.MaxInt64, Pace: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := report(429, 2*time.Second); st.Pause != 2*time.Second || st.PauseStatus != 429 || st.Factor != 1 {
+		t.Fatalf("after a 429 asking 2s: %+v, want pause 2s status 429 factor 1", st)
+	}
+	*now += int64(time.Second)
+	if st := report(503, 500*time.Millisecond); st.Pause != time.Second || st.PauseStatus != 429 {
+		t.Fatalf("a shorter pause changed the pause: %+v, want 1s left, status 429", st)
+	}
+	turn, err := s.Take(ctx, p, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !turn.Paused || turn.Status != 429 || turn.Wait != time.Second {
+		t.Fatalf("turn during the pause: %+v, want paused by 429 for 1s", turn)
+	}
+	if _, err := s.Take(ctx, p, time.Second); err != nil {
+		t.Fatal(err)
+	} else if st, _ := s.Status(ctx); st.Pause != time.Second {
+		t.Fatalf("Status: pause %v, want 1s", st.Pause)
+	}
+	*now += int64(2 * time.Second)
+	if st, _ := s.Status(ctx); st.Pause != 0 || st.PauseStatus != 429 {
+		t.Fatalf("Status after the pause: %+v, want no pause left", st)
+	}
+}
+
+// TestAdaptiveDecreaseOncePerBurstFleetWide: two processes (two clients,
+// two stores on one key) see refusals to requests sent before the first
+// decrease: the factor is halved once, not once per response.
+func TestAdaptiveDecreaseOncePerBurstFleetWide(t *testing.T) {
+	a := newStore(t)
+	b, err := New(newClient(t, testAddr), a.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := core.Pace{Interval: 10 * time.Millisecond, Burst: 10, Adaptive: core.DefaultAdaptive}
+	var sent []int64
+	for _, s := range []*Store{a, b, a, b} {
+		turn, err := s.Take(ctx, p, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, turn.At)
+	}
+	time.Sleep(time.Millisecond)
+	for i, s := range []*Store{b, a, b, a} {
+		st, err := s.Report(ctx, core.Report{Status: 429, Refused: true, Sent: sent[i], Pace: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Factor != 0.5 {
+			t.Fatalf("refusal %d of one burst: factor %v, want 0.5 (one decrease per burst)", i, st.Factor)
+		}
+	}
+	turn, err := a.Take(ctx, p, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := b.Report(ctx, core.Report{Status: 429, Refused: true, Sent: turn.At, Pace: p}); st.Factor != 0.25 {
+		t.Fatalf("a refusal to a request sent after the decrease: factor %v, want 0.25", st.Factor)
+	}
+	if turn.Factor != 0.5 {
+		t.Fatalf("the turn after the decrease was paced at factor %v, want 0.5", turn.Factor)
+	}
+}
+
+// TestKeysTagTTLAndNoscript: the store's keys share one hash tag (one
+// Cluster slot), carry a TTL refreshed on use that covers reserved turns
+// and pauses, expire when abandoned, and the scripts reload after SCRIPT
+// FLUSH.
+func TestKeysTagTTLAndNoscript(t *testing.T) {
+	s := newStore(t, WithTTL(200*time.Millisecond), WithMaxInFlight(1))
+	ctx := context.Background()
+	tag := "{" + s.Key() + "}:"
+	if !strings.HasPrefix(s.state[0], tag) || !strings.HasPrefix(s.leases[0], tag) {
+		t.Fatalf("keys %q and %q do not share the hash tag %q", s.state[0], s.leases[0], tag)
+	}
+	p := core.Pace{Interval: time.Second, Burst: 1}
+	s.Take(ctx, p, -1)
+	s.Take(ctx, p, -1) // tat is now 2 s ahead
+	ttl := s.client.PTTL(ctx, s.state[0]).Val()
+	if ttl < 2*time.Second || ttl > 2200*time.Millisecond {
+		t.Fatalf("state TTL %v, want 2.2s (the 200ms idle TTL beyond the last reserved turn)", ttl)
+	}
+	l, err := s.AcquireLease(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl := s.client.PTTL(ctx, s.leases[0]).Val(); ttl <= 0 || ttl > DefaultLeaseTTL {
+		t.Fatalf("leases TTL %v, want in (0, %v]", ttl, DefaultLeaseTTL)
+	}
+	l.Release()
+
+	s2 := newStore(t, WithTTL(50*time.Millisecond))
+	if _, err := s2.Report(ctx, core.Report{Status: 200, Sent: math.MaxInt64, Pace: core.Pace{Interval: time.Millisecond, Burst: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if n := s2.client.Exists(ctx, s2.state[0]).Val(); n != 0 {
+		t.Fatal("an abandoned budget's state is still in Redis after its TTL")
+	}
+
+	if err := s.client.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Status(ctx); err != nil {
+		t.Fatalf("after SCRIPT FLUSH: %v", err)
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	c := newClient(t, testAddr)
+	for _, tc := range []struct {
+		name  string
+		key   string
+		opts  []Option
+		field string
+	}{
+		{"empty key", "", nil, "redisstore.New"},
+		{"zero timeout", "k", []Option{WithTimeout(0)}, "redisstore.WithTimeout"},
+		{"share zero", "k", []Option{WithFailOpen(0)}, "redisstore.WithFailOpen"},
+		{"share NaN", "k", []Option{WithFailOpen(math.NaN())}, "redisstore.WithFailOpen"},
+		{"share over 1", "k", []Option{WithFailOpen(1.5)}, "redisstore.WithFailOpen"},
+		{"negative probe", "k", []Option{WithProbeInterval(-1)}, "redisstore.WithProbeInterval"},
+		{"tiny TTL", "k", []Option{WithTTL(time.Microsecond)}, "redisstore.WithTTL"},
+		{"negative cap", "k", []Option{WithMaxInFlight(-1)}, "redisstore.WithMaxInFlight"},
+		{"tiny lease TTL", "k", []Option{WithLeaseTTL(time.Millisecond)}, "redisstore.WithLeaseTTL"},
+	} {
+		_, err := New(c, tc.key, tc.opts...)
+		var ce *core.ConfigError
+		if !errors.As(err, &ce) || ce.Field != tc.field || !errors.Is(err, core.ErrInvalidConfig) {
+			t.Errorf("%s: New = %v, want a ConfigError naming %s", tc.name, err, tc.field)
+		}
+	}
+	if _, err := New(nil, "k"); !errors.Is(err, core.ErrInvalidConfig) {
+		t.Errorf("nil client: New = %v, want ErrInvalidConfig", err)
+	}
+	if _, err := New(c, "k", nil, WithFailOpen(0.5), WithFailClosed()); err != nil {
+		t.Errorf("valid options: %v", err)
+	}
+}
+
+// TestRedisCluster: on a Redis Cluster (one node holding every slot), a
+// store through a ClusterClient works — its scripts touch keys of one hash
+// slot only — and its keys share that slot.
+func TestRedisCluster(t *testing.T) {
+	srv := ownRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	admin := newClient(t, srv.addr)
+	ctx := context.Background()
+	if err := admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		info, _ := admin.ClusterInfo(ctx).Result()
+		if strings.Contains(info, "cluster_state:ok") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster did not come up: %s", info)
+		}
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.addr}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { cc.Close() })
+	s, err := New(cc, "cluster-budget", WithMaxInFlight(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.ctxTimeouts {
+		t.Error("the store did not see the cluster client's ContextTimeoutEnabled")
+	}
+	b := core.MustBudget(core.PerSecond(100), core.WithStore(s))
+	p, err := b.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Observe(http.StatusOK, nil)
+	l, err := s.AcquireLease(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	s1, _ := admin.ClusterKeySlot(ctx, s.state[0]).Result()
+	s2, _ := admin.ClusterKeySlot(ctx, s.leases[0]).Result()
+	if s1 != s2 {
+		t.Fatalf("the store's keys are in slots %d and %d, want one", s1, s2)
+	}
+}
