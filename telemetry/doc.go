@@ -21,6 +21,7 @@
 //	headgate.budget.pushbacks        Int64Counter                  {response}   headgate.budget.name, http.response.status_code       Pushback events
 //	headgate.budget.rate.changes     Int64Counter                  {change}     headgate.budget.name, headgate.budget.rate.direction  RateChanged events
 //	headgate.budget.leaked_bodies    Int64Counter                  {body}       headgate.budget.name                                  LeakedBody events
+//	headgate.budget.store.failures   Int64Counter                  {outage}     headgate.budget.name                                  StoreFailure events
 //	headgate.budget.rate.effective   Float64ObservableGauge        {request}/s  headgate.budget.name                                  Budget.EffectiveRate
 //	headgate.budget.rate.configured  Float64ObservableGauge        {request}/s  headgate.budget.name                                  Budget.Rate
 //	headgate.budget.pause.remaining  Float64ObservableGauge        s            headgate.budget.name                                  Budget.PauseRemaining

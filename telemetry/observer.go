@@ -20,6 +20,7 @@ const (
 	MetricPushbacks      = "headgate.budget.pushbacks"
 	MetricRateChanges    = "headgate.budget.rate.changes"
 	MetricLeakedBodies   = "headgate.budget.leaked_bodies"
+	MetricStoreFailures  = "headgate.budget.store.failures"
 	MetricEffectiveRate  = "headgate.budget.rate.effective"
 	MetricConfiguredRate = "headgate.budget.rate.configured"
 	MetricPauseRemaining = "headgate.budget.pause.remaining"
@@ -57,10 +58,11 @@ var DefaultWaitBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 type Observer struct {
 	meter metric.Meter
 
-	waits        metric.Float64Histogram
-	pushbacks    metric.Int64Counter
-	rateChanges  metric.Int64Counter
-	leakedBodies metric.Int64Counter
+	waits         metric.Float64Histogram
+	pushbacks     metric.Int64Counter
+	rateChanges   metric.Int64Counter
+	leakedBodies  metric.Int64Counter
+	storeFailures metric.Int64Counter
 
 	effectiveRate  metric.Float64ObservableGauge
 	configuredRate metric.Float64ObservableGauge
@@ -101,6 +103,10 @@ func NewObserver(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 		metric.WithUnit("{body}"),
 		metric.WithDescription("Response bodies never closed, whose concurrency slot the garbage collector freed."))
 	err = errors.Join(err, e)
+	o.storeFailures, e = m.Int64Counter(MetricStoreFailures,
+		metric.WithUnit("{outage}"),
+		metric.WithDescription("Times the budget's shared store (core.WithStore) went out of reach."))
+	err = errors.Join(err, e)
 	o.effectiveRate, e = m.Float64ObservableGauge(MetricEffectiveRate,
 		metric.WithUnit("{request}/s"),
 		metric.WithDescription("The pace the budget keeps now: the configured rate slowed by adaptive throttling and the server's reported quota."))
@@ -125,7 +131,8 @@ func NewObserver(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 
 // Observe records one budget event: a wait in MetricWaitDuration, a
 // pushback in MetricPushbacks, a rate change in MetricRateChanges, a leaked
-// body in MetricLeakedBodies. It is a core.Observer:
+// body in MetricLeakedBodies, a store outage in MetricStoreFailures. It is a
+// core.Observer:
 //
 //	core.WithObserver(obs.Observe)
 //
@@ -150,6 +157,10 @@ func (o *Observer) Observe(e core.Event) {
 	case core.LeakedBody:
 		if o.leakedBodies.Enabled(ctx) {
 			o.leakedBodies.Add(ctx, 1, metric.WithAttributes(name))
+		}
+	case core.StoreFailure:
+		if o.storeFailures.Enabled(ctx) {
+			o.storeFailures.Add(ctx, 1, metric.WithAttributes(name))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"runtime"
 	"sync"
@@ -28,6 +29,7 @@ func TestInstruments(t *testing.T) {
 		{Reason: core.Pushback, Status: 429, Wait: time.Second},
 		{Reason: core.RateChanged, OldRate: 2, NewRate: 1},
 		{Reason: core.LeakedBody},
+		{Reason: core.StoreFailure, Err: errors.New("down")},
 	} {
 		r.obs.Observe(e)
 	}
@@ -45,6 +47,7 @@ func TestInstruments(t *testing.T) {
 		{telemetry.MetricPushbacks, "{response}", metricdata.Sum[int64]{}, true},
 		{telemetry.MetricRateChanges, "{change}", metricdata.Sum[int64]{}, true},
 		{telemetry.MetricLeakedBodies, "{body}", metricdata.Sum[int64]{}, true},
+		{telemetry.MetricStoreFailures, "{outage}", metricdata.Sum[int64]{}, true},
 		{telemetry.MetricEffectiveRate, "{request}/s", metricdata.Gauge[float64]{}, false},
 		{telemetry.MetricConfiguredRate, "{request}/s", metricdata.Gauge[float64]{}, false},
 		{telemetry.MetricPauseRemaining, "s", metricdata.Gauge[float64]{}, false},
@@ -61,7 +64,7 @@ func TestInstruments(t *testing.T) {
 			assert.Equalf(t, want.monotonic, s.IsMonotonic, "%s monotonic", want.name)
 		}
 	}
-	assert.Len(t, got, 8, "instruments")
+	assert.Len(t, got, 9, "instruments")
 }
 
 // TestObserveEveryEventKind feeds each kind of event and checks that it
@@ -83,6 +86,8 @@ func TestObserveEveryEventKind(t *testing.T) {
 		{Budget: "api", Reason: core.RateChanged, Status: 200, OldRate: 5, NewRate: 10},
 		{Budget: "api", Reason: core.RateChanged, OldRate: 10, NewRate: 10},
 		{Budget: "api", Reason: core.LeakedBody},
+		{Budget: "api", Reason: core.StoreFailure, Err: errors.New("redis: connection refused")},
+		{Budget: "api", Reason: core.StoreRecovered},                           // counted with nothing: the failures say it all
 		{Budget: "api", Reason: core.Reason(99), Wait: time.Hour, Status: 418}, // unknown: recorded nowhere
 	} {
 		r.obs.Observe(e)
@@ -107,7 +112,8 @@ func TestObserveEveryEventKind(t *testing.T) {
 		"headgate.budget.name=api,headgate.budget.rate.direction=unchanged": 1,
 	}, sums(t, got[telemetry.MetricRateChanges]))
 	assert.Equal(t, map[string]int64{"headgate.budget.name=api": 1}, sums(t, got[telemetry.MetricLeakedBodies]))
-	assert.Len(t, got, 4, "instruments with data: the gauges report nothing until a budget is registered")
+	assert.Equal(t, map[string]int64{"headgate.budget.name=api": 1}, sums(t, got[telemetry.MetricStoreFailures]))
+	assert.Len(t, got, 5, "instruments with data: the gauges report nothing until a budget is registered")
 }
 
 // TestObserveNoSDKIsFree: with a provider that records nothing the
