@@ -299,21 +299,26 @@ func TestRemainingAndResetShapeThePace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Configured at 100/s, the server reports 4 left of a quota of 10 that
 		// is whole again in 10 s (whole seconds, rounded up: at the earliest
-		// 9 s). The budget sends no more than the 4 left at once and plans the
-		// quota no faster than 10 per 9 s.
+		// 9 s). The budget sends the 4 left and nothing more before then.
 		b := MustBudget(PerSecond(100), WithoutAdaptive())
 		p, _ := b.Acquire(context.Background())
 		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"4"}, "X-Ratelimit-Reset": {"10"}})
+		if got := b.EffectiveRate(); got != (Rate{100, 900 * time.Second}) {
+			t.Fatalf("EffectiveRate %v while the report holds, want 100/15m (1 per 9s)", got)
+		}
 		sends := sendTimes(t, b, 6)
 		sortDurations(sends)
-		want := []time.Duration{0, 0, 0, 0, 900 * time.Millisecond, 1800 * time.Millisecond}
+		// At 10 s the report has run out and the last caller, still waiting
+		// for 18 s, is re-timed to the configured pace: within one 10 ms
+		// interval of 10 s, not at 18 s.
+		want := []time.Duration{0, 0, 0, 0, 9 * time.Second}
 		for i := range want {
 			if sends[i] != want[i] {
-				t.Fatalf("sends %v, want %v", sends, want)
+				t.Fatalf("sends %v, want %v then one just after 10s", sends, want)
 			}
 		}
-		if got := b.EffectiveRate(); got != (Rate{100, 90 * time.Second}) {
-			t.Fatalf("EffectiveRate %v while the report holds, want 100/1m30s (1 per 900ms)", got)
+		if last := sends[5]; last < 10*time.Second || last > 10*time.Second+10*time.Millisecond {
+			t.Fatalf("sends %v: the last waiter was not re-timed when the report ran out at 10s", sends)
 		}
 		// When the reset has passed, the configured pace is back.
 		time.Sleep(10 * time.Second)
@@ -340,6 +345,47 @@ func TestDecreaseDuringAPauseDoesNotStretchIt(t *testing.T) {
 			if got := time.Since(start); got != 2*time.Second {
 				t.Fatalf("store=%v: first turn after the pause at %v, want 2s (its end)", store, got)
 			}
+		}
+	})
+}
+
+func TestQuotaReportSpreadsWhatRemainsNotTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A fixed window: 2 of 100 left until +60 s. Spending the window's
+		// 100 in that time would be 98 refusals.
+		b := MustBudget(PerSecond(10), WithoutAdaptive())
+		p, _ := b.Acquire(context.Background())
+		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {"2"}, "X-Ratelimit-Reset": {"60"}})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		n := 0
+		for {
+			if _, err := b.Acquire(ctx); err != nil {
+				break
+			}
+			n++
+		}
+		if n > 2 {
+			t.Fatalf("%d admitted in 30 s after the server said 2 remain until +60 s", n)
+		}
+	})
+}
+
+func TestHostileQuotaResetSlowsNoLongerThanMaxPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(10), WithMaxPause(time.Second))
+		p, _ := b.Acquire(context.Background())
+		// "1 of 1 left, whole again in 30 days" (or in 10^18 s): no turn may
+		// be planned further than the one-second cap.
+		for _, reset := range []string{"2592000", "999999999999999999"} {
+			p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {"1"}, "X-Ratelimit-Remaining": {"1"}, "X-Ratelimit-Reset": {reset}})
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			for i := range 2 {
+				if _, err := b.Acquire(ctx); err != nil {
+					t.Fatalf("reset %s, call %d: %v (EffectiveRate %v)", reset, i, err, b.EffectiveRate())
+				}
+			}
+			cancel()
 		}
 	})
 }

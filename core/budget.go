@@ -233,7 +233,7 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, erro
 // wait blocks until w is granted, fails, or its context ends.
 func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, error) {
 	b.mu.Lock()
-	d := w.turn.sendAt - w.arrived
+	d := b.wakeLocked(w, w.arrived)
 	b.mu.Unlock()
 	timer := time.NewTimer(time.Duration(d))
 	defer timer.Stop()
@@ -245,6 +245,9 @@ func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, er
 		}
 		b.mu.Lock()
 		now := b.now()
+		if w.state == queued {
+			b.syncPaceLocked(now) // a quota report may have run out: re-time
+		}
 		if w.state == queued {
 			switch {
 			case w.turn.sendAt <= now:
@@ -267,10 +270,21 @@ func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, er
 			b.mu.Unlock()
 			return 0, w.err
 		}
-		d := w.turn.sendAt - now
+		d := b.wakeLocked(w, now)
 		b.mu.Unlock()
 		timer.Reset(time.Duration(d))
 	}
+}
+
+// wakeLocked is how long w sleeps from now: until its turn, or until the
+// server's quota report that slowed the pace runs out, when the waiting
+// calls are re-timed to the faster pace.
+func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
+	at := w.turn.sendAt
+	if u := b.shape.until; u > now && u < at {
+		at = u
+	}
+	return at - now
 }
 
 // reportWait emits the events of one wait: the part spent in a server
