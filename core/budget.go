@@ -41,6 +41,8 @@ type Budget struct {
 	shape      shape // the pace the server's reported quota allows; guarded by mu
 	queue      waitQueue
 	inFlight   int       // open requests holding a slot; guarded by mu
+	slotGen    []uint32  // each slot's generation, bumped when it is freed; guarded by mu
+	freeSlots  []int32   // the slots nobody holds; guarded by mu
 	slots      waitQueue // callers waiting for a slot; guarded by mu
 }
 
@@ -83,6 +85,16 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 	b.burst = int64(rate.Requests)
 	if c.burstSet {
 		b.burst = int64(c.burst)
+	}
+	if err := b.checkSpan(rate, "rate"); err != nil {
+		return nil, err
+	}
+	if c.maxInFlight > 0 {
+		b.slotGen = make([]uint32, c.maxInFlight)
+		b.freeSlots = make([]int32, c.maxInFlight)
+		for i := range b.freeSlots {
+			b.freeSlots[i] = int32(c.maxInFlight - 1 - i)
+		}
 	}
 	b.g = gcra{interval: int64(rate.Interval()), burst: b.burst}
 	b.g.tat = math.MinInt64 / 2 // idle: the whole burst is available
@@ -138,20 +150,31 @@ func (b *Budget) deadline(ctx context.Context) int64 {
 type Permit struct {
 	b        *Budget
 	sent     int64 // when the turn was given, on the budget's clock
-	slot     bool  // holds a slot
+	slot     slotRef
 	released bool
 }
 
+// slotRef names a held concurrency slot: its index plus one (0 for no
+// slot) and its generation when taken. A slot freed once has a new
+// generation, so a second Release, even from a copy of the Permit, frees
+// nothing.
+type slotRef struct {
+	idx1 int32
+	gen  uint32
+}
+
 // Release frees the permit's concurrency slot. It is idempotent: calling it
-// again on the same Permit does nothing. A permit from a budget without a
-// cap, or the zero Permit, has nothing to free.
+// again, on the same Permit or on a copy of it, does nothing. A permit from
+// a budget without a cap, or the zero Permit, has nothing to free. Release
+// is not safe to call on one Permit value from two goroutines at once;
+// copies are.
 func (p *Permit) Release() {
 	if p.released || p.b == nil {
 		return
 	}
 	p.released = true
-	if p.slot {
-		p.b.releaseSlot()
+	if p.slot.idx1 > 0 {
+		p.b.releaseSlot(p.slot)
 	}
 }
 
@@ -180,11 +203,24 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 	}
 	deadline := b.deadline(ctx)
 	now := b.now()
+	var slot slotRef
 	if b.maxInFlight > 0 {
-		var err error
-		if now, err = b.acquireSlot(ctx, now, deadline); err != nil {
+		at, ref, err := b.acquireSlot(ctx, now, deadline)
+		if err != nil {
 			return Permit{}, err
 		}
+		slot = ref
+		// Until the permit is returned, any way out frees the slot: an
+		// error, or a panic in an observer reporting a wait.
+		defer func() {
+			if slot.idx1 > 0 {
+				b.releaseSlot(slot)
+			}
+		}()
+		if at > now {
+			b.emit(Event{Reason: SlotWait, Wait: time.Duration(at - now)})
+		}
+		now = at
 	}
 	var sent int64
 	var err error
@@ -194,12 +230,11 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 		sent, err = b.takeTurn(ctx, now, deadline)
 	}
 	if err != nil {
-		if b.maxInFlight > 0 {
-			b.releaseSlot()
-		}
 		return Permit{}, err
 	}
-	return Permit{b: b, sent: sent, slot: b.maxInFlight > 0}, nil
+	p := Permit{b: b, sent: sent, slot: slot}
+	slot = slotRef{} // handed to the permit
+	return p, nil
 }
 
 // takeTurn reserves the call's turn and waits for it. It returns the time
@@ -368,6 +403,7 @@ func (b *Budget) retimeLocked(now int64) {
 	// Re-time from the end of any pause: a new pace applies to the turns
 	// after it, and never stretches the pause itself.
 	b.g.setPace(max(now, b.pause.until), interval, burst)
+	b.failSlotWaitersLocked(now)
 	if b.pause.until > now {
 		b.g.floorAfterPause(b.pause.until, b.pauseAllow)
 	}
@@ -390,51 +426,89 @@ func (b *Budget) retimeLocked(now int64) {
 	}
 }
 
-// acquireSlot waits for a concurrency slot and returns the time it got one.
-func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, error) {
+// acquireSlot waits for a concurrency slot and returns the time it got one
+// and the slot. A caller waiting for a slot fails at once, like one waiting
+// for its turn, when a server pause outlasts its deadline.
+func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
 	b.mu.Lock()
-	if b.inFlight < b.maxInFlight && b.slots.head == nil {
-		b.inFlight++
+	if len(b.freeSlots) > 0 && b.slots.head == nil {
+		ref := b.takeSlotLocked()
 		b.mu.Unlock()
-		return now, nil
+		return now, ref, nil
 	}
 	if b.pause.until > now && b.pause.until >= deadline {
 		err := b.lateErrorLocked(b.pause.until, now)
 		b.mu.Unlock()
-		return 0, err
+		return 0, slotRef{}, err
 	}
-	sw := &waiter{wake: make(chan struct{}, 1)}
+	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline}
 	b.slots.push(sw)
 	b.mu.Unlock()
 	select {
-	case <-sw.wake: // granted: the slot was handed over
+	case <-sw.wake:
 	case <-ctx.Done():
-		b.mu.Lock()
-		if sw.state != granted {
-			b.slots.remove(sw)
-			b.mu.Unlock()
-			return 0, ctx.Err()
-		}
-		b.mu.Unlock()
-		b.releaseSlot() // handed over as we gave up: pass it on
-		return 0, ctx.Err()
 	}
-	at := b.now()
-	b.emit(Event{Reason: SlotWait, Wait: time.Duration(at - now)})
-	return at, nil
+	b.mu.Lock()
+	switch {
+	case sw.state == failed:
+		b.mu.Unlock()
+		return 0, slotRef{}, sw.err
+	case sw.state == granted && ctx.Err() == nil:
+		b.mu.Unlock()
+		return b.now(), sw.slot, nil
+	case sw.state == granted: // handed over as we gave up: pass it on
+		b.mu.Unlock()
+		b.releaseSlot(sw.slot)
+	default:
+		b.slots.remove(sw)
+		b.mu.Unlock()
+	}
+	return 0, slotRef{}, ctx.Err()
+}
+
+// takeSlotLocked takes a free slot.
+func (b *Budget) takeSlotLocked() slotRef {
+	i := b.freeSlots[len(b.freeSlots)-1]
+	b.freeSlots = b.freeSlots[:len(b.freeSlots)-1]
+	b.inFlight++
+	return slotRef{idx1: i + 1, gen: b.slotGen[i]}
 }
 
 // releaseSlot frees a slot, handing it to the first caller waiting for one.
-func (b *Budget) releaseSlot() {
+// A slot already freed (an older generation) is left alone.
+func (b *Budget) releaseSlot(ref slotRef) {
+	i := ref.idx1 - 1
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.slotGen[i] != ref.gen {
+		return
+	}
+	b.slotGen[i]++
 	if sw := b.slots.head; sw != nil {
 		b.slots.remove(sw)
-		sw.state = granted
+		sw.state, sw.slot = granted, slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
 		sw.signal()
-	} else {
-		b.inFlight--
+		return
 	}
-	b.mu.Unlock()
+	b.freeSlots = append(b.freeSlots, i)
+	b.inFlight--
+}
+
+// failSlotWaitersLocked fails at once every caller waiting for a slot whose
+// deadline the server's pause outlasts.
+func (b *Budget) failSlotWaitersLocked(now int64) {
+	if b.pause.until <= now {
+		return
+	}
+	for w := b.slots.head; w != nil; {
+		next := w.next
+		if b.pause.until >= w.deadline {
+			b.slots.remove(w)
+			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now)
+			w.signal()
+		}
+		w = next
+	}
 }
 
 // emit reports an event to the observer; never called under mu.
@@ -494,6 +568,9 @@ func (b *Budget) effectiveRateLocked(now int64) Rate {
 	if interval == int64(b.rate.Interval()) {
 		return b.rate
 	}
+	if interval > math.MaxInt64/int64(b.rate.Requests) {
+		return Rate{Requests: 1, Period: time.Duration(interval)} // Requests × interval would overflow
+	}
 	return Rate{Requests: b.rate.Requests, Period: time.Duration(interval) * time.Duration(b.rate.Requests)}
 }
 
@@ -511,6 +588,10 @@ func (b *Budget) SetRate(r Rate) error {
 	}
 	now := b.now()
 	b.mu.Lock()
+	if err := b.checkSpanLocked(r, "SetRate"); err != nil {
+		b.mu.Unlock()
+		return err
+	}
 	old := b.effectiveRateLocked(now)
 	b.rate = r
 	if !b.burstSet {
@@ -576,13 +657,14 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 		return Permit{b: b}, nil
 	}
 	now := b.now()
+	var slot slotRef
 	if b.maxInFlight > 0 {
 		b.mu.Lock()
-		if b.inFlight >= b.maxInFlight || b.slots.head != nil {
+		if len(b.freeSlots) == 0 || b.slots.head != nil {
 			b.mu.Unlock()
 			return Permit{}, ErrNoSlot
 		}
-		b.inFlight++
+		slot = b.takeSlotLocked()
 		b.mu.Unlock()
 	}
 	var sent int64
@@ -593,10 +675,40 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 		sent, err = b.takeTurn(ctx, now, now+1)
 	}
 	if err != nil {
-		if b.maxInFlight > 0 {
-			b.releaseSlot()
+		if slot.idx1 > 0 {
+			b.releaseSlot(slot)
 		}
 		return Permit{}, err
 	}
-	return Permit{b: b, sent: sent, slot: b.maxInFlight > 0}, nil
+	return Permit{b: b, sent: sent, slot: slot}, nil
+}
+
+// maxSpan is the furthest ahead the budget ever plans: 2^61 ns, about 73
+// years, so that sums of its times never overflow.
+const maxSpan = 1 << 61
+
+// checkSpan rejects a rate whose burst, at the slowest pace adaptive
+// throttling may reach, spans more than maxSpan. field names the culprit.
+func (b *Budget) checkSpan(r Rate, field string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.checkSpanLocked(r, field)
+}
+
+func (b *Budget) checkSpanLocked(r Rate, field string) error {
+	burst := b.burst
+	if !b.burstSet {
+		burst = int64(r.Requests)
+	}
+	slowest := 1.0
+	if b.adaptive.Enabled() {
+		slowest = b.adaptive.MinRate
+	}
+	if float64(r.Interval())*float64(burst)/slowest > maxSpan {
+		if b.burstSet {
+			field = "WithBurst"
+		}
+		return configErrorf(field, "spans more than 73 years at the slowest adaptive pace (burst %d × interval %v ÷ MinRate %g)", burst, r.Interval(), slowest)
+	}
+	return nil
 }

@@ -425,6 +425,9 @@ func TestNewBudgetRejectsInvalidConfiguration(t *testing.T) {
 		{"zero burst", PerSecond(5), []Option{WithBurst(0)}, "WithBurst"},
 		{"negative cap", PerSecond(5), []Option{WithMaxInFlight(-1)}, "WithMaxInFlight"},
 		{"zero max pause", PerSecond(5), []Option{WithMaxPause(0)}, "WithMaxPause"},
+		{"max pause past the span", PerSecond(5), []Option{WithMaxPause(time.Duration(math.MaxInt64))}, "WithMaxPause"},
+		{"burst overflowing the clock", PerSecond(1), []Option{WithBurst(1 << 40)}, "WithBurst"},
+		{"period overflowing when throttled", Rate{1, 200 * 365 * 24 * time.Hour}, nil, "rate"},
 		{"NaN decrease", PerSecond(5), []Option{WithAdaptive(Adaptive{Decrease: math.NaN()})}, "WithAdaptive.Decrease"},
 		{"decrease above 1", PerSecond(5), []Option{WithAdaptive(Adaptive{Decrease: 1.5})}, "WithAdaptive.Decrease"},
 		{"negative min rate", PerSecond(5), []Option{WithAdaptive(Adaptive{MinRate: -0.1})}, "WithAdaptive.MinRate"},
@@ -564,5 +567,87 @@ func TestTryAcquireNeverWaits(t *testing.T) {
 			t.Fatalf("at the turn: %v", err)
 		}
 		p.Release()
+	})
+}
+
+func TestEffectiveRateNeverOverflows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(Rate{Requests: 1e9, Period: time.Second})
+		p, _ := b.Acquire(context.Background())
+		// A daily quota report: 1000 left until 20 h from now.
+		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {"1000"}, "X-Ratelimit-Remaining": {"1000"}, "X-Ratelimit-Reset": {"72000"}})
+		if r := b.EffectiveRate(); r.Period <= 0 || r.Requests <= 0 {
+			t.Fatalf("EffectiveRate = %v, want a positive rate", r)
+		}
+	})
+}
+
+func TestReleaseOnACopyFreesTheSlotOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(1000), WithMaxInFlight(1))
+		p, _ := b.Acquire(context.Background())
+		release := func(p Permit) { p.Release() }
+		release(p) // a helper releases its copy…
+		p.Release() // …and the caller's deferred Release runs too
+		q, err := b.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release() // a stale copy must not free q's slot
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, err := b.Acquire(ctx); err == nil || b.InFlight() != 1 {
+			t.Fatalf("WithMaxInFlight(1) admitted a second open request (err %v, InFlight %d)", err, b.InFlight())
+		}
+		q.Release()
+		if n := b.InFlight(); n != 0 {
+			t.Fatalf("InFlight = %d, want 0", n)
+		}
+	})
+}
+
+func TestSlotWaiterFailsAtOnceWhenAPauseOutlastsItsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(100), WithMaxInFlight(1))
+		a, _ := b.Acquire(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := b.Acquire(ctx)
+			errc <- err
+		}()
+		synctest.Wait()
+		start := time.Now()
+		a.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"60"}})
+		err := <-errc
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.StatusCode != 429 || time.Since(start) != 0 {
+			t.Fatalf("slot waiter: err %v after %v, want a RateLimitError with 429 at once", err, time.Since(start))
+		}
+		a.Release()
+		if n := b.InFlight(); n != 0 {
+			t.Fatalf("InFlight = %d, want 0", n)
+		}
+	})
+}
+
+func TestPanickingObserverLeaksNoSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		obs := func(e Event) {
+			if e.Reason == Paced || e.Reason == SlotWait {
+				panic("observer bug")
+			}
+		}
+		b := MustBudget(PerSecond(1), WithMaxInFlight(1), WithObserver(obs))
+		p, _ := b.Acquire(context.Background())
+		p.Release()
+		func() {
+			defer func() { recover() }()
+			b.Acquire(context.Background()) // waits 1 s: its Paced event panics
+		}()
+		if n := b.InFlight(); n != 0 {
+			t.Fatalf("InFlight = %d after a panicking observer, want 0", n)
+		}
 	})
 }

@@ -75,8 +75,8 @@ func WithName(name string) Option {
 // is DefaultMaxPause (one hour); d must be positive.
 func WithMaxPause(d time.Duration) Option {
 	return optionFunc(func(c *config) {
-		if d <= 0 {
-			c.fail(configErrorf("WithMaxPause", "must be positive, got %v", d))
+		if d <= 0 || d > maxSpan {
+			c.fail(configErrorf("WithMaxPause", "must be positive and at most 73 years, got %v", d))
 		}
 		c.maxPause = d
 	})

@@ -1,7 +1,7 @@
 package core
 
 // waiter is a call queued for its turn, or for a concurrency slot (then
-// only wake and state are used). Its fields are guarded by the budget's mu.
+// only deadline, wake, state, err and slot are used). Its fields are guarded by the budget's mu.
 type waiter struct {
 	turn     turn
 	deadline int64
@@ -9,8 +9,9 @@ type waiter struct {
 	pauseEnd int64 // the pause that decided its turn, 0 for none
 	wake     chan struct{}
 	state    waiterState
-	err      error // when state is failed
-	granted  int64 // when state is granted
+	err      error   // when state is failed
+	granted  int64   // when state is granted
+	slot     slotRef // the slot handed over (a slot waiter)
 	prev     *waiter
 	next     *waiter
 }

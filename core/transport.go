@@ -98,10 +98,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	p.Observe(resp.StatusCode, resp.Header)
-	if !p.slot || resp.Body == nil || resp.Body == http.NoBody {
+	if p.slot.idx1 == 0 || resp.Body == nil || resp.Body == http.NoBody {
 		return resp, nil
 	}
-	resp.Body = wrapBody(resp.Body, b)
+	resp.Body = wrapBody(resp.Body, b, p.slot)
 	handedOff = true
 	return resp, nil
 }
@@ -119,12 +119,13 @@ func (t *Transport) CloseIdleConnections() {
 // slot of a body that was dropped without Close.
 type slotHolder struct {
 	b    *Budget
+	slot slotRef
 	done atomic.Bool
 }
 
 func (s *slotHolder) release() bool {
 	if s.done.CompareAndSwap(false, true) {
-		s.b.releaseSlot()
+		s.b.releaseSlot(s.slot)
 		return true
 	}
 	return false
@@ -148,8 +149,8 @@ type releaseWriteBody struct{ *releaseBody }
 
 func (b releaseWriteBody) Write(p []byte) (int, error) { return b.rc.(io.Writer).Write(p) }
 
-func wrapBody(rc io.ReadCloser, b *Budget) io.ReadCloser {
-	s := &slotHolder{b: b}
+func wrapBody(rc io.ReadCloser, b *Budget, slot slotRef) io.ReadCloser {
+	s := &slotHolder{b: b, slot: slot}
 	body := &releaseBody{rc: rc, slot: s}
 	body.cleanup = runtime.AddCleanup(body, func(s *slotHolder) {
 		if s.release() {
