@@ -645,8 +645,9 @@ func (b *Budget) MaxPause() time.Duration { return b.maxPause }
 // TryAcquire admits the call only if it can go now: a free concurrency slot
 // and a turn that has come, with no pause. It never waits. Otherwise it
 // returns at once: ErrNoSlot when every slot is taken, or a
-// *RateLimitError whose RetryAfter says when the turn would come (and
-// which, like every RateLimitError, matches context.DeadlineExceeded). It
+// *RateLimitError whose RetryAfter says when the turn would come. Like
+// every RateLimitError it matches context.DeadlineExceeded, even when ctx
+// has no deadline: TryAcquire's own horizon is "now". It
 // takes nothing when it fails, and never goes before callers already
 // waiting in Acquire.
 func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {

@@ -587,7 +587,7 @@ func TestReleaseOnACopyFreesTheSlotOnce(t *testing.T) {
 		b := MustBudget(PerSecond(1000), WithMaxInFlight(1))
 		p, _ := b.Acquire(context.Background())
 		release := func(p Permit) { p.Release() }
-		release(p) // a helper releases its copy…
+		release(p)  // a helper releases its copy…
 		p.Release() // …and the caller's deferred Release runs too
 		q, err := b.Acquire(context.Background())
 		if err != nil {

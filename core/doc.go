@@ -13,7 +13,9 @@
 // # The pacing bound
 //
 // The times at which requests are sent satisfy, for every window of length
-// W, count ≤ burst + floor(W / interval) at the current effective interval.
+// W, count ≤ burst + floor(W / interval), where interval is the slowest
+// effective interval in force during the window (a lowered rate applies to
+// the turns after the change; what could go before it may still go).
 // Up to Rate.Requests requests (WithBurst to change it) may go back to back
 // from an idle budget; after that they are Rate.Interval() apart. A call
 // whose turn, or the end of a server pause, comes at or after its context

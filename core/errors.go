@@ -83,7 +83,9 @@ func (e *RateLimitError) Is(target error) bool { return target == context.Deadli
 
 // IsBudgetError reports whether err (or any error it wraps, such as the
 // *url.Error an http.Client returns) comes from a budget refusing to wait
-// past a deadline. Retry layers use it to never retry such an error.
+// past a deadline. Retry layers use it not to retry such an error within
+// the same deadline: the call is Retryable, but only after RetryAfter,
+// which lies past the deadline the caller gave.
 func IsBudgetError(err error) bool {
 	var rl *RateLimitError
 	return errors.As(err, &rl)

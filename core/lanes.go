@@ -15,7 +15,8 @@ type lane struct {
 // in the order given and the first match wins. A lane's budget may be
 // shared with other transports: it is one quota, spent from together.
 //
-// NewTransport panics on an empty fragment or a nil budget.
+// WithLane panics on an empty fragment or a nil budget, as http.Handle does
+// for a bad pattern.
 func WithLane(fragment string, b *Budget) TransportOption {
 	f := "/" + strings.Trim(fragment, "/")
 	if f == "/" || b == nil {

@@ -20,8 +20,11 @@ import (
 //
 // A budget on a store still serves its own callers' slots locally
 // (WithMaxInFlight is per budget). A call waits for the turn the store gave
-// it: a later pause or decrease re-times only the calls that reserve after
-// it (the in-memory default re-times waiting calls too).
+// it; if the budget hears of a pause meanwhile (a response it sent), the
+// call takes a turn again behind the pause. A pause or decrease another
+// budget reported re-times only the calls that take their turn after it,
+// and the quota reports (Remaining/Reset) that shape an in-memory budget's
+// pace are not shared. Check covers the store's pause, not its pace.
 type Store interface {
 	// Take reserves the next turn at pace p, not before the end of the
 	// shared pause. If the turn would come maxWait or more from now
@@ -196,6 +199,19 @@ func cmpOr(a, b int) int {
 // takeFromStore is Acquire's turn when the state is in a Store: one call
 // to Take, then a wait for the turn; a cancelled wait refunds the turn.
 func (b *Budget) takeFromStore(ctx context.Context, now, deadline int64) (int64, error) {
+	for {
+		at, retake, err := b.takeFromStoreOnce(ctx, now, deadline)
+		if !retake {
+			return at, err
+		}
+		now = b.now()
+	}
+}
+
+// takeFromStoreOnce takes one turn from the store and waits for it. If a
+// pause this budget heard of began while it waited, the turn is given back
+// and retake is true: the call takes a turn again, behind the pause.
+func (b *Budget) takeFromStoreOnce(ctx context.Context, now, deadline int64) (at int64, retake bool, err error) {
 	maxWait := time.Duration(-1)
 	if deadline != never {
 		maxWait = time.Duration(deadline - now)
@@ -205,10 +221,11 @@ func (b *Budget) takeFromStore(ctx context.Context, now, deadline int64) (int64,
 		b.storeHealth(cmpErr(err, t.Fallback))
 	}
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	b.mu.Lock()
 	b.aimd.factor = t.Factor
+	pauseSeen := b.pause.until
 	b.mu.Unlock()
 	reason := Paced
 	if t.Factor < 1 {
@@ -219,23 +236,31 @@ func (b *Budget) takeFromStore(ctx context.Context, now, deadline int64) (int64,
 		if t.Paused {
 			e.Reason, e.StatusCode = Paused, t.Status
 		}
-		return 0, e
+		return 0, false, e
 	}
-	if t.Wait > 0 {
-		timer := time.NewTimer(t.Wait)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			b.store.Refund(context.WithoutCancel(ctx), t)
-			return 0, ctx.Err()
-		}
-		if t.Paused {
-			reason = Paused
-		}
-		b.emit(Event{Reason: reason, Wait: t.Wait})
+	if t.Wait <= 0 {
+		return t.At, false, nil
 	}
-	return t.At, nil
+	timer := time.NewTimer(t.Wait)
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		timer.Stop()
+		b.store.Refund(context.WithoutCancel(ctx), t)
+		return 0, false, ctx.Err()
+	}
+	b.mu.Lock()
+	pausedSince := b.pause.until > pauseSeen && b.pause.until > b.now()
+	b.mu.Unlock()
+	if pausedSince {
+		b.store.Refund(context.WithoutCancel(ctx), t)
+		return 0, true, nil
+	}
+	if t.Paused {
+		reason = Paused
+	}
+	b.emit(Event{Reason: reason, Wait: t.Wait})
+	return t.At, false, nil
 }
 
 func (b *Budget) storePace() Pace {
@@ -246,9 +271,18 @@ func (b *Budget) storePace() Pace {
 
 // reportToStore is apply for a budget whose state is in a Store.
 func (b *Budget) reportToStore(status int, f Feedback, sent int64) {
-	r := Report{Status: status, Pause: f.Pause, Allow: max(f.Limit, 0), Refused: refused(status, f), Sent: sent, Pace: b.storePace()}
+	pace := b.storePace()
+	r := Report{Status: status, Pause: f.Pause, Allow: int(pauseAllowance(f, int64(pace.Burst))),
+		Refused: refused(status, f), Sent: sent, Pace: pace}
 	st, err := b.store.Report(context.Background(), r)
 	b.storeHealth(cmpErr(err, st.Fallback))
+	if err == nil && st.Pause > 0 {
+		// Calls of this budget already waiting for a turn the store gave
+		// before the pause take a turn again behind it.
+		b.mu.Lock()
+		b.pause.extend(b.now()+int64(st.Pause), st.PauseStatus)
+		b.mu.Unlock()
+	}
 	if f.Pause > 0 {
 		b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
 	}

@@ -139,3 +139,48 @@ func TestStoreFailureReportedOncePerOutage(t *testing.T) {
 		}
 	})
 }
+
+func TestStoreCallWaitingWhenAPauseBeginsWaitsItOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(1), WithStore(NewMemoryStore()))
+		p, _ := b.Acquire(context.Background())
+		p.Release()
+		start := time.Now()
+		done := make(chan time.Duration, 1)
+		go func() {
+			if _, err := b.Acquire(context.Background()); err != nil {
+				t.Error(err)
+			}
+			done <- time.Since(start)
+		}() // its turn: 1 s
+		synctest.Wait()
+		time.Sleep(500 * time.Millisecond)
+		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"10"}}) // pause until 10.5 s
+		if sent := <-done; sent < 10500*time.Millisecond {
+			t.Fatalf("the waiting call was sent at %v, inside the pause that ends at 10.5s", sent)
+		}
+	})
+}
+
+func TestStorePauseEndsWithNoMoreThanTheServerHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(10), WithoutAdaptive(), WithStore(NewMemoryStore()))
+		p, _ := b.Acquire(context.Background())
+		// A GCRA server: one more in 1 s, the quota of 10 whole in 60 s.
+		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"1"},
+			"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"60"}})
+		time.Sleep(time.Second + time.Millisecond)
+		n := 0
+		for {
+			q, err := b.TryAcquire(context.Background())
+			if err != nil {
+				break
+			}
+			q.Release()
+			n++
+		}
+		if n != 1 {
+			t.Fatalf("%d requests at once when the pause ended, want 1", n)
+		}
+	})
+}
