@@ -24,7 +24,9 @@ func (p *Permit) Observe(status int, h http.Header) Feedback {
 // response whose permit is not at hand (a response decoded far from where
 // it was sent). sent is when the request was sent; the zero time means
 // "just now", which lets a refusal decrease the rate even right after
-// another decrease.
+// another decrease. On a budget WithStore, sent cannot be placed on the
+// store's clock and counts as "just now": prefer Permit.Observe there, or
+// one burst of refusals may decrease the shared rate more than once.
 func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
 	at := b.now()
 	switch {
