@@ -79,7 +79,7 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64) {
 	if b.aimd.observe(b.adaptive, refused(status, f), status, sent, now) {
 		changed = true
 	}
-	if s, ok := shapeOf(f, now, b.maxPause, b.burst); ok && (f.Pause == 0 || f.Reset > f.Pause) {
+	if s, ok := shapeOf(f, now, b.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
 		// (A pause that lasts until the reset covers the report's window.)
 		b.shape = s
 		changed = true
@@ -99,27 +99,30 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64) {
 }
 
 // shapeOf returns the pace a response's quota report allows until the
-// reset: never more requests before the reset than remain. Up to the
-// budget's burst of them may go at once; the rest are spread so that the
-// last lands at the reset. The reset is cut to maxPause: a report can slow
+// reset: what remains, plus what returns before the reset (the quota's
+// Limit, when known), spread over the time to the reset, and never more at
+// once than remain. The spread assumes the quota returns as it is spent, as
+// GCRA and token-bucket servers refill; a fixed-window server that runs dry
+// before its reset answers the next request with a refusal, whose reset
+// then pauses the budget. The reset is cut to maxPause: a report can slow
 // the budget no longer than a pause could.
 //
 // Servers state the reset in whole seconds, rounded up, so a reset of R
 // seconds may mean any time in (R-1, R]: the spread uses the earliest, R-1
 // (nothing for R ≤ 1 s), so rounding never slows the budget below what the
 // server allows.
-func shapeOf(f Feedback, now int64, maxPause time.Duration, burst int64) (shape, bool) {
+func shapeOf(f Feedback, now int64, maxPause time.Duration) (shape, bool) {
 	if f.Remaining < 0 || f.Reset <= 0 {
 		return shape{}, false
 	}
+	spendable := int64(max(f.Remaining, f.Limit))
+	if spendable <= 0 {
+		return shape{}, false
+	}
 	reset := min(f.Reset, maxPause)
-	remaining := max(1, int64(f.Remaining))
-	b := min(burst, remaining)
-	// b at once, then remaining-b more at this interval: remaining sends
-	// before the reset, the next one at it.
 	return shape{
-		interval: max(0, int64(reset-time.Second)) / (remaining - b + 1),
-		burst:    b,
+		interval: max(0, int64(reset-time.Second)) / spendable,
+		burst:    max(1, int64(f.Remaining)),
 		until:    now + int64(reset),
 	}, true
 }

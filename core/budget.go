@@ -316,7 +316,7 @@ func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, er
 // calls are re-timed to the faster pace.
 func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
 	at := w.turn.sendAt
-	if u := b.shape.until; u > now && u < at {
+	if u := b.shape.until; u > now && u < at && w == b.queue.head { // the head re-times them all
 		at = u
 	}
 	return at - now
@@ -349,6 +349,9 @@ func (b *Budget) dispatchLocked(now int64) {
 		b.queue.remove(w)
 		w.state, w.granted = granted, now
 		w.signal()
+		if h := b.queue.head; h != nil && b.shape.until > now {
+			h.signal() // the new head watches for the quota report's end
+		}
 	}
 }
 
