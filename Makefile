@@ -9,8 +9,8 @@ BENCHTIME ?= 1s
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
 
-test: core-deps ## go test -race in every module
-	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
+test: core-deps ## go test -race in every module (packages one at a time: the integration tests measure real time)
+	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 -p 1 ./...); done
 
 core-deps: ## fail if core requires any module: it is standard library only
 	@deps=$$(cd core && GOWORK=off $(GO) list -m all); if [ "$$deps" != "github.com/headgate-go/headgate/core" ]; then 	  echo "core must require nothing, but lists:"; echo "$$deps"; exit 1; fi

@@ -84,6 +84,9 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64) {
 		b.shape = s
 		changed = true
 	}
+	if b.dims != nil && b.shapeDimsLocked(f, now) {
+		changed = true
+	}
 	if changed {
 		b.retimeLocked(now)
 	}

@@ -29,6 +29,7 @@ type Budget struct {
 	epoch       time.Time // the zero of the budget's monotonic clock
 	store       Store     // shared state (WithStore), or nil for the in-memory default
 	storeDown   atomic.Bool
+	dims        *dimSet // extra dimensions (WithDimension), or nil
 
 	mu         sync.Mutex
 	rate       Rate  // configured rate; guarded by mu
@@ -70,6 +71,9 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 	if len(c.errs) > 0 {
 		return nil, c.errs[0]
 	}
+	if len(c.dims) > 0 && c.store != nil {
+		return nil, configErrorf("WithDimension", "cannot be combined with WithStore")
+	}
 	b := &Budget{
 		name:        c.name,
 		observer:    c.observer,
@@ -98,6 +102,9 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 	}
 	b.g = gcra{interval: int64(rate.Interval()), burst: b.burst}
 	b.g.tat = math.MinInt64 / 2 // idle: the whole burst is available
+	if len(c.dims) > 0 {
+		b.dims = newDimSet(c.dims, c.backfill)
+	}
 	return b, nil
 }
 
@@ -152,6 +159,7 @@ type Permit struct {
 	sent     int64 // when the turn was given, on the budget's clock
 	slot     slotRef
 	released bool
+	res      *reservation // extra dimensions' estimate (AcquireCost), or nil
 }
 
 // slotRef names a held concurrency slot: its index plus one (0 for no
@@ -173,6 +181,7 @@ func (p *Permit) Release() {
 		return
 	}
 	p.released = true
+	p.releaseCost() // an AcquireCost estimate nobody committed comes back
 	if p.slot.idx1 > 0 {
 		p.b.releaseSlot(p.slot)
 	}
@@ -240,6 +249,9 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 // takeTurn reserves the call's turn and waits for it. It returns the time
 // the turn was given.
 func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, error) {
+	if b.dims != nil {
+		return b.takeTurnDims(ctx, now, deadline, nil)
+	}
 	b.mu.Lock()
 	b.syncPaceLocked(now)
 	t, ok := b.g.reserve(now, b.pause.until, deadline)
@@ -290,6 +302,9 @@ func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, er
 			case ctx.Err() != nil:
 				b.queue.remove(w)
 				b.g.cancel(w.turn)
+				if w.res != nil {
+					b.cancelDimsLocked(w.res)
+				}
 				b.mu.Unlock()
 				return 0, ctx.Err()
 			}
@@ -348,6 +363,9 @@ func (b *Budget) dispatchLocked(now int64) {
 	for w := b.queue.head; w != nil && w.turn.sendAt <= now; w = b.queue.head {
 		b.queue.remove(w)
 		w.state, w.granted = granted, now
+		if w.res != nil {
+			b.grantDimsLocked(w.res)
+		}
 		w.signal()
 		if h := b.queue.head; h != nil && b.shape.until > now {
 			h.signal() // the new head watches for the quota report's end
@@ -388,7 +406,7 @@ func (b *Budget) paceLocked(now int64) (interval, burst int64) {
 // re-timing the callers already waiting if the pace changed.
 func (b *Budget) syncPaceLocked(now int64) {
 	interval, burst := b.paceLocked(now)
-	if interval != b.g.interval || burst != b.g.burst {
+	if interval != b.g.interval || burst != b.g.burst || b.dimsPaceChangedLocked(now) {
 		b.retimeLocked(now)
 	}
 }
@@ -401,20 +419,36 @@ func (b *Budget) retimeLocked(now int64) {
 	b.dispatchLocked(now)
 	if head := b.queue.head; head != nil {
 		b.g.tat = head.turn.tatBefore // the state before the queued reservations
+		if head.res != nil {
+			b.resetDimsLocked(head.res)
+		}
 	}
 	interval, burst := b.paceLocked(now)
 	// Re-time from the end of any pause: a new pace applies to the turns
 	// after it, and never stretches the pause itself.
 	b.g.setPace(max(now, b.pause.until), interval, burst)
+	if b.dims != nil {
+		b.setDimsPaceLocked(now, max(now, b.pause.until))
+	}
 	b.failSlotWaitersLocked(now)
 	if b.pause.until > now {
 		b.g.floorAfterPause(b.pause.until, b.pauseAllow)
 	}
+	after := int64(math.MinInt64) // the send time of the caller re-timed last
 	for w := b.queue.head; w != nil; {
 		next := w.next
-		t, ok := b.g.reserve(now, b.pause.until, w.deadline)
+		var t turn
+		var ok bool
+		if w.res != nil {
+			t, ok = b.reserveDimsLocked(now, w.deadline, w.res, after)
+		} else {
+			t, ok = b.g.reserve(now, b.pause.until, w.deadline)
+		}
 		switch {
 		case !ok:
+			if w.res != nil {
+				b.dims.pending.remove(w.res)
+			}
 			b.queue.remove(w)
 			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
 			w.signal()
@@ -424,6 +458,9 @@ func (b *Budget) retimeLocked(now int64) {
 				w.pauseEnd = b.pause.until
 			}
 			w.signal()
+		}
+		if ok {
+			after = t.sendAt
 		}
 		w = next
 	}

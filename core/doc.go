@@ -39,6 +39,26 @@
 // Without a transport, call Acquire, send, then Permit.Observe the
 // response and Permit.Release the slot when the body is closed.
 //
+// # Several dimensions
+//
+// LLM providers count tokens per minute beside requests per minute. Declare
+// each extra quantity with WithDimension and spend it with AcquireCost:
+//
+//	budget := core.MustBudget(core.PerMinute(3_500),
+//		core.WithDimension("tokens", core.PerMinute(90_000)))
+//	p, err := budget.AcquireCost(ctx, core.Cost{Dimension: "tokens", Amount: 4_000})
+//	// … send, read usage.total_tokens …
+//	p.Commit(core.Cost{Dimension: "tokens", Amount: used})
+//	p.Release()
+//
+// A request reserves its upper bound in every dimension and its turn at
+// once, from the one FIFO, and is sent when all of them hold it; Commit
+// gives back what it did not use (or charges an overspend, which later
+// requests wait out). Every dimension keeps the pacing bound in its units.
+// Through a Transport, put the estimate on the request's context with
+// WithCost and settle with Commit(resp, …) before closing the body.
+// Dimensions cannot be combined with WithStore.
+//
 // # Observability and configuration
 //
 // Every wait, pushback and rate change is an Event for the observer given

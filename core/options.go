@@ -22,6 +22,8 @@ type config struct {
 	maxPause    time.Duration
 	adaptive    Adaptive
 	store       Store
+	dims        []dimConfig // WithDimension
+	backfill    bool        // WithBackfill
 	errs        []error
 }
 

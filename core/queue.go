@@ -9,9 +9,10 @@ type waiter struct {
 	pauseEnd int64 // the pause that decided its turn, 0 for none
 	wake     chan struct{}
 	state    waiterState
-	err      error   // when state is failed
-	granted  int64   // when state is granted
-	slot     slotRef // the slot handed over (a slot waiter)
+	err      error        // when state is failed
+	granted  int64        // when state is granted
+	slot     slotRef      // the slot handed over (a slot waiter)
+	res      *reservation // its extra dimensions' reservation, or nil
 	prev     *waiter
 	next     *waiter
 }

@@ -77,7 +77,7 @@ func (t *Transport) BudgetFor(path string) *Budget {
 // transport and feeds the response back to the budget.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	b := t.BudgetFor(req.URL.Path)
-	p, err := b.Acquire(req.Context())
+	p, err := acquireFor(b, req.Context())
 	if err != nil {
 		if req.Body != nil && req.Body != http.NoBody {
 			req.Body.Close()
@@ -98,10 +98,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	p.Observe(resp.StatusCode, resp.Header)
-	if p.slot.idx1 == 0 || resp.Body == nil || resp.Body == http.NoBody {
+	if resp.Body == nil || resp.Body == http.NoBody {
+		settleByStatus(&p, resp.StatusCode) // nothing to commit from
 		return resp, nil
 	}
-	resp.Body = wrapBody(resp.Body, b, p.slot)
+	if p.slot.idx1 == 0 && p.res == nil {
+		return resp, nil
+	}
+	resp.Body = wrapBody(resp.Body, b, p.slot, costHolderFor(p, resp.StatusCode))
 	handedOff = true
 	return resp, nil
 }
@@ -119,13 +123,16 @@ func (t *Transport) CloseIdleConnections() {
 // slot of a body that was dropped without Close.
 type slotHolder struct {
 	b    *Budget
-	slot slotRef
+	slot slotRef // idx1 0: no slot, only a cost (AcquireCost)
 	done atomic.Bool
+	cost *costHolder // the permit's cost to settle on Close, or nil
 }
 
 func (s *slotHolder) release() bool {
 	if s.done.CompareAndSwap(false, true) {
-		s.b.releaseSlot(s.slot)
+		if s.slot.idx1 > 0 {
+			s.b.releaseSlot(s.slot)
+		}
 		return true
 	}
 	return false
@@ -149,10 +156,11 @@ type releaseWriteBody struct{ *releaseBody }
 
 func (b releaseWriteBody) Write(p []byte) (int, error) { return b.rc.(io.Writer).Write(p) }
 
-func wrapBody(rc io.ReadCloser, b *Budget, slot slotRef) io.ReadCloser {
-	s := &slotHolder{b: b, slot: slot}
+func wrapBody(rc io.ReadCloser, b *Budget, slot slotRef, cost *costHolder) io.ReadCloser {
+	s := &slotHolder{b: b, slot: slot, cost: cost}
 	body := &releaseBody{rc: rc, slot: s}
 	body.cleanup = runtime.AddCleanup(body, func(s *slotHolder) {
+		s.cost.settle()
 		if s.release() {
 			s.b.emit(Event{Reason: LeakedBody})
 		}
@@ -164,7 +172,7 @@ func wrapBody(rc io.ReadCloser, b *Budget, slot slotRef) io.ReadCloser {
 }
 
 func (b *releaseBody) done() {
-	if b.slot.release() {
+	if b.slot.release() && b.slot.cost == nil { // a cost is settled on Close, or by the cleanup
 		b.cleanup.Stop()
 	}
 }
@@ -181,6 +189,10 @@ func (b *releaseBody) Read(p []byte) (int, error) {
 // Close closes the body and frees the slot.
 func (b *releaseBody) Close() error {
 	err := b.rc.Close()
+	b.slot.cost.settle() // a cost nobody committed (see Commit)
 	b.done()
+	if b.slot.cost != nil {
+		b.cleanup.Stop()
+	}
 	return err
 }

@@ -157,6 +157,19 @@ type Config struct {
 	// apply to what it writes. Default: nil, the Body above.
 	Handler http.Handler
 
+	// Tokens, when positive, turns on token mode: besides Requests per Period, the
+	// provider enforces Tokens tokens per Period, as LLM APIs do. Each request uses the
+	// tokens its TokensHeader says; it is admitted only when both limits hold it (a
+	// request of more than TokenBurst tokens never is), and its admitted response is
+	// `{"object":"chat.completion","usage":{"total_tokens":N}}` (unless Config.Handler is
+	// set). With XRateLimitDelta or XRateLimitEpoch, every response also carries
+	// x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens and x-ratelimit-reset-tokens
+	// (a Go duration, as OpenAI sends). Token mode needs GCRA. Default (0): no token limit.
+	Tokens int
+	// TokenBurst is how many tokens may be used back to back from idle.
+	// Default (0): Tokens.
+	TokenBurst int
+
 	// Now is the provider's clock, for the limiter, the arrival record and the dates in
 	// headers. Default: time.Now, which is already virtual inside a testing/synctest bubble.
 	// A frozen clock (func returning a constant) gives fully deterministic decisions. Waits
@@ -193,6 +206,19 @@ func (cfg Config) normalize() (Config, error) {
 		return cfg, fmt.Errorf("headgate: quotatest: Config.BodySize must not be negative, got %d", cfg.BodySize)
 	case cfg.BodySize > 0 && cfg.Body != nil:
 		return cfg, errors.New("headgate: quotatest: Config.Body and Config.BodySize are mutually exclusive")
+	}
+	switch {
+	case cfg.Tokens < 0 || cfg.TokenBurst < 0:
+		return cfg, fmt.Errorf("headgate: quotatest: Config.Tokens and TokenBurst must not be negative, got %d and %d", cfg.Tokens, cfg.TokenBurst)
+	case cfg.Tokens == 0 && cfg.TokenBurst != 0:
+		return cfg, errors.New("headgate: quotatest: Config.TokenBurst needs Config.Tokens")
+	case cfg.Tokens > 0 && cfg.Algorithm != GCRA:
+		return cfg, errors.New("headgate: quotatest: Config.Tokens needs GCRA")
+	case cfg.Tokens > 0 && cfg.Period/time.Duration(cfg.Tokens) <= 0:
+		return cfg, fmt.Errorf("headgate: quotatest: Config.Period/Tokens is under a nanosecond (%v/%d)", cfg.Period, cfg.Tokens)
+	}
+	if cfg.Tokens > 0 && cfg.TokenBurst == 0 {
+		cfg.TokenBurst = cfg.Tokens
 	}
 	if err := cfg.Headers.validate(); err != nil {
 		return cfg, err

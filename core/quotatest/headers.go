@@ -29,6 +29,11 @@ type report struct {
 	remaining int           // what could go back to back now
 	reset     time.Duration // until the quota is whole again (admitted) or until admission (refused)
 	retry     time.Duration // > 0 on rate and pause refusals: until a request would be admitted
+
+	tokens       bool // token mode: the token fields are set
+	tokLimit     int
+	tokRemaining int
+	tokReset     time.Duration
 }
 
 // writeHeaders sets the headers of style s that describe r.
@@ -46,6 +51,9 @@ func writeHeaders(h http.Header, s HeaderStyle, r report) {
 	}
 	if s&quotaHeaderStyles == 0 {
 		return
+	}
+	if r.tokens && s&(XRateLimitDelta|XRateLimitEpoch) != 0 {
+		writeTokenHeaders(h, r)
 	}
 	remaining := strconv.Itoa(r.remaining)
 	if s&IETF != 0 {

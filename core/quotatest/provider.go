@@ -41,14 +41,15 @@ type Provider struct {
 	bodyType string // Content-Type of cfg.Body
 
 	mu         sync.Mutex
-	lim        limiter    // guarded by mu
-	faults     faultState // guarded by mu
-	arrivals   []Arrival  // guarded by mu
-	generation uint64     // guarded by mu; bumped by Reset so late status updates skip a cleared record
-	admitted   int        // guarded by mu
-	refused    int        // guarded by mu
-	inFlight   int        // guarded by mu
-	peak       int        // guarded by mu
+	lim        limiter      // guarded by mu
+	tok        tokenLimiter // token mode (Config.Tokens); guarded by mu
+	faults     faultState   // guarded by mu
+	arrivals   []Arrival    // guarded by mu
+	generation uint64       // guarded by mu; bumped by Reset so late status updates skip a cleared record
+	admitted   int          // guarded by mu
+	refused    int          // guarded by mu
+	inFlight   int          // guarded by mu
+	peak       int          // guarded by mu
 }
 
 var _ http.Handler = (*Provider)(nil)
@@ -69,6 +70,7 @@ func New(cfg Config) (*Provider, error) {
 		cfg:      cfg,
 		bodyType: bodyType,
 		lim:      newLimiter(cfg),
+		tok:      newTokenLimiter(cfg),
 		faults:   faultState{latency: cfg.Latency},
 	}, nil
 }
@@ -107,6 +109,7 @@ type Arrival struct {
 	Outcome  Outcome // what the provider decided
 	Status   int     // the status sent: 0 for ConnectionReset; for Config.Handler, what it wrote
 	InFlight int     // requests being served at this arrival, this one included
+	Tokens   int     // token mode: the tokens charged (0 unless admitted)
 }
 
 // ticket is one request's decision, taken under the lock.
@@ -117,6 +120,7 @@ type ticket struct {
 	faults     faultState // a snapshot, for the response
 	index      int        // in arrivals
 	generation uint64
+	tokens     int // token mode: the tokens the request uses
 }
 
 // decide records an arrival and decides it.
@@ -148,6 +152,15 @@ func (p *Provider) decide(r *http.Request) ticket {
 		t.outcome = RefusedConcurrency
 		t.report.remaining, t.report.reset = p.lim.state(now)
 	default:
+		if p.cfg.Tokens > 0 { // both limits or neither: tokens are checked first, spent last
+			t.tokens = requestTokens(r)
+			if ok, wait := p.tok.check(now, t.tokens); !ok {
+				t.outcome = RefusedRate
+				t.report.retry = wait
+				t.report.remaining, t.report.reset = p.lim.state(now)
+				break
+			}
+		}
 		if ok, wait := p.lim.take(now); !ok {
 			// Retry-After says when the next request is admitted; the quota
 			// headers say when the quota is whole again, as real GCRA servers
@@ -158,7 +171,18 @@ func (p *Provider) decide(r *http.Request) ticket {
 		} else {
 			t.outcome, t.status = Admitted, http.StatusOK
 			t.report.remaining, t.report.reset = p.lim.state(now)
+			if p.cfg.Tokens > 0 {
+				p.tok.spend(now, t.tokens)
+			}
 		}
+	}
+	if p.cfg.Tokens > 0 {
+		t.report.tokens, t.report.tokLimit = true, p.tok.capacity
+		t.report.tokRemaining, t.report.tokReset = p.tok.state(now)
+	}
+	charged := 0
+	if t.outcome == Admitted {
+		charged = t.tokens
 	}
 	switch t.outcome {
 	case Admitted:
@@ -168,7 +192,7 @@ func (p *Provider) decide(r *http.Request) ticket {
 	}
 	p.arrivals = append(p.arrivals, Arrival{
 		At: now, Method: r.Method, Path: r.URL.Path,
-		Outcome: t.outcome, Status: t.status, InFlight: p.inFlight,
+		Outcome: t.outcome, Status: t.status, InFlight: p.inFlight, Tokens: charged,
 	})
 	return t
 }
@@ -242,6 +266,8 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fw := &faultWriter{w: w, ctx: r.Context(), method: r.Method, faults: t.faults}
 	if p.cfg.Handler != nil {
 		p.cfg.Handler.ServeHTTP(fw, r)
+	} else if p.cfg.Tokens > 0 {
+		writeBody(fw, http.StatusOK, "application/json", usageBody(t.tokens), leave)
 	} else {
 		writeBody(fw, http.StatusOK, p.bodyType, p.cfg.Body, leave)
 	}

@@ -1,0 +1,77 @@
+package core
+
+import "math"
+
+// WithBackfill lets a request go before callers already waiting when that
+// delays none of them (conservative backfilling, for budgets with
+// dimensions): a small request may use the tokens that accumulate while a
+// large one waits for its share. The request is reserved as if it came
+// first, and goes now only if every waiting caller keeps its send time;
+// otherwise it queues as usual. Waiters are never delayed by a backfill
+// as planned when it happens; a later event that re-times them (a refund, a
+// pace change) starts from the state the backfill left. Off by default:
+// arrival order is strict.
+func WithBackfill() Option {
+	return optionFunc(func(c *config) { c.backfill = true })
+}
+
+// backfillLocked grants r now, ahead of the queue, if reserving it first
+// and re-timing every waiter after it leaves each waiter's send time as it
+// was. Otherwise it changes nothing and reports false.
+func (b *Budget) backfillLocked(now int64, r *reservation) bool {
+	type saved struct {
+		turn                       turn
+		tatBefore, tatAfter, slack []int64
+		sendAt                     int64
+	}
+	head := b.queue.head
+	if head.res == nil {
+		return false
+	}
+	k := len(b.dims.d)
+	gTat := b.g.tat
+	dTat := make([]int64, k)
+	for i := range b.dims.d {
+		dTat[i] = b.dims.d[i].g.tat
+	}
+	snap := make([]saved, 0, b.queue.n)
+	for w := head; w != nil; w = w.next {
+		snap = append(snap, saved{w.turn, append([]int64(nil), w.res.tatBefore...),
+			append([]int64(nil), w.res.tatAfter...), append([]int64(nil), w.res.slack...), w.res.sendAt})
+	}
+	restore := func() {
+		b.g.tat = gTat
+		for i := range b.dims.d {
+			b.dims.d[i].g.tat = dTat[i]
+		}
+		j := 0
+		for w := head; w != nil; w = w.next {
+			sv := &snap[j]
+			w.turn, w.res.sendAt = sv.turn, sv.sendAt
+			copy(w.res.tatBefore, sv.tatBefore)
+			copy(w.res.tatAfter, sv.tatAfter)
+			copy(w.res.slack, sv.slack)
+			j++
+		}
+	}
+	// The state before the queued reservations, then r first.
+	b.g.tat = head.turn.tatBefore
+	b.resetDimsLocked(head.res)
+	if _, ok := b.reserveDimsLocked(now, now+1, r, math.MinInt64); !ok {
+		restore()
+		return false
+	}
+	after := now
+	j := 0
+	for w := head; w != nil; w = w.next {
+		t, ok := b.reserveDimsLocked(now, never, w.res, after)
+		if !ok || t.sendAt != snap[j].turn.sendAt {
+			restore()
+			b.dims.pending.remove(r)
+			return false
+		}
+		w.turn, after = t, t.sendAt
+		j++
+	}
+	return true
+}
