@@ -210,6 +210,20 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 	if b.disabled {
 		return Permit{b: b}, nil
 	}
+	if b.maxInFlight == 0 && b.store == nil { // the fast path: no slot to guard
+		sent, err := b.takeTurn(ctx, b.now(), b.deadline(ctx))
+		if err != nil {
+			return Permit{}, err
+		}
+		return Permit{b: b, sent: sent}, nil
+	}
+	return b.acquire(ctx, nil)
+}
+
+// acquire is Acquire and AcquireCost once the context and the disabled
+// budget are dealt with: a slot, then the turn (with r's extra dimensions,
+// when r is not nil).
+func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
 	deadline := b.deadline(ctx)
 	now := b.now()
 	var slot slotRef
@@ -233,15 +247,18 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 	}
 	var sent int64
 	var err error
-	if b.store != nil {
+	switch {
+	case r != nil:
+		sent, err = b.takeTurnDims(ctx, now, deadline, r)
+	case b.store != nil:
 		sent, err = b.takeFromStore(ctx, now, deadline)
-	} else {
+	default:
 		sent, err = b.takeTurn(ctx, now, deadline)
 	}
 	if err != nil {
 		return Permit{}, err
 	}
-	p := Permit{b: b, sent: sent, slot: slot}
+	p := Permit{b: b, sent: sent, slot: slot, res: r}
 	slot = slotRef{} // handed to the permit
 	return p, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"strconv"
-	"time"
 )
 
 // Several dimensions (LLM-style quotas).
@@ -265,33 +264,7 @@ func (b *Budget) AcquireCost(ctx context.Context, costs ...Cost) (Permit, error)
 	if err != nil {
 		return Permit{}, err
 	}
-	r := b.dims.newReservation(n)
-	deadline := b.deadline(ctx)
-	now := b.now()
-	var slot slotRef // as in Acquire
-	if b.maxInFlight > 0 {
-		at, ref, err := b.acquireSlot(ctx, now, deadline)
-		if err != nil {
-			return Permit{}, err
-		}
-		slot = ref
-		defer func() {
-			if slot.idx1 > 0 {
-				b.releaseSlot(slot)
-			}
-		}()
-		if at > now {
-			b.emit(Event{Reason: SlotWait, Wait: time.Duration(at - now)})
-		}
-		now = at
-	}
-	sent, err := b.takeTurnDims(ctx, now, deadline, r)
-	if err != nil {
-		return Permit{}, err
-	}
-	p := Permit{b: b, sent: sent, slot: slot, res: r}
-	slot = slotRef{} // handed to the permit
-	return p, nil
+	return b.acquire(ctx, b.dims.newReservation(n))
 }
 
 // takeTurnDims is takeTurn for a budget with dimensions: it reserves r (nil
