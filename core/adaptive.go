@@ -57,7 +57,7 @@ func (b *Budget) observe(status int, h http.Header, sent int64) Feedback {
 // RateChanged is reported when adaptive throttling decreases the rate and
 // when it has recovered the configured rate, not for every step between.
 func (b *Budget) apply(status int, f Feedback, sent, now int64) {
-	if b.disabled {
+	if !b.limited {
 		if f.Pause > 0 {
 			b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
 		}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"sync"
@@ -18,6 +19,10 @@ import (
 // A Budget is safe for concurrent use and runs no goroutine of its own. Most
 // callers never touch it directly: NewTransport does all of the above for
 // an http.Client.
+//
+// The zero Budget is valid and never waits, like Disabled(): it admits every
+// call at once, caps nothing and ignores pauses. Build budgets that pace
+// with NewBudget.
 type Budget struct {
 	// Set at construction, read-only after.
 	name        string
@@ -25,7 +30,7 @@ type Budget struct {
 	maxPause    time.Duration
 	adaptive    Adaptive
 	maxInFlight int
-	disabled    bool
+	limited     bool      // built by NewBudget; false: never waits (Disabled, the zero Budget)
 	epoch       time.Time // the zero of the budget's monotonic clock
 	store       Store     // shared state (WithStore), or nil for the in-memory default
 	storeDown   atomic.Bool
@@ -56,23 +61,23 @@ type shape struct {
 }
 
 // NewBudget returns a budget that paces requests at rate. It returns an
-// error naming the field when the rate or an option is invalid (a zero or
-// negative rate, a negative cap, a NaN factor…); the error matches
-// ErrInvalidConfig.
+// error when the rate or an option is invalid (a zero or negative rate, a
+// negative cap, a NaN factor…): every fault found, each naming its field,
+// joined with errors.Join; the error matches ErrInvalidConfig.
 //
 // By default the burst is rate.Requests, there is no concurrency cap,
 // adaptive throttling is on (DefaultAdaptive) and a server pause is capped
 // at DefaultMaxPause.
 func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
-	if err := rate.validate("rate"); err != nil {
-		return nil, err
-	}
 	c := newConfig(opts)
-	if len(c.errs) > 0 {
-		return nil, c.errs[0]
+	if err := rate.validate("rate"); err != nil {
+		c.errs = append([]error{err}, c.errs...)
 	}
 	if len(c.dims) > 0 && c.store != nil {
-		return nil, configErrorf("WithDimension", "cannot be combined with WithStore")
+		c.fail(configErrorf("WithDimension", "cannot be combined with WithStore"))
+	}
+	if len(c.errs) > 0 {
+		return nil, c.err()
 	}
 	b := &Budget{
 		name:        c.name,
@@ -82,6 +87,7 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		maxInFlight: c.maxInFlight,
 		epoch:       time.Now(),
 		store:       c.store,
+		limited:     true,
 		rate:        rate,
 		burstSet:    c.burstSet,
 		aimd:        newAIMD(),
@@ -122,18 +128,22 @@ func MustBudget(rate Rate, opts ...Option) *Budget {
 // concurrency cap, no adaptive throttling and no server pauses. Responses
 // fed to it are still parsed and reported as Pushback events, so tests can
 // assert on them. Use it in tests of code that takes a *Budget, so they
-// never sleep.
-func Disabled(opts ...Option) *Budget {
+// never sleep. Invalid options are errors, as for NewBudget; options that
+// only pace (WithBurst, WithMaxInFlight, WithStore, WithDimension…) are
+// checked and then have nothing to do.
+func Disabled(opts ...Option) (*Budget, error) {
 	c := newConfig(opts)
+	if len(c.errs) > 0 {
+		return nil, c.err()
+	}
 	return &Budget{
 		name:     c.name,
 		observer: c.observer,
 		maxPause: c.maxPause,
-		disabled: true,
 		epoch:    time.Now(),
 		rate:     Rate{Requests: math.MaxInt32, Period: time.Nanosecond},
 		aimd:     newAIMD(),
-	}
+	}, nil
 }
 
 // Name returns the name given with WithName.
@@ -141,6 +151,15 @@ func (b *Budget) Name() string { return b.name }
 
 // now reads the budget's monotonic clock: one read, no wall clock.
 func (b *Budget) now() int64 { return int64(time.Since(b.epoch)) }
+
+// wallTime turns an instant on the budget's clock back into a time.Time;
+// never gives the zero time.
+func (b *Budget) wallTime(at int64) time.Time {
+	if at == never {
+		return time.Time{}
+	}
+	return b.epoch.Add(time.Duration(at))
+}
 
 // deadline returns the context's deadline on the budget's clock, or never.
 func (b *Budget) deadline(ctx context.Context) int64 {
@@ -207,7 +226,7 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
-	if b.disabled {
+	if !b.limited {
 		return Permit{b: b}, nil
 	}
 	if b.maxInFlight == 0 && b.store == nil { // the fast path: no slot to guard
@@ -273,7 +292,7 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, erro
 	b.syncPaceLocked(now)
 	t, ok := b.g.reserve(now, b.pause.until, deadline)
 	if !ok {
-		err := b.lateErrorLocked(t.sendAt, now)
+		err := b.lateErrorLocked(t.sendAt, now, deadline)
 		b.mu.Unlock()
 		return 0, err
 	}
@@ -391,9 +410,9 @@ func (b *Budget) dispatchLocked(now int64) {
 }
 
 // lateErrorLocked builds the error of a call whose turn at sendAt comes at
-// or after its deadline.
-func (b *Budget) lateErrorLocked(sendAt, now int64) error {
-	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name}
+// or after its deadline (on the budget's clock; never for none).
+func (b *Budget) lateErrorLocked(sendAt, now, deadline int64) error {
+	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name, Deadline: b.wallTime(deadline)}
 	switch {
 	case b.pause.holds(now, sendAt):
 		e.Reason, e.StatusCode = Paused, b.pause.status
@@ -467,7 +486,7 @@ func (b *Budget) retimeLocked(now int64) {
 				b.dims.pending.remove(w.res)
 			}
 			b.queue.remove(w)
-			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
+			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now, w.deadline)
 			w.signal()
 		case t != w.turn:
 			w.turn = t
@@ -494,7 +513,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 		return now, ref, nil
 	}
 	if b.pause.until > now && b.pause.until >= deadline {
-		err := b.lateErrorLocked(b.pause.until, now)
+		err := b.lateErrorLocked(b.pause.until, now, deadline)
 		b.mu.Unlock()
 		return 0, slotRef{}, err
 	}
@@ -561,7 +580,7 @@ func (b *Budget) failSlotWaitersLocked(now int64) {
 		next := w.next
 		if b.pause.until >= w.deadline {
 			b.slots.remove(w)
-			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now)
+			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now, w.deadline)
 			w.signal()
 		}
 		w = next
@@ -586,7 +605,7 @@ func (b *Budget) InFlight() int {
 
 // PauseRemaining returns how long the server's pause has left to run, or 0.
 func (b *Budget) PauseRemaining() time.Duration {
-	if b.disabled {
+	if !b.limited {
 		return 0
 	}
 	if b.store != nil {
@@ -621,6 +640,9 @@ func (b *Budget) EffectiveRate() Rate {
 }
 
 func (b *Budget) effectiveRateLocked(now int64) Rate {
+	if !b.limited {
+		return b.rate
+	}
 	interval, _ := b.paceLocked(now)
 	if interval == int64(b.rate.Interval()) {
 		return b.rate
@@ -640,7 +662,7 @@ func (b *Budget) SetRate(r Rate) error {
 	if err := r.validate("SetRate"); err != nil {
 		return err
 	}
-	if b.disabled {
+	if !b.limited {
 		return nil
 	}
 	now := b.now()
@@ -670,7 +692,7 @@ func (b *Budget) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if b.disabled {
+	if !b.limited {
 		return nil
 	}
 	deadline := b.deadline(ctx)
@@ -683,35 +705,35 @@ func (b *Budget) Check(ctx context.Context) error {
 		if err != nil || now+int64(st.Pause) < deadline {
 			return nil
 		}
-		return &RateLimitError{RetryAfter: st.Pause, StatusCode: st.PauseStatus, Reason: Paused, Budget: b.name}
+		return &RateLimitError{RetryAfter: st.Pause, StatusCode: st.PauseStatus, Reason: Paused, Budget: b.name, Deadline: b.wallTime(deadline)}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.syncPaceLocked(now)
 	g := b.g // reserve on a copy: nothing is taken
 	if t, ok := g.reserve(now, b.pause.until, deadline); !ok {
-		return b.lateErrorLocked(t.sendAt, now)
+		return b.lateErrorLocked(t.sendAt, now, deadline)
 	}
 	return nil
 }
 
 // MaxPause returns the longest pause a response can impose on the budget
 // (WithMaxPause; DefaultMaxPause by default).
-func (b *Budget) MaxPause() time.Duration { return b.maxPause }
+func (b *Budget) MaxPause() time.Duration { return cmp.Or(b.maxPause, DefaultMaxPause) }
 
 // TryAcquire admits the call only if it can go now: a free concurrency slot
 // and a turn that has come, with no pause. It never waits. Otherwise it
 // returns at once: ErrNoSlot when every slot is taken, or a
-// *RateLimitError whose RetryAfter says when the turn would come. Like
-// every RateLimitError it matches context.DeadlineExceeded, even when ctx
-// has no deadline: TryAcquire's own horizon is "now". It
-// takes nothing when it fails, and never goes before callers already
-// waiting in Acquire.
+// *RateLimitError whose RetryAfter says when the turn would come. That
+// error has no Deadline and does not match context.DeadlineExceeded:
+// TryAcquire's horizon is "now", not a deadline of the caller's. It takes
+// nothing when it fails, and never goes before callers already waiting in
+// Acquire.
 func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
-	if b.disabled {
+	if !b.limited {
 		return Permit{b: b}, nil
 	}
 	now := b.now()
@@ -735,6 +757,9 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	if err != nil {
 		if slot.idx1 > 0 {
 			b.releaseSlot(slot)
+		}
+		if rl, ok := err.(*RateLimitError); ok {
+			rl.Deadline = time.Time{} // the horizon was now, not a deadline
 		}
 		return Permit{}, err
 	}

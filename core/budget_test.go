@@ -58,6 +58,16 @@ func TestAcquireThousandCallersFinishWhenGCRAPredicts(t *testing.T) {
 	})
 }
 
+// mustDisabled is Disabled for options known to be valid.
+func mustDisabled(t *testing.T, opts ...Option) *Budget {
+	t.Helper()
+	b, err := Disabled(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func sortInt64(s []int64) {
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j] < s[j-1]; j-- {
@@ -395,7 +405,7 @@ func sortDurations(s []time.Duration) {
 
 func TestDisabledBudgetNeverWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := Disabled()
+		b := mustDisabled(t)
 		start := time.Now()
 		for range 10000 {
 			p, err := b.Acquire(context.Background())

@@ -251,7 +251,7 @@ func (b *Budget) AcquireCost(ctx context.Context, costs ...Cost) (Permit, error)
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
-	if b.disabled {
+	if !b.limited {
 		return Permit{b: b}, nil
 	}
 	if b.dims == nil {
@@ -286,7 +286,7 @@ func (b *Budget) takeTurnDims(ctx context.Context, now, deadline int64, r *reser
 	}
 	t, ok := b.reserveDimsLocked(now, deadline, r, after)
 	if !ok {
-		err := b.lateErrorLocked(t.sendAt, now)
+		err := b.lateErrorLocked(t.sendAt, now, deadline)
 		b.mu.Unlock()
 		return 0, err
 	}

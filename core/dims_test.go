@@ -560,7 +560,7 @@ func TestAcquireOnADimensionBudgetKeepsArrivalOrder(t *testing.T) {
 		}
 		q.Release()
 		<-done
-		if _, err := Disabled().AcquireCost(context.Background(), Cost{"anything", 1 << 40}); err != nil {
+		if _, err := mustDisabled(t).AcquireCost(context.Background(), Cost{"anything", 1 << 40}); err != nil {
 			t.Fatalf("Disabled().AcquireCost = %v, want nil", err)
 		}
 	})

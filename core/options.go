@@ -1,12 +1,14 @@
 package core
 
 import (
+	"errors"
 	"math"
 	"time"
 )
 
 // An Option configures a Budget. Options are applied in order; invalid
-// values make NewBudget return an error naming the option.
+// values make NewBudget (and Disabled) return an error naming each option
+// at fault, all of them joined.
 type Option interface{ apply(*config) }
 
 type optionFunc func(*config)
@@ -28,7 +30,7 @@ type config struct {
 }
 
 func newConfig(opts []Option) config {
-	c := config{maxPause: DefaultMaxPause, adaptive: DefaultAdaptive}
+	c := config{maxPause: DefaultMaxPause, adaptive: DefaultAdaptive()}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -38,6 +40,14 @@ func newConfig(opts []Option) config {
 }
 
 func (c *config) fail(err error) { c.errs = append(c.errs, err) }
+
+// err returns every configuration error found, joined (nil for none).
+func (c *config) err() error {
+	if len(c.errs) == 1 {
+		return c.errs[0]
+	}
+	return errors.Join(c.errs...)
+}
 
 // WithBurst sets how many requests may go back to back from an idle budget.
 // The default is the rate's Requests. n must be at least 1.
@@ -99,22 +109,24 @@ type Adaptive struct {
 	Increase float64 // recovery per second, as a fraction of the configured rate, in (0, 1]; default 0.1
 }
 
-// DefaultAdaptive is the adaptive throttling every budget has unless told
-// otherwise: halve on a refusal, never below a tenth, recover a tenth of the
-// configured rate per second.
-var DefaultAdaptive = Adaptive{Decrease: 0.5, MinRate: 0.1, Increase: 0.1}
+// DefaultAdaptive returns the adaptive throttling every budget has unless
+// told otherwise: halve on a refusal, never below a tenth, recover a tenth
+// of the configured rate per second. It is a function, not a variable, so
+// no package can change the default of every other.
+func DefaultAdaptive() Adaptive { return Adaptive{Decrease: 0.5, MinRate: 0.1, Increase: 0.1} }
 
 // WithAdaptive tunes adaptive throttling; zero fields take their defaults.
 func WithAdaptive(a Adaptive) Option {
 	return optionFunc(func(c *config) {
+		def := DefaultAdaptive()
 		if a.Decrease == 0 {
-			a.Decrease = DefaultAdaptive.Decrease
+			a.Decrease = def.Decrease
 		}
 		if a.MinRate == 0 {
-			a.MinRate = DefaultAdaptive.MinRate
+			a.MinRate = def.MinRate
 		}
 		if a.Increase == 0 {
-			a.Increase = DefaultAdaptive.Increase
+			a.Increase = def.Increase
 		}
 		for _, f := range []struct {
 			name string

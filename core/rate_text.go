@@ -180,8 +180,5 @@ func NewBudgetOrDisabled(rate Rate, opts ...Option) (*Budget, error) {
 	if rate != (Rate{}) {
 		return NewBudget(rate, opts...)
 	}
-	if c := newConfig(opts); len(c.errs) > 0 {
-		return nil, c.errs[0]
-	}
-	return Disabled(opts...), nil
+	return Disabled(opts...)
 }

@@ -232,7 +232,7 @@ func (b *Budget) takeFromStoreOnce(ctx context.Context, now, deadline int64) (at
 		reason = Throttled
 	}
 	if !t.Granted {
-		e := &RateLimitError{RetryAfter: t.Wait, Reason: reason, Budget: b.name}
+		e := &RateLimitError{RetryAfter: t.Wait, Reason: reason, Budget: b.name, Deadline: b.wallTime(deadline)}
 		if t.Paused {
 			e.Reason, e.StatusCode = Paused, t.Status
 		}
