@@ -152,13 +152,14 @@ func (b *Budget) Name() string { return b.name }
 // now reads the budget's monotonic clock: one read, no wall clock.
 func (b *Budget) now() int64 { return int64(time.Since(b.epoch)) }
 
-// wallTime turns an instant on the budget's clock back into a time.Time;
-// never gives the zero time.
-func (b *Budget) wallTime(at int64) time.Time {
-	if at == never {
-		return time.Time{}
+// withDeadline stamps a *RateLimitError with the deadline of the context
+// it was refused against; every other error passes through. The entry
+// points that wait for a deadline (Acquire, AcquireCost, Check) call it.
+func withDeadline(ctx context.Context, err error) error {
+	if rl, ok := err.(*RateLimitError); ok {
+		rl.Deadline, _ = ctx.Deadline()
 	}
-	return b.epoch.Add(time.Duration(at))
+	return err
 }
 
 // deadline returns the context's deadline on the budget's clock, or never.
@@ -232,7 +233,7 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 	if b.maxInFlight == 0 && b.store == nil { // the fast path: no slot to guard
 		sent, err := b.takeTurn(ctx, b.now(), b.deadline(ctx))
 		if err != nil {
-			return Permit{}, err
+			return Permit{}, withDeadline(ctx, err)
 		}
 		return Permit{b: b, sent: sent}, nil
 	}
@@ -249,7 +250,7 @@ func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
 	if b.maxInFlight > 0 {
 		at, ref, err := b.acquireSlot(ctx, now, deadline)
 		if err != nil {
-			return Permit{}, err
+			return Permit{}, withDeadline(ctx, err)
 		}
 		slot = ref
 		// Until the permit is returned, any way out frees the slot: an
@@ -275,7 +276,7 @@ func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
 		sent, err = b.takeTurn(ctx, now, deadline)
 	}
 	if err != nil {
-		return Permit{}, err
+		return Permit{}, withDeadline(ctx, err)
 	}
 	p := Permit{b: b, sent: sent, slot: slot, res: r}
 	slot = slotRef{} // handed to the permit
@@ -292,7 +293,7 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, erro
 	b.syncPaceLocked(now)
 	t, ok := b.g.reserve(now, b.pause.until, deadline)
 	if !ok {
-		err := b.lateErrorLocked(t.sendAt, now, deadline)
+		err := b.lateErrorLocked(t.sendAt, now)
 		b.mu.Unlock()
 		return 0, err
 	}
@@ -410,9 +411,9 @@ func (b *Budget) dispatchLocked(now int64) {
 }
 
 // lateErrorLocked builds the error of a call whose turn at sendAt comes at
-// or after its deadline (on the budget's clock; never for none).
-func (b *Budget) lateErrorLocked(sendAt, now, deadline int64) error {
-	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name, Deadline: b.wallTime(deadline)}
+// or after its deadline. The entry point adds the context's deadline.
+func (b *Budget) lateErrorLocked(sendAt, now int64) error {
+	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name}
 	switch {
 	case b.pause.holds(now, sendAt):
 		e.Reason, e.StatusCode = Paused, b.pause.status
@@ -486,7 +487,7 @@ func (b *Budget) retimeLocked(now int64) {
 				b.dims.pending.remove(w.res)
 			}
 			b.queue.remove(w)
-			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now, w.deadline)
+			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
 			w.signal()
 		case t != w.turn:
 			w.turn = t
@@ -513,7 +514,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 		return now, ref, nil
 	}
 	if b.pause.until > now && b.pause.until >= deadline {
-		err := b.lateErrorLocked(b.pause.until, now, deadline)
+		err := b.lateErrorLocked(b.pause.until, now)
 		b.mu.Unlock()
 		return 0, slotRef{}, err
 	}
@@ -580,7 +581,7 @@ func (b *Budget) failSlotWaitersLocked(now int64) {
 		next := w.next
 		if b.pause.until >= w.deadline {
 			b.slots.remove(w)
-			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now, w.deadline)
+			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now)
 			w.signal()
 		}
 		w = next
@@ -705,14 +706,14 @@ func (b *Budget) Check(ctx context.Context) error {
 		if err != nil || now+int64(st.Pause) < deadline {
 			return nil
 		}
-		return &RateLimitError{RetryAfter: st.Pause, StatusCode: st.PauseStatus, Reason: Paused, Budget: b.name, Deadline: b.wallTime(deadline)}
+		return withDeadline(ctx, &RateLimitError{RetryAfter: st.Pause, StatusCode: st.PauseStatus, Reason: Paused, Budget: b.name})
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.syncPaceLocked(now)
 	g := b.g // reserve on a copy: nothing is taken
 	if t, ok := g.reserve(now, b.pause.until, deadline); !ok {
-		return b.lateErrorLocked(t.sendAt, now, deadline)
+		return withDeadline(ctx, b.lateErrorLocked(t.sendAt, now))
 	}
 	return nil
 }
@@ -757,9 +758,6 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	if err != nil {
 		if slot.idx1 > 0 {
 			b.releaseSlot(slot)
-		}
-		if rl, ok := err.(*RateLimitError); ok {
-			rl.Deadline = time.Time{} // the horizon was now, not a deadline
 		}
 		return Permit{}, err
 	}

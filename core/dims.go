@@ -286,7 +286,7 @@ func (b *Budget) takeTurnDims(ctx context.Context, now, deadline int64, r *reser
 	}
 	t, ok := b.reserveDimsLocked(now, deadline, r, after)
 	if !ok {
-		err := b.lateErrorLocked(t.sendAt, now, deadline)
+		err := b.lateErrorLocked(t.sendAt, now)
 		b.mu.Unlock()
 		return 0, err
 	}

@@ -44,7 +44,7 @@ func checkFactor(field string, v float64) error {
 // for a call: the server's pause, or the call's turn at the current pace,
 // ends at or after the call's horizon — its context's deadline for Acquire
 // and Check, "now" for TryAcquire. The call was never sent and gave its turn
-// back. Match it with errors.As (or errors.AsType) for the details.
+// back. Match it with errors.As, or IsBudgetError for a yes or no.
 //
 // When the horizon was a context deadline (Deadline is set), the error also
 // matches errors.Is(err, context.DeadlineExceeded), so code that handles
@@ -93,10 +93,9 @@ func (e *RateLimitError) Is(target error) bool {
 }
 
 // IsBudgetError reports whether err (or any error it wraps, such as the
-// *url.Error an http.Client returns) is a *RateLimitError.
-//
-// Deprecated: match the one error type directly:
-// errors.As(err, new(*RateLimitError)) or errors.AsType[*RateLimitError](err).
+// *url.Error an http.Client returns) is a *RateLimitError: it is shorthand
+// for errors.As(err, new(*RateLimitError)), not a second kind of error.
+// Retry layers use it not to retry such an error within the same horizon.
 func IsBudgetError(err error) bool {
 	var rl *RateLimitError
 	return errors.As(err, &rl)

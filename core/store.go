@@ -232,7 +232,7 @@ func (b *Budget) takeFromStoreOnce(ctx context.Context, now, deadline int64) (at
 		reason = Throttled
 	}
 	if !t.Granted {
-		e := &RateLimitError{RetryAfter: t.Wait, Reason: reason, Budget: b.name, Deadline: b.wallTime(deadline)}
+		e := &RateLimitError{RetryAfter: t.Wait, Reason: reason, Budget: b.name}
 		if t.Paused {
 			e.Reason, e.StatusCode = Paused, t.Status
 		}
