@@ -146,3 +146,137 @@ func pauseAllowance(f Feedback, burst int64) int64 {
 		return 1
 	}
 }
+
+// aimd is the adaptive-throttling state: a multiplier on the configured
+// rate, decreased on refusals and restored with time on successes.
+type aimd struct {
+	factor       float64 // in [MinRate, 1]
+	lastDecrease int64   // when it was last decreased
+	lastChange   int64   // when it last changed
+}
+
+func newAIMD() aimd { return aimd{factor: 1, lastDecrease: math.MinInt64} }
+
+// observe applies one response at now, sent at sent: refused responses
+// (429, 503, a spent quota) multiply the factor by Decrease unless the
+// request was sent before the last decrease (one burst counts once); other
+// responses below 500 restore Increase per second since the last change.
+// Other 5xx change nothing. It reports whether the factor changed.
+func (a *aimd) observe(cfg Adaptive, refused bool, status int, sent, now int64) bool {
+	if !cfg.Enabled() {
+		return false
+	}
+	switch {
+	case refused:
+		if sent < a.lastDecrease {
+			return false
+		}
+		old := a.factor
+		a.factor = max(cfg.MinRate, a.factor*cfg.Decrease)
+		a.lastDecrease, a.lastChange = now, now
+		return a.factor != old
+	case status < 500 && a.factor < 1:
+		since := float64(now-a.lastChange) / 1e9
+		if since <= 0 {
+			return false
+		}
+		a.factor = min(1, a.factor+cfg.Increase*since)
+		a.lastChange = now
+		return true
+	}
+	return false
+}
+
+// refused reports whether a response counts as a refusal for adaptive
+// throttling: a 429, a 503, or any response whose headers say the quota is
+// spent.
+func refused(status int, f Feedback) bool {
+	return f.Exhausted || status == 429 || status == 503
+}
+
+// Adaptive tunes adaptive throttling (AIMD on the pacing rate).
+//
+// Every 429 or 503, and every response whose headers say the quota is
+// spent, multiplies the effective rate by Decrease, never below MinRate ×
+// the configured rate. A response to a request sent before the last
+// decrease does not decrease again, so one burst of refusals counts once.
+// Every other response below 500 restores Increase × the configured rate
+// per second since the last change, up to the configured rate. Other 5xx
+// responses and transport errors change nothing.
+type Adaptive struct {
+	Decrease float64 // multiplier on a refusal, in (0, 1]; default 0.5
+	MinRate  float64 // floor, as a fraction of the configured rate, in (0, 1]; default 0.1
+	Increase float64 // recovery per second, as a fraction of the configured rate, in (0, 1]; default 0.1
+}
+
+// DefaultAdaptive returns the adaptive throttling every budget has unless
+// told otherwise: halve on a refusal, never below a tenth, recover a tenth
+// of the configured rate per second. It is a function, not a variable, so
+// no package can change the default of every other.
+func DefaultAdaptive() Adaptive { return Adaptive{Decrease: 0.5, MinRate: 0.1, Increase: 0.1} }
+
+// WithAdaptive tunes adaptive throttling; zero fields take their defaults.
+func WithAdaptive(a Adaptive) Option {
+	return optionFunc(func(c *config) {
+		def := DefaultAdaptive()
+		if a.Decrease == 0 {
+			a.Decrease = def.Decrease
+		}
+		if a.MinRate == 0 {
+			a.MinRate = def.MinRate
+		}
+		if a.Increase == 0 {
+			a.Increase = def.Increase
+		}
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"WithAdaptive.Decrease", a.Decrease}, {"WithAdaptive.MinRate", a.MinRate}, {"WithAdaptive.Increase", a.Increase}} {
+			if err := checkFactor(f.name, f.v); err != nil {
+				c.fail(err)
+			}
+		}
+		c.adaptive = a
+	})
+}
+
+// WithoutAdaptive turns adaptive throttling off: the budget keeps the
+// configured rate whatever the server answers (pauses still apply).
+func WithoutAdaptive() Option {
+	return optionFunc(func(c *config) { c.adaptive = Adaptive{} })
+}
+
+// Enabled reports whether adaptive throttling is on (WithoutAdaptive gives
+// the zero Adaptive, which is off).
+func (a Adaptive) Enabled() bool { return a.Decrease > 0 && !math.IsNaN(a.Decrease) }
+
+// shape is what a response's Remaining, Limit and Reset allow until the
+// reset: never plan to spend the remaining quota faster than it returns.
+type shape struct {
+	interval int64 // minimum interval; 0 for none
+	burst    int64 // at most this many at once
+	until    int64 // the report's reset instant
+}
+
+// shapeDimsLocked applies the quotas a response reported for the budget's
+// dimensions (a Quota whose Name, or else Unit, is a dimension's name, such
+// as x-ratelimit-remaining-tokens for "tokens"): never plan to spend what
+// remains faster than it returns, as for requests. It reports whether a
+// dimension's shape changed.
+func (b *Budget) shapeDimsLocked(f Feedback, now int64) bool {
+	changed := false
+	for _, q := range f.Quotas {
+		i := b.dims.index(q.Name)
+		if i < 0 {
+			i = b.dims.index(q.Unit)
+		}
+		if i < 0 {
+			continue
+		}
+		if s, ok := shapeOf(Feedback{Remaining: q.Remaining, Limit: q.Limit, Reset: q.Reset}, now, b.maxPause); ok {
+			b.dims.d[i].shape = s
+			changed = true
+		}
+	}
+	return changed
+}

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strconv"
 )
@@ -33,14 +32,6 @@ type Cost struct {
 	Dimension string // a name declared with WithDimension
 	Amount    int64  // units of that dimension, not negative
 }
-
-// ErrUnknownDimension is returned by AcquireCost for a Cost whose Dimension
-// the budget was not built with.
-var ErrUnknownDimension = errors.New("headgate: unknown dimension")
-
-// ErrCostTooLarge is returned by AcquireCost at once for a cost above its
-// dimension's burst, or a negative one: it could never be granted.
-var ErrCostTooLarge = errors.New("headgate: cost above the dimension's burst")
 
 // A DimensionOption configures one dimension of WithDimension.
 type DimensionOption interface{ applyDim(*dimConfig) }
@@ -218,23 +209,6 @@ func (b *Budget) costVector(costs []Cost) ([]int64, error) {
 	}
 	return n, nil
 }
-
-// dimError names the dimension of an ErrUnknownDimension or ErrCostTooLarge.
-type dimError struct {
-	err           error
-	name          string
-	amount, burst int64
-}
-
-func (e *dimError) Error() string {
-	if e.err == ErrCostTooLarge {
-		return e.err.Error() + ": " + strconv.Quote(e.name) + " " + strconv.FormatInt(e.amount, 10) +
-			" (burst " + strconv.FormatInt(e.burst, 10) + ")"
-	}
-	return e.err.Error() + ": " + strconv.Quote(e.name)
-}
-
-func (e *dimError) Unwrap() error { return e.err }
 
 // AcquireCost is Acquire for a request that also spends costs, its upper
 // bound in extra dimensions (WithDimension): it waits until every dimension

@@ -46,26 +46,3 @@ func (b *Budget) setDimsPaceLocked(now, at int64) {
 		}
 	}
 }
-
-// shapeDimsLocked applies the quotas a response reported for the budget's
-// dimensions (a Quota whose Name, or else Unit, is a dimension's name, such
-// as x-ratelimit-remaining-tokens for "tokens"): never plan to spend what
-// remains faster than it returns, as for requests. It reports whether a
-// dimension's shape changed.
-func (b *Budget) shapeDimsLocked(f Feedback, now int64) bool {
-	changed := false
-	for _, q := range f.Quotas {
-		i := b.dims.index(q.Name)
-		if i < 0 {
-			i = b.dims.index(q.Unit)
-		}
-		if i < 0 {
-			continue
-		}
-		if s, ok := shapeOf(Feedback{Remaining: q.Remaining, Limit: q.Limit, Reset: q.Reset}, now, b.maxPause); ok {
-			b.dims.d[i].shape = s
-			changed = true
-		}
-	}
-	return changed
-}

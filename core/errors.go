@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -100,3 +101,28 @@ func IsBudgetError(err error) bool {
 	var rl *RateLimitError
 	return errors.As(err, &rl)
 }
+
+// ErrUnknownDimension is returned by AcquireCost for a Cost whose Dimension
+// the budget was not built with.
+var ErrUnknownDimension = errors.New("headgate: unknown dimension")
+
+// ErrCostTooLarge is returned by AcquireCost at once for a cost above its
+// dimension's burst, or a negative one: it could never be granted.
+var ErrCostTooLarge = errors.New("headgate: cost above the dimension's burst")
+
+// dimError names the dimension of an ErrUnknownDimension or ErrCostTooLarge.
+type dimError struct {
+	err           error
+	name          string
+	amount, burst int64
+}
+
+func (e *dimError) Error() string {
+	if e.err == ErrCostTooLarge {
+		return e.err.Error() + ": " + strconv.Quote(e.name) + " " + strconv.FormatInt(e.amount, 10) +
+			" (burst " + strconv.FormatInt(e.burst, 10) + ")"
+	}
+	return e.err.Error() + ": " + strconv.Quote(e.name)
+}
+
+func (e *dimError) Unwrap() error { return e.err }

@@ -1,0 +1,227 @@
+package core
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// takeTurn reserves the call's turn and waits for it. It returns the time
+// the turn was given.
+func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, error) {
+	if b.dims != nil {
+		return b.takeTurnDims(ctx, now, deadline, nil)
+	}
+	b.mu.Lock()
+	b.syncPaceLocked(now)
+	t, ok := b.g.reserve(now, b.pause.until, deadline)
+	if !ok {
+		err := b.lateErrorLocked(t.sendAt, now)
+		b.mu.Unlock()
+		return 0, err
+	}
+	if t.sendAt <= now {
+		if b.queue.n > 0 {
+			b.dispatchLocked(now) // those ahead are due too: let them go first
+		}
+		b.mu.Unlock()
+		return now, nil
+	}
+	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1)}
+	if b.pause.until > now { // the pause holds it back, whatever follows
+		w.pauseEnd = b.pause.until
+	}
+	throttled := b.g.interval > int64(b.rate.Interval())
+	b.queue.push(w)
+	b.mu.Unlock()
+	return b.wait(ctx, w, throttled)
+}
+
+// wait blocks until w is granted, fails, or its context ends.
+func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, error) {
+	b.mu.Lock()
+	d := b.wakeLocked(w, w.arrived)
+	b.mu.Unlock()
+	timer := time.NewTimer(time.Duration(d))
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+		case <-w.wake:
+		case <-ctx.Done():
+		}
+		b.mu.Lock()
+		now := b.now()
+		if w.state == queued {
+			b.syncPaceLocked(now) // a quota report may have run out: re-time
+		}
+		if w.state == queued {
+			switch {
+			case w.turn.sendAt <= now:
+				b.dispatchLocked(now)
+			case ctx.Err() != nil:
+				b.queue.remove(w)
+				b.g.cancel(w.turn)
+				if w.res != nil {
+					b.cancelDimsLocked(w.res)
+				}
+				b.mu.Unlock()
+				return 0, ctx.Err()
+			}
+		}
+		switch w.state {
+		case granted:
+			pauseEnd, at := w.pauseEnd, w.granted
+			throttled = throttled || b.g.interval > int64(b.rate.Interval())
+			b.mu.Unlock()
+			b.reportWait(w.arrived, pauseEnd, at, throttled)
+			return at, nil
+		case failed:
+			b.mu.Unlock()
+			return 0, w.err
+		}
+		d := b.wakeLocked(w, now)
+		b.mu.Unlock()
+		timer.Reset(time.Duration(d))
+	}
+}
+
+// wakeLocked is how long w sleeps from now: until its turn, or until the
+// server's quota report that slowed the pace runs out, when the waiting
+// calls are re-timed to the faster pace.
+func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
+	at := w.turn.sendAt
+	if u := b.shape.until; u > now && u < at && w == b.queue.head { // the head re-times them all
+		at = u
+	}
+	return at - now
+}
+
+// reportWait emits the events of one wait: the part spent in a server
+// pause, then the part spent waiting for the turn.
+func (b *Budget) reportWait(arrived, pauseEnd, at int64, throttled bool) {
+	if b.observer == nil {
+		return
+	}
+	from := arrived
+	if pauseEnd > arrived {
+		end := min(pauseEnd, at)
+		b.emit(Event{Reason: Paused, Wait: time.Duration(end - arrived)})
+		from = end
+	}
+	if at > from {
+		r := Paced
+		if throttled {
+			r = Throttled
+		}
+		b.emit(Event{Reason: r, Wait: time.Duration(at - from)})
+	}
+}
+
+// dispatchLocked grants every queued waiter whose turn has come, in order.
+func (b *Budget) dispatchLocked(now int64) {
+	for w := b.queue.head; w != nil && w.turn.sendAt <= now; w = b.queue.head {
+		b.queue.remove(w)
+		w.state, w.granted = granted, now
+		if w.res != nil {
+			b.grantDimsLocked(w.res)
+		}
+		w.signal()
+		if h := b.queue.head; h != nil && b.shape.until > now {
+			h.signal() // the new head watches for the quota report's end
+		}
+	}
+}
+
+// lateErrorLocked builds the error of a call whose turn at sendAt comes at
+// or after its deadline. The entry point adds the context's deadline.
+func (b *Budget) lateErrorLocked(sendAt, now int64) error {
+	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name}
+	switch {
+	case b.pause.holds(now, sendAt):
+		e.Reason, e.StatusCode = Paused, b.pause.status
+	case b.g.interval > int64(b.rate.Interval()):
+		e.Reason = Throttled
+	}
+	return e
+}
+
+// paceLocked returns the effective interval and burst at now: the
+// configured pace slowed by adaptive throttling and by the server's
+// reported quota.
+func (b *Budget) paceLocked(now int64) (interval, burst int64) {
+	interval = int64(b.rate.Interval())
+	if f := b.aimd.factor; f < 1 {
+		interval = int64(float64(interval) / f)
+	}
+	burst = b.burst
+	if now < b.shape.until {
+		interval = max(interval, b.shape.interval)
+		burst = max(1, min(burst, b.shape.burst))
+	}
+	return interval, burst
+}
+
+// syncPaceLocked brings the pacing state to the effective pace at now,
+// re-timing the callers already waiting if the pace changed.
+func (b *Budget) syncPaceLocked(now int64) {
+	interval, burst := b.paceLocked(now)
+	if interval != b.g.interval || burst != b.g.burst || b.dimsPaceChangedLocked(now) {
+		b.retimeLocked(now)
+	}
+}
+
+// retimeLocked recomputes the turn of every waiting caller, in order, at
+// the effective pace and behind any pause. A caller whose new turn comes at
+// or after its deadline fails at once. Callers whose turn has come are
+// dispatched first.
+func (b *Budget) retimeLocked(now int64) {
+	b.dispatchLocked(now)
+	if head := b.queue.head; head != nil {
+		b.g.tat = head.turn.tatBefore // the state before the queued reservations
+		if head.res != nil {
+			b.resetDimsLocked(head.res)
+		}
+	}
+	interval, burst := b.paceLocked(now)
+	// Re-time from the end of any pause: a new pace applies to the turns
+	// after it, and never stretches the pause itself.
+	b.g.setPace(max(now, b.pause.until), interval, burst)
+	if b.dims != nil {
+		b.setDimsPaceLocked(now, max(now, b.pause.until))
+	}
+	b.failSlotWaitersLocked(now)
+	if b.pause.until > now {
+		b.g.floorAfterPause(b.pause.until, b.pauseAllow)
+	}
+	after := int64(math.MinInt64) // the send time of the caller re-timed last
+	for w := b.queue.head; w != nil; {
+		next := w.next
+		var t turn
+		var ok bool
+		if w.res != nil {
+			t, ok = b.reserveDimsLocked(now, w.deadline, w.res, after)
+		} else {
+			t, ok = b.g.reserve(now, b.pause.until, w.deadline)
+		}
+		switch {
+		case !ok:
+			if w.res != nil {
+				b.dims.pending.remove(w.res)
+			}
+			b.queue.remove(w)
+			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
+			w.signal()
+		case t != w.turn:
+			w.turn = t
+			if b.pause.until > now { // the pause holds it back, whatever follows
+				w.pauseEnd = b.pause.until
+			}
+			w.signal()
+		}
+		if ok {
+			after = t.sendAt
+		}
+		w = next
+	}
+}

@@ -1,0 +1,137 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// takeFromStore is Acquire's turn when the state is in a Store: one call
+// to Take, then a wait for the turn; a cancelled wait refunds the turn.
+func (b *Budget) takeFromStore(ctx context.Context, now, deadline int64) (int64, error) {
+	for {
+		at, retake, err := b.takeFromStoreOnce(ctx, now, deadline)
+		if !retake {
+			return at, err
+		}
+		now = b.now()
+	}
+}
+
+// takeFromStoreOnce takes one turn from the store and waits for it. If a
+// pause this budget heard of began while it waited, the turn is given back
+// and retake is true: the call takes a turn again, behind the pause.
+func (b *Budget) takeFromStoreOnce(ctx context.Context, now, deadline int64) (at int64, retake bool, err error) {
+	maxWait := time.Duration(-1)
+	if deadline != never {
+		maxWait = time.Duration(deadline - now)
+	}
+	t, err := b.store.Take(ctx, b.storePace(), maxWait)
+	if ctx.Err() == nil {
+		b.storeHealth(cmpErr(err, t.Fallback))
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	b.mu.Lock()
+	b.aimd.factor = t.Factor
+	pauseSeen := b.pause.until
+	b.mu.Unlock()
+	reason := Paced
+	if t.Factor < 1 {
+		reason = Throttled
+	}
+	if !t.Granted {
+		e := &RateLimitError{RetryAfter: t.Wait, Reason: reason, Budget: b.name}
+		if t.Paused {
+			e.Reason, e.StatusCode = Paused, t.Status
+		}
+		return 0, false, e
+	}
+	if t.Wait <= 0 {
+		return t.At, false, nil
+	}
+	timer := time.NewTimer(t.Wait)
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		timer.Stop()
+		b.store.Refund(context.WithoutCancel(ctx), t)
+		return 0, false, ctx.Err()
+	}
+	b.mu.Lock()
+	pausedSince := b.pause.until > pauseSeen && b.pause.until > b.now()
+	b.mu.Unlock()
+	if pausedSince {
+		b.store.Refund(context.WithoutCancel(ctx), t)
+		return 0, true, nil
+	}
+	if t.Paused {
+		reason = Paused
+	}
+	b.emit(Event{Reason: reason, Wait: t.Wait})
+	return t.At, false, nil
+}
+
+func (b *Budget) storePace() Pace {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.adaptive}
+}
+
+// reportToStore is apply for a budget whose state is in a Store.
+func (b *Budget) reportToStore(status int, f Feedback, sent int64) {
+	pace := b.storePace()
+	r := Report{Status: status, Pause: f.Pause, Allow: int(pauseAllowance(f, int64(pace.Burst))),
+		Refused: refused(status, f), Sent: sent, Pace: pace}
+	st, err := b.store.Report(context.Background(), r)
+	b.storeHealth(cmpErr(err, st.Fallback))
+	if err == nil && st.Pause > 0 {
+		// Calls of this budget already waiting for a turn the store gave
+		// before the pause take a turn again behind it.
+		b.mu.Lock()
+		b.pause.extend(b.now()+int64(st.Pause), st.PauseStatus)
+		b.mu.Unlock()
+	}
+	if f.Pause > 0 {
+		b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
+	}
+	if err != nil {
+		return
+	}
+	b.mu.Lock()
+	old := b.aimd.factor
+	b.aimd.factor = st.Factor
+	b.mu.Unlock()
+	if st.Factor < old || (st.Factor == 1 && old < 1) {
+		rate := r.Pace.Interval.Seconds()
+		b.emit(Event{Reason: RateChanged, Status: status, OldRate: old / rate, NewRate: st.Factor / rate})
+	}
+}
+
+// storeHealth reports the store going down (err non-nil) and coming back,
+// once per change.
+func (b *Budget) storeHealth(err error) {
+	if err != nil {
+		if b.storeDown.CompareAndSwap(false, true) {
+			b.emit(Event{Reason: StoreFailure, Err: err})
+		}
+		return
+	}
+	if b.storeDown.CompareAndSwap(true, false) {
+		b.emit(Event{Reason: StoreRecovered})
+	}
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func cmpOr(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
