@@ -29,7 +29,9 @@ type Store interface {
 	// (maxWait < 0: no limit), nothing is reserved and Turn.Granted is
 	// false.
 	Take(ctx context.Context, p Pace, maxWait time.Duration) (Turn, error)
-	// Refund gives a granted turn back if nobody took a turn after it.
+	// Refund gives a granted turn back if nobody took a turn after it. The
+	// store finds the reservation by t.Token; a Token it does not know (or
+	// no longer holds) refunds nothing.
 	Refund(ctx context.Context, t Turn) error
 	// Report applies a response's feedback — the pause it asked for, and
 	// adaptive throttling — and returns the state after it.
@@ -55,9 +57,10 @@ type Turn struct {
 	Paused  bool          // the turn was held back by a server pause
 	Status  int           // the status that set that pause
 	Factor  float64       // the adaptive factor the turn was paced at
-	// TatBefore and TatAfter are the arrival times around the reservation,
-	// for Refund.
-	TatBefore, TatAfter int64
+	// Token identifies the reservation for Refund. Its content is the
+	// store's own (core only hands it back), so a store may change how it
+	// keeps its state without changing this interface.
+	Token string
 	// Fallback is non-nil when the store could not reach its shared state
 	// and answered from a local fallback (failing open); it says why.
 	Fallback error

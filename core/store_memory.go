@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/binary"
 	"math"
 	"sync"
 	"time"
@@ -50,14 +51,16 @@ func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Tu
 	return Turn{
 		Granted: ok, Wait: time.Duration(t.sendAt - now), At: t.sendAt,
 		Paused: s.pause.holds(now, t.sendAt), Status: s.pause.status, Factor: s.aimd.factor,
-		TatBefore: t.tatBefore, TatAfter: t.tatAfter,
+		Token: memoryToken(t),
 	}, nil
 }
 
 // Refund implements Store.
 func (s *MemoryStore) Refund(_ context.Context, t Turn) error {
 	s.mu.Lock()
-	s.g.cancel(turn{sendAt: t.At, tatBefore: t.TatBefore, tatAfter: t.TatAfter})
+	if r, ok := parseMemoryToken(t.Token); ok {
+		s.g.cancel(r)
+	}
 	s.mu.Unlock()
 	return nil
 }
@@ -85,4 +88,25 @@ func (s *MemoryStore) Status(context.Context) (StoreStatus, error) {
 
 func (s *MemoryStore) statusLocked(now int64) StoreStatus {
 	return StoreStatus{Pause: time.Duration(max(0, s.pause.until-now)), PauseStatus: s.pause.status, Factor: s.aimd.factor}
+}
+
+// memoryToken is a MemoryStore turn's refund token: the GCRA state before
+// and after the reservation, 16 bytes.
+func memoryToken(t turn) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(t.tatBefore))
+	binary.BigEndian.PutUint64(b[8:], uint64(t.tatAfter))
+	return string(b[:])
+}
+
+// parseMemoryToken reads a token memoryToken wrote; anything else is not
+// ok.
+func parseMemoryToken(tok string) (turn, bool) {
+	if len(tok) != 16 {
+		return turn{}, false
+	}
+	return turn{
+		tatBefore: int64(binary.BigEndian.Uint64([]byte(tok[:8]))),
+		tatAfter:  int64(binary.BigEndian.Uint64([]byte(tok[8:]))),
+	}, true
 }

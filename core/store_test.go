@@ -102,6 +102,33 @@ func TestStoreCancelRefundsTheTurn(t *testing.T) {
 	})
 }
 
+// TestMemoryStoreRefundsOnlyItsOwnTokens: Refund finds the turn by its
+// opaque token; a token that is not the store's refunds nothing, and a
+// turn taken after the refunded one keeps it spent.
+func TestMemoryStoreRefundsOnlyItsOwnTokens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := NewMemoryStore()
+		p := Pace{Interval: time.Second, Burst: 1}
+		s.Take(ctx, p, -1)
+		t1, _ := s.Take(ctx, p, -1) // 1 s from now
+		for _, tok := range []string{"", "not a token", t1.Token[:15]} {
+			if err := s.Refund(ctx, Turn{Token: tok}); err != nil {
+				t.Fatalf("Refund(%q) = %v", tok, err)
+			}
+		}
+		if t2, _ := s.Take(ctx, p, -1); t2.Wait != 2*time.Second {
+			t.Fatalf("after foreign tokens the next turn is in %v, want 2s: something was refunded", t2.Wait)
+		} else {
+			s.Refund(ctx, t1) // t2 came after t1: t1 stays spent
+			s.Refund(ctx, t2)
+		}
+		if t3, _ := s.Take(ctx, p, -1); t3.Wait != 2*time.Second {
+			t.Fatalf("after refunding the last turn the next is in %v, want 2s", t3.Wait)
+		}
+	})
+}
+
 // flakyStore is a MemoryStore that can be made to fail, standing in for a
 // shared store that goes out of reach.
 type flakyStore struct {

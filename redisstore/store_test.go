@@ -126,8 +126,10 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 				return append(out, "error: "+err.Error())
 			}
 			turns = append(turns, t)
-			out = append(out, fmt.Sprintf("take(%v, %d, %v) = granted %v wait %v at %s paused %v/%d factor %v tat %s→%s",
-				o.pace.Interval, o.pace.Burst, o.maxWait, t.Granted, t.Wait, rel(t.At), t.Paused, t.Status, t.Factor, rel(t.TatBefore), rel(t.TatAfter)))
+			// Tokens are each store's own: the refunds' effect shows in
+			// the turns that follow.
+			out = append(out, fmt.Sprintf("take(%v, %d, %v) = granted %v wait %v at %s paused %v/%d factor %v",
+				o.pace.Interval, o.pace.Burst, o.maxWait, t.Granted, t.Wait, rel(t.At), t.Paused, t.Status, t.Factor))
 		case 'r':
 			if err := st.Refund(ctx, turns[o.turn]); err != nil {
 				return append(out, "error: "+err.Error())
