@@ -28,7 +28,6 @@ type Budget struct {
 	name        string
 	observer    Observer
 	maxPause    time.Duration
-	adaptive    Adaptive
 	maxInFlight int
 	limited     bool      // built by NewBudget; false: never waits (Disabled, the zero Budget)
 	epoch       time.Time // the zero of the budget's monotonic clock
@@ -36,20 +35,18 @@ type Budget struct {
 	storeDown   atomic.Bool
 	dims        *dimSet // extra dimensions (WithDimension), or nil
 
-	mu         sync.Mutex
-	rate       Rate  // configured rate; guarded by mu
-	burst      int64 // configured burst; guarded by mu
-	burstSet   bool  // WithBurst was given; guarded by mu
-	aimd       aimd  // adaptive throttling; guarded by mu
-	g          gcra  // pacing state at the effective pace; guarded by mu
-	pause      pause // the server's pause; guarded by mu
-	pauseAllow int64 // how many may go at once when the pause ends; guarded by mu
-	shape      shape // the pace the server's reported quota allows; guarded by mu
-	queue      waitQueue
-	inFlight   int       // open requests holding a slot; guarded by mu
-	slotGen    []uint32  // each slot's generation, bumped when it is freed; guarded by mu
-	freeSlots  []int32   // the slots nobody holds; guarded by mu
-	slots      waitQueue // callers waiting for a slot; guarded by mu
+	mu        sync.Mutex
+	rate      Rate       // configured rate; guarded by mu
+	burst     int64      // configured burst; guarded by mu
+	burstSet  bool       // WithBurst was given; guarded by mu
+	ctl       controller // the feedback policy (adaptive.go); guarded by mu
+	g         gcra       // pacing state at the effective pace; guarded by mu
+	pause     pause      // the server's pause; guarded by mu
+	queue     waitQueue  // callers waiting for their turn; guarded by mu
+	inFlight  int        // open requests holding a slot; guarded by mu
+	slotGen   []uint32   // each slot's generation, bumped when it is freed; guarded by mu
+	freeSlots []int32    // the slots nobody holds; guarded by mu
+	slots     waitQueue  // callers waiting for a slot; guarded by mu
 }
 
 // NewBudget returns a budget that paces requests at rate. It returns an
@@ -75,14 +72,13 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		name:        c.name,
 		observer:    c.observer,
 		maxPause:    c.maxPause,
-		adaptive:    c.adaptive,
 		maxInFlight: c.maxInFlight,
 		epoch:       time.Now(),
 		store:       c.store,
 		limited:     true,
 		rate:        rate,
 		burstSet:    c.burstSet,
-		aimd:        newAIMD(),
+		ctl:         newController(c.adaptive, c.maxPause),
 	}
 	b.burst = int64(rate.Requests)
 	if c.burstSet {
@@ -102,6 +98,8 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 	b.g.tat = math.MinInt64 / 2 // idle: the whole burst is available
 	if len(c.dims) > 0 {
 		b.dims = newDimSet(c.dims, c.backfill)
+		b.ctl.dimShapes = make([]shape, len(c.dims))
+		b.ctl.dimIndex = b.dims.index
 	}
 	return b, nil
 }
@@ -134,7 +132,7 @@ func Disabled(opts ...Option) (*Budget, error) {
 		maxPause: c.maxPause,
 		epoch:    time.Now(),
 		rate:     Rate{Requests: math.MaxInt32, Period: time.Nanosecond},
-		aimd:     newAIMD(),
+		ctl:      newController(Adaptive{}, c.maxPause),
 	}, nil
 }
 
@@ -286,8 +284,8 @@ func (b *Budget) checkSpanLocked(r Rate, field string) error {
 		burst = int64(r.Requests)
 	}
 	slowest := 1.0
-	if b.adaptive.Enabled() {
-		slowest = b.adaptive.MinRate
+	if b.ctl.cfg.Enabled() {
+		slowest = b.ctl.cfg.MinRate
 	}
 	if float64(r.Interval())*float64(burst)/slowest > maxSpan {
 		if b.burstSet {

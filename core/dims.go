@@ -95,7 +95,6 @@ type dim struct {
 	interval int64 // configured emission interval, per unit
 	burst    int64 // configured burst, in units
 	g        gcra  // at the effective pace; guarded by the budget's mu
-	shape    shape // what the server reported for this dimension; guarded by mu
 }
 
 // dimSet holds a budget's extra dimensions.

@@ -1,17 +1,13 @@
 package core
 
 // The pace of extra dimensions: the server's quota reports slow them, as
-// shapeOf slows requests.
+// they slow requests (the controller's dimPace).
 
-// paceLocked returns the dimension's effective interval and burst at now:
-// the configured ones, slowed by the quota the server reported for it.
-func (d *dim) paceLocked(now int64) (interval, burst int64) {
-	interval, burst = d.interval, d.burst
-	if now < d.shape.until {
-		interval = max(interval, d.shape.interval)
-		burst = max(1, min(burst, d.shape.burst))
-	}
-	return interval, burst
+// dimPaceLocked returns dimension i's effective interval and burst at
+// now: the configured ones, slowed by the quota the server reported for it.
+func (b *Budget) dimPaceLocked(i int, now int64) (interval, burst int64) {
+	d := &b.dims.d[i]
+	return b.ctl.dimPace(i, now, d.interval, d.burst)
 }
 
 // dimsPaceChangedLocked reports whether some dimension's effective pace
@@ -22,7 +18,7 @@ func (b *Budget) dimsPaceChangedLocked(now int64) bool {
 	}
 	for i := range b.dims.d {
 		d := &b.dims.d[i]
-		if iv, bu := d.paceLocked(now); iv != d.g.interval || bu != d.g.burst {
+		if iv, bu := b.dimPaceLocked(i, now); iv != d.g.interval || bu != d.g.burst {
 			return true
 		}
 	}
@@ -36,7 +32,7 @@ func (b *Budget) dimsPaceChangedLocked(now int64) bool {
 func (b *Budget) setDimsPaceLocked(now, at int64) {
 	for i := range b.dims.d {
 		d := &b.dims.d[i]
-		iv, bu := d.paceLocked(now)
+		iv, bu := b.dimPaceLocked(i, now)
 		if iv == d.g.interval && bu == d.g.burst {
 			continue
 		}

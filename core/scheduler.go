@@ -91,7 +91,7 @@ func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, er
 // calls are re-timed to the faster pace.
 func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
 	at := w.turn.sendAt
-	if u := b.shape.until; u > now && u < at && w == b.queue.head { // the head re-times them all
+	if u := b.ctl.reportEnds(); u > now && u < at && w == b.queue.head { // the head re-times them all
 		at = u
 	}
 	return at - now
@@ -127,7 +127,7 @@ func (b *Budget) dispatchLocked(now int64) {
 			b.grantDimsLocked(w.res)
 		}
 		w.signal()
-		if h := b.queue.head; h != nil && b.shape.until > now {
+		if h := b.queue.head; h != nil && b.ctl.reportEnds() > now {
 			h.signal() // the new head watches for the quota report's end
 		}
 	}
@@ -150,16 +150,7 @@ func (b *Budget) lateErrorLocked(sendAt, now int64) error {
 // configured pace slowed by adaptive throttling and by the server's
 // reported quota.
 func (b *Budget) paceLocked(now int64) (interval, burst int64) {
-	interval = int64(b.rate.Interval())
-	if f := b.aimd.factor; f < 1 {
-		interval = int64(float64(interval) / f)
-	}
-	burst = b.burst
-	if now < b.shape.until {
-		interval = max(interval, b.shape.interval)
-		burst = max(1, min(burst, b.shape.burst))
-	}
-	return interval, burst
+	return b.ctl.pace(now, int64(b.rate.Interval()), b.burst)
 }
 
 // syncPaceLocked brings the pacing state to the effective pace at now,
@@ -192,7 +183,7 @@ func (b *Budget) retimeLocked(now int64) {
 	}
 	b.failSlotWaitersLocked(now)
 	if b.pause.until > now {
-		b.g.floorAfterPause(b.pause.until, b.pauseAllow)
+		b.g.floorAfterPause(b.pause.until, b.ctl.afterPause())
 	}
 	after := int64(math.MinInt64) // the send time of the caller re-timed last
 	for w := b.queue.head; w != nil; {

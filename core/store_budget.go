@@ -33,7 +33,7 @@ func (b *Budget) takeFromStoreOnce(ctx context.Context, now, deadline int64) (at
 		return 0, false, err
 	}
 	b.mu.Lock()
-	b.aimd.factor = t.Factor
+	b.ctl.aimd.factor = t.Factor // mirror the store's shared factor
 	pauseSeen := b.pause.until
 	b.mu.Unlock()
 	reason := Paced
@@ -75,7 +75,7 @@ func (b *Budget) takeFromStoreOnce(ctx context.Context, now, deadline int64) (at
 func (b *Budget) storePace() Pace {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.adaptive}
+	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.cfg}
 }
 
 // reportToStore is apply for a budget whose state is in a Store.
@@ -99,8 +99,8 @@ func (b *Budget) reportToStore(status int, f Feedback, sent int64) {
 		return
 	}
 	b.mu.Lock()
-	old := b.aimd.factor
-	b.aimd.factor = st.Factor
+	old := b.ctl.aimd.factor
+	b.ctl.aimd.factor = st.Factor
 	b.mu.Unlock()
 	if st.Factor < old || (st.Factor == 1 && old < 1) {
 		rate := r.Pace.Interval.Seconds()
