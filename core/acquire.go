@@ -56,7 +56,7 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 		return Permit{b: b}, nil
 	}
 	if b.maxInFlight == 0 && b.store == nil { // the fast path: no slot to guard
-		sent, err := b.takeTurn(ctx, b.now(), b.deadline(ctx))
+		sent, err := b.takeTurn(ctx, b.now(), b.deadline(ctx), nil)
 		if err != nil {
 			return Permit{}, withDeadline(ctx, err)
 		}
@@ -92,13 +92,10 @@ func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
 	}
 	var sent int64
 	var err error
-	switch {
-	case r != nil:
-		sent, err = b.takeTurnDims(ctx, now, deadline, r)
-	case b.store != nil:
+	if b.store != nil {
 		sent, err = b.takeFromStore(ctx, now, deadline)
-	default:
-		sent, err = b.takeTurn(ctx, now, deadline)
+	} else {
+		sent, err = b.takeTurn(ctx, now, deadline, r)
 	}
 	if err != nil {
 		return Permit{}, withDeadline(ctx, err)
@@ -139,7 +136,7 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	if b.store != nil {
 		sent, err = b.takeFromStore(ctx, now, now+1)
 	} else {
-		sent, err = b.takeTurn(ctx, now, now+1)
+		sent, err = b.takeTurn(ctx, now, now+1, nil)
 	}
 	if err != nil {
 		if slot.idx1 > 0 {
@@ -177,9 +174,8 @@ func (b *Budget) Check(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.syncPaceLocked(now)
-	g := b.g // reserve on a copy: nothing is taken
-	if t, ok := g.reserve(now, b.pause.until, deadline); !ok {
-		return withDeadline(ctx, b.lateErrorLocked(t.sendAt, now))
+	if s := b.planLocked(now, b.lastSendAtLocked(), nil); s >= deadline { // plans, takes nothing
+		return withDeadline(ctx, b.lateErrorLocked(s, now))
 	}
 	return nil
 }

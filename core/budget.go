@@ -94,8 +94,7 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 			b.freeSlots[i] = int32(c.maxInFlight - 1 - i)
 		}
 	}
-	b.g = gcra{interval: int64(rate.Interval()), burst: b.burst}
-	b.g.tat = math.MinInt64 / 2 // idle: the whole burst is available
+	b.g = newGCRA(int64(rate.Interval()), b.burst)
 	if len(c.dims) > 0 {
 		b.dims = newDimSet(c.dims, c.backfill)
 		b.ctl.dimShapes = make([]shape, len(c.dims))

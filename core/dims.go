@@ -109,7 +109,7 @@ func newDimSet(cfgs []dimConfig, backfill bool) *dimSet {
 	for i, c := range cfgs {
 		iv := int64(c.rate.Interval())
 		s.d[i] = dim{name: c.name, interval: iv, burst: c.burst,
-			g: gcra{interval: iv, burst: c.burst, tat: math.MinInt64 / 2}}
+			g: newGCRA(iv, c.burst)}
 	}
 	return s
 }
@@ -240,80 +240,18 @@ func (b *Budget) AcquireCost(ctx context.Context, costs ...Cost) (Permit, error)
 	return b.acquire(ctx, b.dims.newReservation(n))
 }
 
-// takeTurnDims is takeTurn for a budget with dimensions: it reserves r (nil
-// for a request with no extra cost) with the request's turn and waits.
-func (b *Budget) takeTurnDims(ctx context.Context, now, deadline int64, r *reservation) (int64, error) {
-	if r == nil {
-		r = b.dims.newReservation(nil)
-	}
-	b.mu.Lock()
-	b.syncPaceLocked(now)
-	if b.dims.backfill && b.queue.head != nil && b.backfillLocked(now, r) {
-		b.grantDimsLocked(r)
-		b.mu.Unlock()
-		return now, nil
-	}
-	after := int64(math.MinInt64)
-	if b.queue.tail != nil {
-		after = b.queue.tail.turn.sendAt
-	}
-	t, ok := b.reserveDimsLocked(now, deadline, r, after)
-	if !ok {
-		err := b.lateErrorLocked(t.sendAt, now)
-		b.mu.Unlock()
-		return 0, err
-	}
-	if t.sendAt <= now {
-		if b.queue.n > 0 {
-			b.dispatchLocked(now) // those ahead are due too: let them go first
-		}
-		b.grantDimsLocked(r)
-		b.mu.Unlock()
-		return now, nil
-	}
-	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1), res: r}
-	if b.pause.until > now {
-		w.pauseEnd = b.pause.until
-	}
-	throttled := b.g.interval > int64(b.rate.Interval())
-	b.queue.push(w)
-	b.mu.Unlock()
-	return b.wait(ctx, w, throttled)
-}
-
-// reserveDimsLocked reserves the request's turn and r's cost in every
-// dimension at the earliest instant s at or after now, after (the send time
-// of the caller queued last) and the end of any pause, at which every
-// dimension holds what it needs; each dimension then consumes at s:
-// tat = max(tat, s) + n×interval. If s is at or after deadline, nothing
-// changes and ok is false; t.sendAt still says when s would have been.
-func (b *Budget) reserveDimsLocked(now, deadline int64, r *reservation, after int64) (t turn, ok bool) {
-	s := max(now, after, b.pause.until, b.g.tat-b.g.tau())
-	for i := range b.dims.d {
-		if n := r.n[i]; n > 0 {
-			g := &b.dims.d[i].g
-			s = max(s, g.tat-(g.burst-n)*g.interval)
-		}
-	}
-	t = turn{sendAt: s, tatBefore: b.g.tat}
-	if s >= deadline {
-		return t, false
-	}
-	b.g.tat = max(b.g.tat, s) + b.g.interval
-	t.tatAfter = b.g.tat
+// spendDimsLocked spends r's cost in every extra dimension at s, its
+// request's send time (for reserveLocked), and keeps what is needed to give
+// it back.
+func (b *Budget) spendDimsLocked(s int64, r *reservation) {
 	r.sendAt = s
 	for i := range b.dims.d {
-		g := &b.dims.d[i].g
-		r.tatBefore[i], r.slack[i] = g.tat, math.MaxInt64
-		if n := r.n[i]; n > 0 {
-			g.tat = max(g.tat, s) + n*g.interval
-		}
-		r.tatAfter[i] = g.tat
+		r.slack[i] = math.MaxInt64
+		r.tatBefore[i], r.tatAfter[i] = b.dims.d[i].g.reserveN(s, r.n[i])
 	}
 	if !r.inPending && r.hasCost() {
 		b.dims.pending.push(r)
 	}
-	return t, true
 }
 
 // grantDimsLocked records that r's request was given its turn: from now on
@@ -337,10 +275,7 @@ func (b *Budget) grantDimsLocked(r *reservation) {
 // dimension where nobody reserved after it.
 func (b *Budget) cancelDimsLocked(r *reservation) {
 	for i := range b.dims.d {
-		g := &b.dims.d[i].g
-		if r.n[i] > 0 && g.tat == r.tatAfter[i] {
-			g.tat = r.tatBefore[i]
-		}
+		b.dims.d[i].g.cancel(r.tatBefore[i], r.tatAfter[i])
 	}
 	b.dims.pending.remove(r)
 	r.settled = true
@@ -350,7 +285,7 @@ func (b *Budget) cancelDimsLocked(r *reservation) {
 // head of the queue, for retimeLocked to re-reserve the queue in order.
 func (b *Budget) resetDimsLocked(r *reservation) {
 	for i := range b.dims.d {
-		b.dims.d[i].g.tat = r.tatBefore[i]
+		b.dims.d[i].g.rewind(r.tatBefore[i])
 	}
 }
 
@@ -368,8 +303,8 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 		delta := actual[i] - r.n[i]
 		switch {
 		case delta > 0: // overspend: charged in full, the level may go below zero
+			g.reserveN(r.sendAt, delta) // charged at its send time, like the estimate
 			e := delta * g.interval
-			g.tat = max(g.tat, r.sendAt) + e
 			for w := b.queue.head; w != nil; w = w.next {
 				if w.res != nil { // keep re-timing and cancels true to the charge
 					w.res.tatBefore[i] = max(w.res.tatBefore[i], r.sendAt) + e
@@ -381,7 +316,7 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 			if give <= 0 {
 				continue
 			}
-			g.tat -= give
+			g.giveBack(give)
 			gave = true
 			for p := b.dims.pending.head; p != nil; p = p.next {
 				p.slack[i] = max(0, p.slack[i]-give)

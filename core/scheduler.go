@@ -6,15 +6,22 @@ import (
 	"time"
 )
 
-// takeTurn reserves the call's turn and waits for it. It returns the time
-// the turn was given.
-func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, error) {
-	if b.dims != nil {
-		return b.takeTurnDims(ctx, now, deadline, nil)
+// takeTurn reserves the call's turn — with r's cost in the extra
+// dimensions, for a budget that has them — and waits for it. It returns the
+// time the turn was given. It is the only way a call gets a turn from the
+// in-memory state.
+func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservation) (int64, error) {
+	if r == nil && b.dims != nil {
+		r = b.dims.newReservation(nil) // a request with no extra cost
 	}
 	b.mu.Lock()
 	b.syncPaceLocked(now)
-	t, ok := b.g.reserve(now, b.pause.until, deadline)
+	if r != nil && b.dims.backfill && b.queue.head != nil && b.backfillLocked(now, r) {
+		b.grantDimsLocked(r)
+		b.mu.Unlock()
+		return now, nil
+	}
+	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
 	if !ok {
 		err := b.lateErrorLocked(t.sendAt, now)
 		b.mu.Unlock()
@@ -24,10 +31,13 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, erro
 		if b.queue.n > 0 {
 			b.dispatchLocked(now) // those ahead are due too: let them go first
 		}
+		if r != nil {
+			b.grantDimsLocked(r)
+		}
 		b.mu.Unlock()
 		return now, nil
 	}
-	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1)}
+	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1), res: r}
 	if b.pause.until > now { // the pause holds it back, whatever follows
 		w.pauseEnd = b.pause.until
 	}
@@ -35,6 +45,48 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, erro
 	b.queue.push(w)
 	b.mu.Unlock()
 	return b.wait(ctx, w, throttled)
+}
+
+// lastSendAtLocked is the send time of the caller queued last, or the
+// distant past: a new turn never comes before it (arrival order).
+func (b *Budget) lastSendAtLocked() int64 {
+	if b.queue.tail == nil {
+		return math.MinInt64
+	}
+	return b.queue.tail.turn.sendAt
+}
+
+// planLocked returns the earliest instant at or after now, after and the
+// end of any pause at which the request's dimension, and every extra one
+// for r's cost (r may be nil), holds what the call needs. It changes
+// nothing: Check asks it alone.
+func (b *Budget) planLocked(now, after int64, r *reservation) int64 {
+	s := max(now, after, b.pause.until, b.g.earliest(1))
+	if r != nil {
+		for i, n := range r.n {
+			if n > 0 {
+				s = max(s, b.dims.d[i].g.earliest(n))
+			}
+		}
+	}
+	return s
+}
+
+// reserveLocked is the one reservation of the in-memory state: it plans
+// the call's send time s (planLocked) and, unless s comes at or after
+// deadline, spends one request and r's cost in every extra dimension at s,
+// all at once. When s is at or after deadline nothing changes and ok is
+// false; t.sendAt still says when s would have been.
+func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation) (t turn, ok bool) {
+	t.sendAt = b.planLocked(now, after, r)
+	if t.sendAt >= deadline {
+		return t, false
+	}
+	t.tatBefore, t.tatAfter = b.g.reserveN(t.sendAt, 1)
+	if r != nil {
+		b.spendDimsLocked(t.sendAt, r)
+	}
+	return t, true
 }
 
 // wait blocks until w is granted, fails, or its context ends.
@@ -61,7 +113,7 @@ func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, er
 				b.dispatchLocked(now)
 			case ctx.Err() != nil:
 				b.queue.remove(w)
-				b.g.cancel(w.turn)
+				b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
 				if w.res != nil {
 					b.cancelDimsLocked(w.res)
 				}
@@ -169,7 +221,7 @@ func (b *Budget) syncPaceLocked(now int64) {
 func (b *Budget) retimeLocked(now int64) {
 	b.dispatchLocked(now)
 	if head := b.queue.head; head != nil {
-		b.g.tat = head.turn.tatBefore // the state before the queued reservations
+		b.g.rewind(head.turn.tatBefore) // the state before the queued reservations
 		if head.res != nil {
 			b.resetDimsLocked(head.res)
 		}
@@ -188,13 +240,7 @@ func (b *Budget) retimeLocked(now int64) {
 	after := int64(math.MinInt64) // the send time of the caller re-timed last
 	for w := b.queue.head; w != nil; {
 		next := w.next
-		var t turn
-		var ok bool
-		if w.res != nil {
-			t, ok = b.reserveDimsLocked(now, w.deadline, w.res, after)
-		} else {
-			t, ok = b.g.reserve(now, b.pause.until, w.deadline)
-		}
+		t, ok := b.reserveLocked(now, w.deadline, after, w.res)
 		switch {
 		case !ok:
 			if w.res != nil {

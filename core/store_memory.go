@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"encoding/binary"
-	"math"
 	"sync"
 	"time"
 )
@@ -22,7 +21,7 @@ type MemoryStore struct {
 
 // NewMemoryStore returns an empty MemoryStore: an idle quota, no pause.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{epoch: time.Now(), g: gcra{tat: math.MinInt64 / 2}, aimd: newAIMD()}
+	return &MemoryStore{epoch: time.Now(), g: newGCRA(0, 0), aimd: newAIMD()}
 }
 
 func (s *MemoryStore) now() int64 { return int64(time.Since(s.epoch)) }
@@ -59,7 +58,7 @@ func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Tu
 func (s *MemoryStore) Refund(_ context.Context, t Turn) error {
 	s.mu.Lock()
 	if r, ok := parseMemoryToken(t.Token); ok {
-		s.g.cancel(r)
+		s.g.cancel(r.tatBefore, r.tatAfter)
 	}
 	s.mu.Unlock()
 	return nil
