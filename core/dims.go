@@ -101,7 +101,7 @@ type dim struct {
 type dimSet struct {
 	backfill bool // WithBackfill
 	d        []dim
-	pending  resList // reserved with an extra cost and not settled; guarded by mu
+	pending  list[reservation, *reservation] // reserved with an extra cost and not settled; guarded by mu
 }
 
 func newDimSet(cfgs []dimConfig, backfill bool) *dimSet {
@@ -135,12 +135,12 @@ type reservation struct {
 	// granted reservation made after it: min over those of (tat before it −
 	// the instant it consumed at). math.MaxInt64 when none was granted.
 	// (Queued reservations do not count: they are re-timed instead.)
-	slack      []int64
-	granted    bool  // its request was given its turn
-	sendAt     int64 // when it consumes (its send time)
-	inPending  bool
-	settled    bool
-	prev, next *reservation
+	slack     []int64
+	granted   bool  // its request was given its turn
+	sendAt    int64 // when it consumes (its send time)
+	inPending bool  // in the dimSet's pending list
+	settled   bool
+	link[reservation]
 }
 
 func (s *dimSet) newReservation(n []int64) *reservation {
@@ -161,35 +161,20 @@ func (r *reservation) hasCost() bool {
 	return false
 }
 
-// resList is a doubly linked list of reservations.
-type resList struct{ head, tail *reservation }
-
-func (l *resList) push(r *reservation) {
-	r.prev, r.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.next = r
-	} else {
-		l.head = r
+// track adds r to the pending reservations, once.
+func (s *dimSet) track(r *reservation) {
+	if !r.inPending {
+		s.pending.push(r)
+		r.inPending = true
 	}
-	l.tail = r
-	r.inPending = true
 }
 
-func (l *resList) remove(r *reservation) {
-	if !r.inPending {
-		return
+// untrack takes r out of the pending reservations, if it is there.
+func (s *dimSet) untrack(r *reservation) {
+	if r.inPending {
+		s.pending.remove(r)
+		r.inPending = false
 	}
-	if r.prev != nil {
-		r.prev.next = r.next
-	} else {
-		l.head = r.next
-	}
-	if r.next != nil {
-		r.next.prev = r.prev
-	} else {
-		l.tail = r.prev
-	}
-	r.prev, r.next, r.inPending = nil, nil, false
 }
 
 // costVector turns costs into units per dimension, checking every name and
@@ -249,8 +234,8 @@ func (b *Budget) spendDimsLocked(s int64, r *reservation) {
 		r.slack[i] = math.MaxInt64
 		r.tatBefore[i], r.tatAfter[i] = b.dims.d[i].g.reserveN(s, r.n[i])
 	}
-	if !r.inPending && r.hasCost() {
-		b.dims.pending.push(r)
+	if r.hasCost() {
+		b.dims.track(r)
 	}
 }
 
@@ -277,7 +262,7 @@ func (b *Budget) cancelDimsLocked(r *reservation) {
 	for i := range b.dims.d {
 		b.dims.d[i].g.cancel(r.tatBefore[i], r.tatAfter[i])
 	}
-	b.dims.pending.remove(r)
+	b.dims.untrack(r)
 	r.settled = true
 }
 
@@ -297,7 +282,7 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 	}
 	gave := false
 	r.settled = true
-	b.dims.pending.remove(r)
+	b.dims.untrack(r)
 	for i := range b.dims.d {
 		g := &b.dims.d[i].g
 		delta := actual[i] - r.n[i]

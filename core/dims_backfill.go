@@ -67,7 +67,7 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 		t, ok := b.reserveLocked(now, never, after, w.res)
 		if !ok || t.sendAt != snap[j].turn.sendAt {
 			restore()
-			b.dims.pending.remove(r)
+			b.dims.untrack(r)
 			return false
 		}
 		w.turn, after = t, t.sendAt

@@ -244,7 +244,7 @@ func (b *Budget) retimeLocked(now int64) {
 		switch {
 		case !ok:
 			if w.res != nil {
-				b.dims.pending.remove(w.res)
+				b.dims.untrack(w.res)
 			}
 			b.queue.remove(w)
 			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
