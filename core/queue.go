@@ -16,6 +16,8 @@ type waiter struct {
 	link[waiter]
 }
 
+// waiterState is where a waiter is; see the scheduler's invariant 3
+// (scheduler.go) for who may move it.
 type waiterState uint8
 
 const (

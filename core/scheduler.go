@@ -6,6 +6,43 @@ import (
 	"time"
 )
 
+// The scheduler: how a call of an in-memory budget gets its turn.
+//
+// A call reserves its turn at once, when it arrives (reserveLocked: the one
+// reservation of the GCRA state), and then sleeps until that instant; it
+// is never re-queued. Everything below keeps these invariants, all under
+// the budget's mu:
+//
+//  1. The queued reservations are the contiguous tail of the GCRA
+//     timeline. Every waiter in b.queue reserved after every call already
+//     granted, in queue order, so head.turn.tatBefore (and head.res's
+//     tatBefore per dimension) is the state before all of them. A new call
+//     reserves after the queue's tail (lastSendAtLocked); if its turn has
+//     come, so has every queued turn before it, and dispatchLocked empties
+//     the queue first. A backfilled call (WithBackfill) is reserved before
+//     the head and the queue re-reserved after it. Settling a granted
+//     reservation's cost shifts the queued ones' tatBefore/tatAfter with
+//     the state.
+//  2. Send times are non-decreasing along the queue (arrival order).
+//  3. A waiter is queued, granted or failed. Only the budget moves it,
+//     under mu: queued → granted by dispatchLocked (called by whoever holds
+//     mu and sees its turn come: the waiter's own goroutine, a new call,
+//     a re-timing); queued → failed by retimeLocked when its new turn falls
+//     at or after its deadline. Whoever moves it out of queued removes it
+//     from the queue and signals it. Only its own goroutine takes it out
+//     while still queued: when its context ends (it then gives its
+//     reservation back where nobody reserved after it).
+//
+// retimeLocked re-reserves the whole queue: it requires invariant 1 and
+// that each waiter's turn is the one it last reserved; it rewinds the state
+// to the head's tatBefore, brings the pace to the effective one at now
+// (behind any pause, floored so a pause ends with no more than the server
+// holds), and reserves each waiter again in order. It guarantees that
+// every waiter whose turn came is granted, every waiter whose new turn
+// passes its deadline is failed and its reservation not made again, the
+// rest hold their new turns (signalled when they moved), and invariants 1
+// and 2 hold again.
+
 // takeTurn reserves the call's turn — with r's cost in the extra
 // dimensions, for a budget that has them — and waits for it. It returns the
 // time the turn was given. It is the only way a call gets a turn from the
@@ -104,6 +141,10 @@ func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, er
 		}
 		b.mu.Lock()
 		now := b.now()
+		// w is checked twice: another goroutine may have granted or failed
+		// it while it slept (then there is nothing to re-time for it), and
+		// syncPaceLocked may itself re-time the queue, which can grant or
+		// fail w.
 		if w.state == queued {
 			b.syncPaceLocked(now) // a quota report may have run out: re-time
 		}
@@ -198,9 +239,10 @@ func (b *Budget) lateErrorLocked(sendAt, now int64) error {
 	return e
 }
 
-// paceLocked returns the effective interval and burst at now: the
-// configured pace slowed by adaptive throttling and by the server's
-// reported quota.
+// paceLocked returns the requests' effective interval and burst at now:
+// the configured rate and burst as the feedback controller slows them
+// (adaptive throttling, the server's quota report). b.g is kept at this
+// pace by syncPaceLocked; the extra dimensions have dimPaceLocked.
 func (b *Budget) paceLocked(now int64) (interval, burst int64) {
 	return b.ctl.pace(now, int64(b.rate.Interval()), b.burst)
 }
