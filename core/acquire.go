@@ -52,11 +52,11 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
-	if !b.limited {
+	if b.pacer == nil {
 		return Permit{b: b}, nil
 	}
-	if b.maxInFlight == 0 && b.store == nil { // the fast path: no slot to guard
-		sent, err := b.takeTurn(ctx, b.now(), b.deadline(ctx), nil)
+	if b.maxInFlight == 0 { // the fast path: no slot to guard
+		sent, err := b.pacer.turn(ctx, b.now(), b.deadline(ctx), nil)
 		if err != nil {
 			return Permit{}, withDeadline(ctx, err)
 		}
@@ -90,13 +90,7 @@ func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
 		}
 		now = at
 	}
-	var sent int64
-	var err error
-	if b.store != nil {
-		sent, err = b.takeFromStore(ctx, now, deadline)
-	} else {
-		sent, err = b.takeTurn(ctx, now, deadline, r)
-	}
+	sent, err := b.pacer.turn(ctx, now, deadline, r)
 	if err != nil {
 		return Permit{}, withDeadline(ctx, err)
 	}
@@ -117,7 +111,7 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
-	if !b.limited {
+	if b.pacer == nil {
 		return Permit{b: b}, nil
 	}
 	now := b.now()
@@ -131,13 +125,7 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 		slot = b.takeSlotLocked()
 		b.mu.Unlock()
 	}
-	var sent int64
-	var err error
-	if b.store != nil {
-		sent, err = b.takeFromStore(ctx, now, now+1)
-	} else {
-		sent, err = b.takeTurn(ctx, now, now+1, nil)
-	}
+	sent, err := b.pacer.turn(ctx, now, now+1, nil)
 	if err != nil {
 		if slot.idx1 > 0 {
 			b.releaseSlot(slot)
@@ -156,28 +144,14 @@ func (b *Budget) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !b.limited {
+	if b.pacer == nil {
 		return nil
 	}
 	deadline := b.deadline(ctx)
 	if deadline == never {
 		return nil
 	}
-	now := b.now()
-	if b.store != nil {
-		st, err := b.store.Status(ctx)
-		if err != nil || now+int64(st.Pause) < deadline {
-			return nil
-		}
-		return withDeadline(ctx, &RateLimitError{RetryAfter: st.Pause, StatusCode: st.PauseStatus, Reason: Paused, Budget: b.name})
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.syncPaceLocked(now)
-	if s := b.planLocked(now, b.lastSendAtLocked(), nil); s >= deadline { // plans, takes nothing
-		return withDeadline(ctx, b.lateErrorLocked(s, now))
-	}
-	return nil
+	return withDeadline(ctx, b.pacer.check(ctx, b.now(), deadline))
 }
 
 // withDeadline stamps a *RateLimitError with the deadline of the context

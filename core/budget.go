@@ -5,7 +5,6 @@ import (
 	"context"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -29,11 +28,9 @@ type Budget struct {
 	observer    Observer
 	maxPause    time.Duration
 	maxInFlight int
-	limited     bool      // built by NewBudget; false: never waits (Disabled, the zero Budget)
+	pacer       pacer     // the mode (pacer.go); nil: never waits (Disabled, the zero Budget)
 	epoch       time.Time // the zero of the budget's monotonic clock
-	store       Store     // shared state (WithStore), or nil for the in-memory default
-	storeDown   atomic.Bool
-	dims        *dimSet // extra dimensions (WithDimension), or nil
+	dims        *dimSet   // extra dimensions (WithDimension), or nil
 
 	mu        sync.Mutex
 	rate      Rate       // configured rate; guarded by mu
@@ -74,11 +71,13 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		maxPause:    c.maxPause,
 		maxInFlight: c.maxInFlight,
 		epoch:       time.Now(),
-		store:       c.store,
-		limited:     true,
 		rate:        rate,
 		burstSet:    c.burstSet,
 		ctl:         newController(c.adaptive, c.maxPause),
+	}
+	b.pacer = memPacer{b}
+	if c.store != nil {
+		b.pacer = &storePacer{b: b, s: c.store}
 	}
 	b.burst = int64(rate.Requests)
 	if c.burstSet {
@@ -183,20 +182,10 @@ func (b *Budget) InFlight() int {
 
 // PauseRemaining returns how long the server's pause has left to run, or 0.
 func (b *Budget) PauseRemaining() time.Duration {
-	if !b.limited {
+	if b.pacer == nil {
 		return 0
 	}
-	if b.store != nil {
-		st, err := b.store.Status(context.Background())
-		if err != nil {
-			return 0
-		}
-		return st.Pause
-	}
-	now := b.now()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return time.Duration(max(0, b.pause.until-now))
+	return b.pacer.pauseLeft()
 }
 
 // Rate returns the configured rate.
@@ -218,7 +207,7 @@ func (b *Budget) EffectiveRate() Rate {
 }
 
 func (b *Budget) effectiveRateLocked(now int64) Rate {
-	if !b.limited {
+	if b.pacer == nil {
 		return b.rate
 	}
 	interval, _ := b.paceLocked(now)
@@ -240,7 +229,7 @@ func (b *Budget) SetRate(r Rate) error {
 	if err := r.validate("SetRate"); err != nil {
 		return err
 	}
-	if !b.limited {
+	if b.pacer == nil {
 		return nil
 	}
 	now := b.now()

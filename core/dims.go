@@ -209,7 +209,7 @@ func (b *Budget) AcquireCost(ctx context.Context, costs ...Cost) (Permit, error)
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
-	if !b.limited {
+	if b.pacer == nil {
 		return Permit{b: b}, nil
 	}
 	if b.dims == nil {

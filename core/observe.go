@@ -1,7 +1,6 @@
 package core
 
 import (
-	"math"
 	"net/http"
 	"time"
 )
@@ -28,12 +27,9 @@ func (p *Permit) Observe(status int, h http.Header) Feedback {
 // store's clock and counts as "just now": prefer Permit.Observe there, or
 // one burst of refusals may decrease the shared rate more than once.
 func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
-	at := b.now()
-	switch {
-	case b.store != nil:
-		at = math.MaxInt64 // the store's clock is not ours: counts as sent after any decrease
-	case !sent.IsZero():
-		at = int64(sent.Sub(b.epoch))
+	var at int64
+	if b.pacer != nil {
+		at = b.pacer.stamp(sent)
 	}
 	return b.observe(status, h, at)
 }
@@ -43,11 +39,13 @@ func (b *Budget) observe(status int, h http.Header, sent int64) Feedback {
 	wall := time.Now()
 	now := b.now()
 	f := parseFeedback(status, h, wall, b.maxPause)
-	if b.store != nil {
-		b.reportToStore(status, f, sent)
-	} else {
-		b.apply(status, f, sent, now)
+	if b.pacer == nil { // never waits, but reports what it hears
+		if f.Pause > 0 {
+			b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
+		}
+		return f
 	}
+	b.pacer.feedback(status, f, sent, now)
 	return f
 }
 
@@ -59,12 +57,6 @@ func (b *Budget) observe(status int, h http.Header, sent int64) Feedback {
 // RateChanged is reported when adaptive throttling decreases the rate and
 // when it has recovered the configured rate, not for every step between.
 func (b *Budget) apply(status int, f Feedback, sent, now int64) {
-	if !b.limited {
-		if f.Pause > 0 {
-			b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
-		}
-		return
-	}
 	var evs [2]Event
 	n := 0
 	if f.Pause > 0 {

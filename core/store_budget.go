@@ -2,32 +2,45 @@ package core
 
 import (
 	"context"
+	"math"
+	"sync/atomic"
 	"time"
 )
 
-// takeFromStore is Acquire's turn when the state is in a Store: one call
-// to Take, then a wait for the turn; a cancelled wait refunds the turn.
-func (b *Budget) takeFromStore(ctx context.Context, now, deadline int64) (int64, error) {
+// storePacer is the store-backed mode (WithStore): turns come from the
+// Store and feedback goes to it. The budget's own pause and adaptive
+// factor only mirror the store's, for its waiting calls and its events.
+type storePacer struct {
+	b    *Budget
+	s    Store
+	down atomic.Bool // the store failed and has not answered since
+}
+
+// turn is Acquire's turn when the state is in a Store: one call to Take,
+// then a wait for the turn; a cancelled wait refunds the turn. A budget on
+// a store has no extra dimensions: r is always nil.
+func (p *storePacer) turn(ctx context.Context, now, deadline int64, _ *reservation) (int64, error) {
 	for {
-		at, retake, err := b.takeFromStoreOnce(ctx, now, deadline)
+		at, retake, err := p.takeOnce(ctx, now, deadline)
 		if !retake {
 			return at, err
 		}
-		now = b.now()
+		now = p.b.now()
 	}
 }
 
 // takeFromStoreOnce takes one turn from the store and waits for it. If a
 // pause this budget heard of began while it waited, the turn is given back
 // and retake is true: the call takes a turn again, behind the pause.
-func (b *Budget) takeFromStoreOnce(ctx context.Context, now, deadline int64) (at int64, retake bool, err error) {
+func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64) (at int64, retake bool, err error) {
+	b := p.b
 	maxWait := time.Duration(-1)
 	if deadline != never {
 		maxWait = time.Duration(deadline - now)
 	}
-	t, err := b.store.Take(ctx, b.storePace(), maxWait)
+	t, err := p.s.Take(ctx, b.storePace(), maxWait)
 	if ctx.Err() == nil {
-		b.storeHealth(cmpErr(err, t.Fallback))
+		p.health(cmpErr(err, t.Fallback))
 	}
 	if err != nil {
 		return 0, false, err
@@ -55,14 +68,14 @@ func (b *Budget) takeFromStoreOnce(ctx context.Context, now, deadline int64) (at
 	case <-timer.C:
 	case <-ctx.Done():
 		timer.Stop()
-		b.store.Refund(context.WithoutCancel(ctx), t)
+		p.s.Refund(context.WithoutCancel(ctx), t)
 		return 0, false, ctx.Err()
 	}
 	b.mu.Lock()
 	pausedSince := b.pause.until > pauseSeen && b.pause.until > b.now()
 	b.mu.Unlock()
 	if pausedSince {
-		b.store.Refund(context.WithoutCancel(ctx), t)
+		p.s.Refund(context.WithoutCancel(ctx), t)
 		return 0, true, nil
 	}
 	if t.Paused {
@@ -78,13 +91,14 @@ func (b *Budget) storePace() Pace {
 	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.cfg}
 }
 
-// reportToStore is apply for a budget whose state is in a Store.
-func (b *Budget) reportToStore(status int, f Feedback, sent int64) {
+// feedback is apply for a budget whose state is in a Store.
+func (p *storePacer) feedback(status int, f Feedback, sent, _ int64) {
+	b := p.b
 	pace := b.storePace()
 	r := Report{Status: status, Pause: f.Pause, Allow: int(pauseAllowance(f, int64(pace.Burst))),
 		Refused: refused(status, f), Sent: sent, Pace: pace}
-	st, err := b.store.Report(context.Background(), r)
-	b.storeHealth(cmpErr(err, st.Fallback))
+	st, err := p.s.Report(context.Background(), r)
+	p.health(cmpErr(err, st.Fallback))
 	if err == nil && st.Pause > 0 {
 		// Calls of this budget already waiting for a turn the store gave
 		// before the pause take a turn again behind it.
@@ -108,17 +122,17 @@ func (b *Budget) reportToStore(status int, f Feedback, sent int64) {
 	}
 }
 
-// storeHealth reports the store going down (err non-nil) and coming back,
+// health reports the store going down (err non-nil) and coming back,
 // once per change.
-func (b *Budget) storeHealth(err error) {
+func (p *storePacer) health(err error) {
 	if err != nil {
-		if b.storeDown.CompareAndSwap(false, true) {
-			b.emit(Event{Reason: StoreFailure, Err: err})
+		if p.down.CompareAndSwap(false, true) {
+			p.b.emit(Event{Reason: StoreFailure, Err: err})
 		}
 		return
 	}
-	if b.storeDown.CompareAndSwap(true, false) {
-		b.emit(Event{Reason: StoreRecovered})
+	if p.down.CompareAndSwap(true, false) {
+		p.b.emit(Event{Reason: StoreRecovered})
 	}
 }
 
@@ -134,4 +148,24 @@ func cmpOr(a, b int) int {
 		return a
 	}
 	return b
+}
+
+// stamp for a store: a wall time cannot be placed on the store's clock, so
+// it counts as sent after any decrease.
+func (p *storePacer) stamp(time.Time) int64 { return math.MaxInt64 }
+
+func (p *storePacer) check(ctx context.Context, now, deadline int64) error {
+	st, err := p.s.Status(ctx)
+	if err != nil || now+int64(st.Pause) < deadline {
+		return nil
+	}
+	return &RateLimitError{RetryAfter: st.Pause, StatusCode: st.PauseStatus, Reason: Paused, Budget: p.b.name}
+}
+
+func (p *storePacer) pauseLeft() time.Duration {
+	st, err := p.s.Status(context.Background())
+	if err != nil {
+		return 0
+	}
+	return st.Pause
 }
