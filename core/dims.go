@@ -395,12 +395,15 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 		delta := actual[i] - r.n[i]
 		switch {
 		case delta > 0: // overspend: charged in full, the level may go below zero
-			e := delta * g.interval
-			g.tat = max(g.tat, r.sendAt) + e
+			e := int64(maxSpan)
+			if delta < maxSpan/g.interval {
+				e = delta * g.interval
+			}
+			g.tat = charge(g.tat, r.sendAt, e)
 			for w := b.queue.head; w != nil; w = w.next {
 				if w.res != nil { // keep re-timing and cancels true to the charge
-					w.res.tatBefore[i] = max(w.res.tatBefore[i], r.sendAt) + e
-					w.res.tatAfter[i] = max(w.res.tatAfter[i], r.sendAt) + e
+					w.res.tatBefore[i] = charge(w.res.tatBefore[i], r.sendAt, e)
+					w.res.tatAfter[i] = charge(w.res.tatAfter[i], r.sendAt, e)
 				}
 			}
 		case delta < 0: // underspend: give back what no later reservation relied on
@@ -428,6 +431,11 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 		b.retimeLocked(now)
 	}
 }
+
+// charge returns tat after a debt of e ns (at most maxSpan) charged from
+// at. It saturates maxSpan past at: a huge usage figure leaves the
+// dimension in debt for 73 years rather than wrapping the debt negative.
+func charge(tat, at, e int64) int64 { return min(max(tat, at)+e, at+maxSpan) }
 
 // Commit settles the permit's reservation at the actual costs the response
 // reported (dimensions left out cost 0): the difference from the estimate

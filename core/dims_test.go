@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"sort"
@@ -564,4 +565,28 @@ func TestAcquireOnADimensionBudgetKeepsArrivalOrder(t *testing.T) {
 			t.Fatalf("Disabled().AcquireCost = %v, want nil", err)
 		}
 	})
+}
+
+// TestCommitHugeUsageSaturates checks that a usage figure whose debt
+// overflows int64 nanoseconds leaves the dimension in debt rather than
+// wrapping the debt negative and admitting everyone at once.
+func TestCommitHugeUsageSaturates(t *testing.T) {
+	for _, huge := range []int64{2e13, 1 << 53, math.MaxInt64} {
+		synctest.Test(t, func(t *testing.T) {
+			b := MustBudget(PerSecond(1000), WithDimension("tokens", PerMinute(90_000), WithDimensionBurst(80_000)))
+			p, err := b.AcquireCost(context.Background(), Cost{"tokens", 80_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Commit(Cost{"tokens", huge})
+			p.Release()
+			time.Sleep(time.Hour)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			if q, err := b.AcquireCost(ctx, Cost{"tokens", 1}); !IsBudgetError(err) {
+				q.Release()
+				t.Errorf("after Commit(%d tokens) and an hour, AcquireCost(1) = %v, want a budget error (still in debt)", huge, err)
+			}
+		})
+	}
 }
