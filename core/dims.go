@@ -78,21 +78,23 @@ func WithDimension(name string, r Rate, opts ...DimensionOption) Option {
 				o.applyDim(&d)
 			}
 		}
+		rateErr := r.validate(field)
 		switch {
 		case name == "":
 			c.fail(configErrorf("WithDimension", "needs a name"))
 		case name == "requests":
 			c.fail(configErrorf(field, "is the budget's own dimension"))
+		case rateErr != nil: // before the burst, which defaults to the rate's Requests
+			c.fail(rateErr)
 		case d.burst < 1:
 			c.fail(configErrorf(field+".burst", "must be at least 1, got %d", d.burst))
+		case float64(r.Interval())*float64(d.burst) > maxSpan: // as checkSpan for the rate
+			c.fail(configErrorf(field, "spans more than 73 years (burst %d × interval %v)", d.burst, r.Interval()))
 		}
 		for _, o := range c.dims {
 			if o.name == name {
 				c.fail(configErrorf(field, "is declared twice"))
 			}
-		}
-		if err := r.validate(field); err != nil {
-			c.fail(err)
 		}
 		c.dims = append(c.dims, d)
 	})

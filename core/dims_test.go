@@ -24,11 +24,23 @@ func TestWithDimensionValidates(t *testing.T) {
 		{"twice", []Option{WithDimension("tokens", PerMinute(10)), WithDimension("tokens", PerMinute(20))}},
 		{"zero rate", []Option{WithDimension("tokens", Rate{})}},
 		{"zero burst", []Option{WithDimension("tokens", PerMinute(10), WithDimensionBurst(0))}},
+		{"200 years", []Option{WithDimension("tokens", Rate{Requests: 1, Period: 200 * 365 * 24 * time.Hour})}},
+		{"burst spans 73 years", []Option{WithDimension("tokens", PerSecond(1), WithDimensionBurst(3e9))}},
 		{"with store", []Option{WithDimension("tokens", PerMinute(10)), WithStore(NewMemoryStore())}},
 	} {
 		if _, err := NewBudget(PerSecond(1), tc.opts...); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: NewBudget = %v, want ErrInvalidConfig", tc.name, err)
 		}
+	}
+}
+
+// TestWithDimensionBlamesTheRate checks that an invalid dimension rate is
+// reported as the rate, not as the burst that defaults to its Requests.
+func TestWithDimensionBlamesTheRate(t *testing.T) {
+	_, err := NewBudget(PerSecond(1), WithDimension("tokens", Rate{}))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != `WithDimension("tokens").Requests` {
+		t.Errorf("NewBudget(WithDimension(tokens, Rate{})) = %v, want a ConfigError on WithDimension(\"tokens\").Requests", err)
 	}
 }
 
