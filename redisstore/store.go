@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -61,7 +62,7 @@ type Store struct {
 func New(client redis.UniversalClient, key string, opts ...Option) (*Store, error) {
 	c := newConfig(opts)
 	switch {
-	case client == nil:
+	case client == nil || isNilPointer(client): // a typed nil (var c *redis.Client) too
 		return nil, &core.ConfigError{Field: "redisstore.New", Msg: "client must not be nil"}
 	case key == "":
 		return nil, &core.ConfigError{Field: "redisstore.New", Msg: "key must not be empty"}
@@ -87,6 +88,13 @@ func New(client redis.UniversalClient, key string, opts ...Option) (*Store, erro
 		s.fb = newFallback(c.share, c.maxInFlight)
 	}
 	return s, nil
+}
+
+// isNilPointer reports whether v holds a nil pointer, which would panic on
+// first use.
+func isNilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
 }
 
 // Key returns the key the store was built with.
