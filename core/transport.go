@@ -97,7 +97,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	p.Observe(resp.StatusCode, resp.Header)
+	observeOrClose(&p, resp)
 	if resp.Body == nil || resp.Body == http.NoBody {
 		settleByStatus(&p, resp.StatusCode) // nothing to commit from
 		return resp, nil
@@ -108,6 +108,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = wrapBody(resp.Body, b, p.slot, costHolderFor(p, resp.StatusCode))
 	handedOff = true
 	return resp, nil
+}
+
+// observeOrClose feeds resp to p. If the observer panics, the caller never
+// gets resp, so its body is closed here before the panic goes on: left
+// open, it would keep its connection and net/http's goroutines for good.
+func observeOrClose(p *Permit, resp *http.Response) {
+	observed := false
+	defer func() {
+		if !observed && resp.Body != nil {
+			resp.Body.Close()
+		}
+	}()
+	p.Observe(resp.StatusCode, resp.Header)
+	observed = true
 }
 
 // CloseIdleConnections closes the idle connections of the next transport,

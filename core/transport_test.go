@@ -338,3 +338,52 @@ func TestTransportConcurrentSafe(t *testing.T) {
 	wg.Wait()
 	assertNoSlots(t, b)
 }
+
+// TestTransportObserverPanicClosesResponse checks that when the observer
+// panics while the response is fed back, the panic reaches the caller, the
+// slot is freed, and the response nobody will get is closed (its connection
+// and net/http's goroutines are not left behind).
+func TestTransportObserverPanicClosesResponse(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, "slow down")
+	})
+	b := MustBudget(PerSecond(1000), WithMaxInFlight(1), WithObserver(func(e Event) {
+		if e.Reason == Pushback {
+			panic("observer bug")
+		}
+	}))
+	var bodies []*closeTracker
+	real := &http.Transport{}
+	defer real.CloseIdleConnections()
+	tr := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := real.RoundTrip(r)
+		if err == nil {
+			tb := &closeTracker{ReadCloser: resp.Body}
+			bodies = append(bodies, tb)
+			resp.Body = tb
+		}
+		return resp, err
+	}), b)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the observer's panic was swallowed")
+			}
+		}()
+		tr.RoundTrip(httptest.NewRequest("GET", srv.URL, nil))
+	}()
+	if len(bodies) != 1 || !bodies[0].closed.Load() {
+		t.Fatal("the response the panic kept from the caller was not closed")
+	}
+	assertNoSlots(t, b)
+}
+
+// closeTracker records whether a real body was closed, and closes it.
+type closeTracker struct {
+	io.ReadCloser
+	closed atomic.Bool
+}
+
+func (b *closeTracker) Close() error { b.closed.Store(true); return b.ReadCloser.Close() }
