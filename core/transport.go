@@ -2,6 +2,7 @@ package core
 
 import (
 	"io"
+	"log"
 	"net/http"
 	"runtime"
 	"sync/atomic"
@@ -173,16 +174,28 @@ func (b releaseWriteBody) Write(p []byte) (int, error) { return b.rc.(io.Writer)
 func wrapBody(rc io.ReadCloser, b *Budget, slot slotRef, cost *costHolder) io.ReadCloser {
 	s := &slotHolder{b: b, slot: slot, cost: cost}
 	body := &releaseBody{rc: rc, slot: s}
-	body.cleanup = runtime.AddCleanup(body, func(s *slotHolder) {
-		s.cost.settle()
-		if s.release() {
-			s.b.emit(Event{Reason: LeakedBody})
-		}
-	}, s)
+	body.cleanup = runtime.AddCleanup(body, freeLeaked, s)
 	if _, ok := rc.(io.Writer); ok {
 		return releaseWriteBody{body}
 	}
 	return body
+}
+
+// freeLeaked is the cleanup of a body dropped without Close: it frees the
+// slot and reports LeakedBody. It runs on the runtime's cleanup goroutine,
+// with no caller to hand a panic to, so an observer that panics is
+// recovered and logged (log.Printf) rather than crashing the process.
+func freeLeaked(s *slotHolder) {
+	s.cost.settle()
+	if !s.release() {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			log.Printf("headgate: budget %q: the observer panicked on LeakedBody: %v", s.b.name, r)
+		}
+	}()
+	s.b.emit(Event{Reason: LeakedBody})
 }
 
 func (b *releaseBody) done() {
