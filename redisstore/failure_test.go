@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -401,5 +402,37 @@ func TestFailOpenTinyShareNeverOverflows(t *testing.T) {
 	}
 	if third, err := s.Take(ctx, pace, time.Nanosecond); err != nil || third.Granted {
 		t.Errorf("third Take = %+v, %v; want no turn now (the schedule overflowed)", third, err)
+	}
+}
+
+// TestFailClosedKeepsTheCause: after Redis is killed, the client's
+// retries outlast the store's timeout and its own error is lost; the
+// store's errors still name the refused connection (errors.Is
+// ECONNREFUSED), not only the timeout, with and without
+// ContextTimeoutEnabled.
+func TestFailClosedKeepsTheCause(t *testing.T) {
+	srv := ownRedis(t)
+	srv.kill()
+	for _, ctxTimeouts := range []bool{true, false} {
+		c := redis.NewClient(&redis.Options{Addr: srv.addr, ContextTimeoutEnabled: ctxTimeouts})
+		t.Cleanup(func() { c.Close() })
+		s, err := New(c, testKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			_, err = s.Take(context.Background(), core.Pace{Interval: time.Second, Burst: 1}, -1)
+			if !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("ContextTimeoutEnabled %v: Take after Redis was killed = %v, want ErrUnavailable", ctxTimeouts, err)
+			}
+			if errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "connection refused") {
+			t.Errorf("ContextTimeoutEnabled %v: Take after Redis was killed = %v, want the refused connection as its cause", ctxTimeouts, err)
+		}
 	}
 }
