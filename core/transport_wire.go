@@ -25,7 +25,8 @@ import (
 
 // wireTurns is one RoundTrip's attempts: the permit and the trace that
 // spends a turn for each attempt after the first. Its fields are only
-// touched on the caller's goroutine, by RoundTrip and the trace's hooks.
+// touched on the caller's goroutine, by RoundTrip and the trace's hooks
+// (net/http calls GetConn and GotConn there, before the attempt is written).
 type wireTurns struct {
 	p        Permit
 	ctx      context.Context
@@ -38,8 +39,7 @@ type wireTurns struct {
 // every attempt after the first, composed with any trace req already has.
 func (w *wireTurns) withWireTurns(req *http.Request) *http.Request {
 	w.ctx = req.Context()
-	w.trace.GetConn = w.getConn
-	w.trace.GotConn = w.gotConn
+	w.trace.GetConn = w.getConn // GotConn is set only when a re-attempt is refused
 	return req.WithContext(httptrace.WithClientTrace(w.ctx, &w.trace))
 }
 
@@ -52,6 +52,13 @@ func (w *wireTurns) getConn(string) {
 	sent, err := w.p.b.wireTurn(w.ctx)
 	if err != nil {
 		w.err = err
+		caller := w.trace.GotConn // the caller's own hook, composed, or nil
+		w.trace.GotConn = func(info httptrace.GotConnInfo) {
+			w.gotConn(info)
+			if caller != nil {
+				caller(info)
+			}
+		}
 		return
 	}
 	w.p.sent = sent // the response answers this attempt

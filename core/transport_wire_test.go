@@ -117,8 +117,11 @@ func TestTransportWireReattemptPastDeadlineIsNotSent(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 	defer cancel()
-	var getConns int
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { getConns++ }})
+	var getConns, gotConns int
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GetConn: func(string) { getConns++ },
+		GotConn: func(httptrace.GotConnInfo) { gotConns++ },
+	})
 	req, _ := http.NewRequestWithContext(ctx, "GET", rs.URL, nil)
 	resp, err = c.Do(req) // reused connection reset; the re-send has no turn before the deadline
 	if err == nil {
@@ -131,7 +134,7 @@ func TestTransportWireReattemptPastDeadlineIsNotSent(t *testing.T) {
 	if n := len(rs.arrived()); n != 2 {
 		t.Errorf("%d arrivals at the server, want 2 (the re-attempt without a turn was sent)", n)
 	}
-	if getConns < 2 {
-		t.Errorf("the caller's trace saw %d GetConn, want every attempt (at least 2)", getConns)
+	if getConns < 2 || gotConns < 2 {
+		t.Errorf("the caller's trace saw %d GetConn and %d GotConn, want every attempt (at least 2 each)", getConns, gotConns)
 	}
 }
