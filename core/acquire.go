@@ -118,7 +118,7 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	var slot slotRef
 	if b.maxInFlight > 0 {
 		b.mu.Lock()
-		if len(b.freeSlots) == 0 || b.slots.head != nil {
+		if !b.slotFreeLocked() || b.slots.head != nil {
 			b.mu.Unlock()
 			return Permit{}, ErrNoSlot
 		}

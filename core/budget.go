@@ -41,8 +41,8 @@ type Budget struct {
 	pause     pause      // the server's pause; guarded by mu
 	queue     waitQueue  // callers waiting for their turn; guarded by mu
 	inFlight  int        // open requests holding a slot; guarded by mu
-	slotGen   []uint32   // each slot's generation, bumped when it is freed; guarded by mu
-	freeSlots []int32    // the slots nobody holds; guarded by mu
+	slotGen   []uint32   // each slot used so far's generation, bumped when it is freed; guarded by mu
+	freeSlots []int32    // the slots used so far that nobody holds; guarded by mu
 	slots     waitQueue  // callers waiting for a slot; guarded by mu
 }
 
@@ -85,13 +85,6 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 	}
 	if err := b.checkSpan(rate, "rate"); err != nil {
 		return nil, err
-	}
-	if c.maxInFlight > 0 {
-		b.slotGen = make([]uint32, c.maxInFlight)
-		b.freeSlots = make([]int32, c.maxInFlight)
-		for i := range b.freeSlots {
-			b.freeSlots[i] = int32(c.maxInFlight - 1 - i)
-		}
 	}
 	b.g = newGCRA(int64(rate.Interval()), b.burst)
 	if len(c.dims) > 0 {

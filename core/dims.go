@@ -69,21 +69,23 @@ func WithDimension(name string, r Rate, opts ...DimensionOption) Option {
 				o.applyDim(&d)
 			}
 		}
+		rateErr := r.validate(field)
 		switch {
 		case name == "":
 			c.fail(configErrorf("WithDimension", "needs a name"))
 		case name == "requests":
 			c.fail(configErrorf(field, "is the budget's own dimension"))
+		case rateErr != nil: // before the burst, which defaults to the rate's Requests
+			c.fail(rateErr)
 		case d.burst < 1:
 			c.fail(configErrorf(field+".burst", "must be at least 1, got %d", d.burst))
+		case float64(r.Interval())*float64(d.burst) > maxSpan: // as checkSpan for the rate
+			c.fail(configErrorf(field, "spans more than 73 years (burst %d × interval %v)", d.burst, r.Interval()))
 		}
 		for _, o := range c.dims {
 			if o.name == name {
 				c.fail(configErrorf(field, "is declared twice"))
 			}
-		}
-		if err := r.validate(field); err != nil {
-			c.fail(err)
 		}
 		c.dims = append(c.dims, d)
 	})
@@ -288,12 +290,17 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 		delta := actual[i] - r.n[i]
 		switch {
 		case delta > 0: // overspend: charged in full, the level may go below zero
-			g.reserveN(r.sendAt, delta) // charged at its send time, like the estimate
-			e := delta * g.interval
+			// Charged at its send time, like the estimate; a huge usage
+			// figure saturates the debt at maxSpan instead of wrapping it.
+			e := int64(maxSpan)
+			if delta < maxSpan/g.interval {
+				e = delta * g.interval
+			}
+			g.charge(r.sendAt, e)
 			for w := b.queue.head; w != nil; w = w.next {
 				if w.res != nil { // keep re-timing and cancels true to the charge
-					w.res.tatBefore[i] = max(w.res.tatBefore[i], r.sendAt) + e
-					w.res.tatAfter[i] = max(w.res.tatAfter[i], r.sendAt) + e
+					w.res.tatBefore[i] = charge(w.res.tatBefore[i], r.sendAt, e)
+					w.res.tatAfter[i] = charge(w.res.tatAfter[i], r.sendAt, e)
 				}
 			}
 		case delta < 0: // underspend: give back what no later reservation relied on

@@ -12,8 +12,10 @@ import "math"
 // max(tat, s) + n×interval (reserveN). In any window of length W at most
 // burst + floor(W/interval) units are given.
 //
-// Only the methods in this file write tat: reserveN is the one way to spend,
-// and cancel, rewind and giveBack the ways to take a reservation back.
+// Only the methods in this file write tat: reserveN is the one way to
+// reserve, charge adds an overspend settled later, cancel, rewind and
+// giveBack take spending back, and setPace and floorAfterPause move it to a
+// new pace or past a pause.
 type gcra struct {
 	tat      int64 // theoretical arrival time of the next request
 	interval int64 // emission interval T, > 0
@@ -80,6 +82,15 @@ func (g *gcra) cancel(before, after int64) bool {
 // rewind puts g back to tat, the state before the reservations that are to
 // be made again (the queue's, re-timed in order).
 func (g *gcra) rewind(tat int64) { g.tat = tat }
+
+// charge returns tat after a debt of e ns (at most maxSpan) charged from
+// at. It saturates maxSpan past at: a huge usage figure leaves the
+// dimension in debt for 73 years rather than wrapping the debt negative.
+func charge(tat, at, e int64) int64 { return min(max(tat, at)+e, at+maxSpan) }
+
+// charge spends e ns of debt from at (an overspend settled after the
+// send), saturating at maxSpan past at rather than wrapping.
+func (g *gcra) charge(at, e int64) { g.tat = charge(g.tat, at, e) }
 
 // giveBack returns d of spent time (an underspend no later reservation
 // relied on).

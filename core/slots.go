@@ -16,7 +16,7 @@ type slotRef struct {
 // for its turn, when a server pause outlasts its deadline.
 func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
 	b.mu.Lock()
-	if len(b.freeSlots) > 0 && b.slots.head == nil {
+	if b.slotFreeLocked() && b.slots.head == nil {
 		ref := b.takeSlotLocked()
 		b.mu.Unlock()
 		return now, ref, nil
@@ -51,8 +51,18 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 	return 0, slotRef{}, ctx.Err()
 }
 
-// takeSlotLocked takes a free slot.
+// slotFreeLocked reports whether a slot is free: one freed, or one never
+// used yet (slots are allocated lazily, so a huge cap costs nothing up front).
+func (b *Budget) slotFreeLocked() bool {
+	return len(b.freeSlots) > 0 || len(b.slotGen) < b.maxInFlight
+}
+
+// takeSlotLocked takes a free slot: a freed one, or else a new one.
 func (b *Budget) takeSlotLocked() slotRef {
+	if len(b.freeSlots) == 0 {
+		b.slotGen = append(b.slotGen, 0)
+		b.freeSlots = append(b.freeSlots, int32(len(b.slotGen)-1))
+	}
 	i := b.freeSlots[len(b.freeSlots)-1]
 	b.freeSlots = b.freeSlots[:len(b.freeSlots)-1]
 	b.inFlight++
