@@ -211,42 +211,6 @@ func TestLateErrorReasonThrottled(t *testing.T) {
 	})
 }
 
-// TestSlotWaitFailsFastWhenAPauseOutlastsTheDeadline: a caller waiting for
-// a concurrency slot fails at once, like one waiting for its turn, when a
-// server pause ends after its deadline — whether the pause came before it
-// queued or while it waited.
-func TestSlotWaitFailsFastWhenAPauseOutlastsTheDeadline(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := MustBudget(PerSecond(100), WithMaxInFlight(1))
-		holder, err := b.Acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		errc := make(chan error, 1)
-		go func() { _, err := b.Acquire(ctx); errc <- err }()
-		synctest.Wait() // it waits for the slot
-		holder.Observe(http.StatusTooManyRequests, retryAfter(30))
-		err = <-errc
-		var rl *RateLimitError
-		if !errors.As(err, &rl) || rl.Reason != Paused || rl.StatusCode != http.StatusTooManyRequests {
-			t.Fatalf("queued slot waiter: %v, want a Paused RateLimitError after status 429", err)
-		}
-		if d := time.Since(start); d != 0 {
-			t.Fatalf("queued slot waiter failed after %v, want at once", d)
-		}
-		if _, err := b.Acquire(ctx); !errors.As(err, &rl) || rl.Reason != Paused {
-			t.Fatalf("new slot waiter: %v, want a Paused RateLimitError", err)
-		}
-		if d := time.Since(start); d != 0 {
-			t.Fatalf("new slot waiter failed after %v, want at once", d)
-		}
-		holder.Release()
-	})
-}
-
 // TestTransportCostClientErrorGivesTheEstimateBack: a 4xx closed without
 // Commit gives its estimate back, like a 5xx.
 func TestTransportCostClientErrorGivesTheEstimateBack(t *testing.T) {
