@@ -51,8 +51,8 @@ func (b *Budget) observe(status int, h http.Header, sent int64) Feedback {
 
 // apply applies parsed feedback from a response with the given status;
 // sent and now are on the budget's clock. The policy is the controller's
-// (adaptive.go); the budget extends the pause, re-times the waiters when the
-// pace or the pause changed, and reports the events.
+// (adaptive.go): it moves the pace and extends the pause; the budget
+// re-times the waiters when either changed, and reports the events.
 //
 // RateChanged is reported when adaptive throttling decreases the rate and
 // when it has recovered the configured rate, not for every step between.
