@@ -254,3 +254,33 @@ func TestEffectiveRateAtTheAdaptiveFloorNeverOverflows(t *testing.T) {
 		}
 	})
 }
+
+// TestCommitDebtNeverWraps: huge overspends settled one after another keep
+// the dimension in debt; the debt saturates instead of wrapping around to
+// credit.
+func TestCommitDebtNeverWraps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A burst of one token: the next token's turn is the state itself,
+		// so a wrapped state would read as long past.
+		b := MustBudget(PerSecond(1000), WithDimension("tokens", PerSecond(1000), WithDimensionBurst(1)))
+		var permits []Permit
+		for range 4 { // 1 ms apart; all granted before any commits
+			p, err := b.AcquireCost(context.Background(), Cost{"tokens", 1})
+			if err != nil {
+				t.Fatalf("AcquireCost = %v", err)
+			}
+			permits = append(permits, p)
+		}
+		for _, p := range permits {
+			p.Commit(Cost{"tokens", math.MaxInt64})
+			p.Release()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		_, err := b.AcquireCost(ctx, Cost{"tokens", 1})
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter <= time.Hour {
+			t.Fatalf("after 4 huge commits AcquireCost = %v, want a RateLimitError far in the future", err)
+		}
+	})
+}

@@ -211,3 +211,20 @@ func TestStorePauseEndsWithNoMoreThanTheServerHolds(t *testing.T) {
 		}
 	})
 }
+
+// TestStoreBudgetObserveCountsAsSentAfterAnyDecrease: Budget.Observe on a
+// store-backed budget cannot place its sent time on the store's clock, so
+// each refusal it reports decreases the shared rate, as documented.
+func TestStoreBudgetObserveCountsAsSentAfterAnyDecrease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		time.Sleep(time.Second) // the store's clock runs ahead of the budget's
+		b := MustBudget(PerSecond(10), WithStore(s))
+		b.Observe(http.StatusTooManyRequests, nil, time.Time{})
+		b.Observe(http.StatusTooManyRequests, nil, time.Now())
+		st, err := s.Status(context.Background())
+		if err != nil || st.Factor != 0.25 {
+			t.Fatalf("after two refusals through Budget.Observe the shared factor is %v (%v), want 0.25", st.Factor, err)
+		}
+	})
+}
