@@ -130,15 +130,20 @@ func parseShopifyCallLimit(hs *feedbackHeaders, qs *feedbackQuotas) {
 }
 
 // parseSforceLimitInfo reads Salesforce's Sforce-Limit-Info, a list of
-// name=used/limit members such as "api-usage=18/5000" and
+// name=used/limit members, separated by ';' or ',', such as
+// "api-usage=18/5000" and
 // "per-app-api-usage=17/250(appName=sample-app)", one requests quota each
 // (the parenthesized detail is dropped). The daily allocation rolls over 24
 // hours, so no reset is given.
 func parseSforceLimitInfo(hs *feedbackHeaders, qs *feedbackQuotas) {
 	for _, line := range hs.get(fbHdrSforceLimitInfo) {
 		for n := 0; line != "" && n < feedbackMaxListMembers; n++ {
-			var member string
-			member, line = feedbackNextListMember(line)
+			member := line // members are separated by ';' (as documented) or ','
+			if i := strings.IndexAny(line, ",;"); i >= 0 {
+				member, line = line[:i], line[i+1:]
+			} else {
+				line = ""
+			}
 			name, usage, ok := strings.Cut(member, "=")
 			if !ok {
 				continue
