@@ -335,8 +335,8 @@ func refineOpenAI(status int, _ http.Header, body []byte, _ time.Time, fb *Feedb
 // Anthropic: the anthropic-ratelimit-* dimensions and retry-after are read
 // generically. Priority Tier adds anthropic-priority-input-tokens-* and
 // anthropic-priority-output-tokens-* quotas. A 529 overloaded_error is the
-// API's overload, not the caller's quota: not Exhausted, but its
-// retry-after, when sent, is the pause.
+// API's overload, not the caller's quota (so not Exhausted, as for any
+// status but 429 and 503), but its retry-after, when sent, is the pause.
 func quotasAnthropic(h http.Header, now time.Time, qs *feedbackQuotas) FeedbackSource {
 	before := qs.n
 	for _, d := range [...]struct{ name, limit, remaining, reset string }{
@@ -371,7 +371,6 @@ func refineAnthropic(status int, h http.Header, _ []byte, now time.Time, fb *Fee
 	if status != statusOverloaded {
 		return
 	}
-	fb.Exhausted = false
 	for _, v := range profileHeader(h, "Retry-After") {
 		if d, ok := parseRetryAfter(v, now); ok {
 			fb.Pause = max(fb.Pause, d)

@@ -53,31 +53,41 @@ func TestTransportProfileReadsBodyPrefix(t *testing.T) {
 }
 
 // TestTransportProfileNeverWaitsForAStream checks that a profile never reads
-// a Server-Sent Events body: the response comes back while the server is
-// still streaming.
+// a Server-Sent Events body: the server sends its second event only once
+// the caller has read the first, which a transport that waited for a body
+// prefix would never let happen (its read would end at the context's
+// deadline, and the body with it).
 func TestTransportProfileNeverWaitsForAStream(t *testing.T) {
-	release := make(chan struct{})
+	gotFirst := make(chan struct{})
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusTooManyRequests) // a profile reads 429 bodies
+		w.WriteHeader(http.StatusTooManyRequests) // a status whose body ProfileOpenAI reads
 		io.WriteString(w, "data: one\n\n")
 		w.(http.Flusher).Flush()
-		<-release
+		select {
+		case <-gotFirst:
+			io.WriteString(w, "data: two\n\n")
+		case <-r.Context().Done():
+		}
 	})
-	defer close(release)
 	b := MustBudget(PerSecond(1000), WithProfile(ProfileOpenAI))
 	c := &http.Client{Transport: NewTransport(nil, b)}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("Do = %v: the transport waited for the stream's body", err)
+		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	buf := make([]byte, len("data: one\n\n"))
 	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != "data: one\n\n" {
-		t.Errorf("first event = %q, %v", buf, err)
+		t.Fatalf("first event = %q, %v", buf, err)
+	}
+	close(gotFirst)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil || string(rest) != "data: two\n\n" {
+		t.Errorf("rest of the stream = %q, %v; want the second event: the transport waited for the body", rest, err)
 	}
 }
 
