@@ -190,7 +190,7 @@ func readFeedback(status int, h http.Header, body []byte, now time.Time, maxPaus
 		source = FromXRateLimit
 	}
 	if spec != nil {
-		if s := spec.addQuotas(h, now, &qs); source == FromNone {
+		if s := pr.addQuotas(h, now, &qs); source == FromNone {
 			source = s
 		}
 	}
@@ -212,7 +212,7 @@ func readFeedback(status int, h http.Header, body []byte, now time.Time, maxPaus
 		fb.Quotas = append([]Quota(nil), qs.q[:qs.n]...)
 	}
 	if spec != nil {
-		fb = spec.refined(status, h, body, now, fb)
+		pr.refine(status, h, body, now, &fb)
 	}
 	fb.Pause = min(fb.Pause, maxPause)
 	return fb

@@ -58,49 +58,28 @@ const (
 // profileMaxBody bounds the body prefix any profile may ask for.
 const profileMaxBody = 4 << 10
 
-// profileSpec is what a profile reads. Every hook is optional.
+// profileMaxExtraQuotas bounds the quotas a profile's refine step appends
+// to Feedback.Quotas (its quotas step adds to the bounded set the generic
+// reader fills).
+const profileMaxExtraQuotas = 1
+
+// profileSpec is what a profile reads: its name, which bodies it reads, and
+// (through the switches in addQuotas and refined, in profiles.go) what it
+// adds to the generic reading.
 type profileSpec struct {
 	name string
-	// body returns how many leading bytes of the body refine wants for a
-	// response with this status and header (at most profileMaxBody); 0 for
-	// none.
+	// body returns how many leading bytes of the body the profile reads for
+	// a response with this status and header (at most profileMaxBody); 0
+	// for none. nil means none.
 	body func(status int, h http.Header) int
-	// quotas adds the quotas only the provider's headers report to qs, and
-	// returns the family that decided when the generic headers said nothing
-	// (FromNone if it added nothing).
-	quotas func(h http.Header, now time.Time, qs *feedbackQuotas) FeedbackSource
-	// refine adjusts the feedback once the quotas decided, from the status,
-	// the header and the body prefix (nil when none was read). It must
-	// leave fb.Pause >= 0.
-	refine func(status int, h http.Header, body []byte, now time.Time, fb *Feedback)
-}
-
-// addQuotas runs the quotas hook and adds what it found to qs. The hook
-// writes to a quota set of its own, so that passing one to a function value
-// does not move the generic reader's set to the heap: a response read
-// without a profile allocates nothing.
-func (s *profileSpec) addQuotas(h http.Header, now time.Time, qs *feedbackQuotas) FeedbackSource {
-	if s.quotas == nil {
-		return FromNone
-	}
-	extra := new(feedbackQuotas)
-	source := s.quotas(h, now, extra)
-	for i := range extra.n {
-		qs.add(extra.q[i], extra.binds[i])
-	}
-	return source
-}
-
-// refined returns fb as the refine hook leaves it (see addQuotas for why it
-// works on a copy).
-func (s *profileSpec) refined(status int, h http.Header, body []byte, now time.Time, fb Feedback) Feedback {
-	if s.refine != nil {
-		s.refine(status, h, body, now, &fb)
-	}
-	return fb
 }
 
 // spec returns p's spec, or nil for ProfileNone and invalid values.
+//
+// What a profile adds is called through switches on p (addQuotas, refined)
+// rather than function values in the spec, so that the quotas and the
+// feedback they write to stay on the stack: with or without a profile, a
+// response with nothing to read allocates nothing.
 func (p Profile) spec() *profileSpec {
 	if p == ProfileNone || p >= profileCount {
 		return nil

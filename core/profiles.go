@@ -14,54 +14,56 @@ import (
 // profileSpecs holds what each Profile reads. The documented behaviour each
 // one follows is cited beside its cases in profiles_test.go.
 var profileSpecs = [profileCount]profileSpec{
-	ProfileGitHub: {
-		name:   "github",
-		body:   bodyOnStatus(512, http.StatusForbidden, http.StatusTooManyRequests),
-		refine: refineGitHub,
-	},
-	ProfileAtlassian: {
-		name:   "atlassian",
-		quotas: quotasAtlassian,
-	},
-	ProfileHubSpot: {
-		name:   "hubspot",
-		quotas: quotasHubSpot,
-	},
-	ProfileZendesk: {
-		name:   "zendesk",
-		quotas: quotasZendesk,
-	},
-	ProfileBybit: {
-		name:   "bybit",
-		body:   bodyBybit,
-		quotas: quotasBybit,
-		refine: refineBybit,
-	},
-	ProfileShopify: {
-		name:   "shopify",
-		body:   bodyShopify,
-		refine: refineShopify,
-	},
-	ProfileSalesforce: {
-		name:   "salesforce",
-		body:   bodyOnStatus(512, http.StatusForbidden),
-		refine: refineSalesforce,
-	},
-	ProfileDiscord: {
-		name:   "discord",
-		body:   bodyOnStatus(512, http.StatusTooManyRequests),
-		refine: refineDiscord,
-	},
-	ProfileOpenAI: {
-		name:   "openai",
-		body:   bodyOnStatus(1024, http.StatusTooManyRequests),
-		refine: refineOpenAI,
-	},
-	ProfileAnthropic: {
-		name:   "anthropic",
-		quotas: quotasAnthropic,
-		refine: refineAnthropic,
-	},
+	ProfileGitHub:     {name: "github", body: bodyOnStatus(512, http.StatusForbidden, http.StatusTooManyRequests)},
+	ProfileAtlassian:  {name: "atlassian"},
+	ProfileHubSpot:    {name: "hubspot"},
+	ProfileZendesk:    {name: "zendesk"},
+	ProfileBybit:      {name: "bybit", body: bodyBybit},
+	ProfileShopify:    {name: "shopify", body: bodyShopify},
+	ProfileSalesforce: {name: "salesforce", body: bodyOnStatus(512, http.StatusForbidden)},
+	ProfileDiscord:    {name: "discord", body: bodyOnStatus(512, http.StatusTooManyRequests)},
+	ProfileOpenAI:     {name: "openai", body: bodyOnStatus(1024, http.StatusTooManyRequests)},
+	ProfileAnthropic:  {name: "anthropic"},
+}
+
+// addQuotas adds to qs the quotas only p's provider's headers report, and
+// returns the family that decided when the generic headers said nothing
+// (FromNone when it added nothing).
+func (p Profile) addQuotas(h http.Header, now time.Time, qs *feedbackQuotas) FeedbackSource {
+	switch p {
+	case ProfileAtlassian:
+		return quotasAtlassian(h, qs)
+	case ProfileHubSpot:
+		return quotasHubSpot(h, qs)
+	case ProfileZendesk:
+		return quotasZendesk(h, qs)
+	case ProfileBybit:
+		return quotasBybit(h, now, qs)
+	case ProfileAnthropic:
+		return quotasAnthropic(h, now, qs)
+	}
+	return FromNone
+}
+
+// refine adjusts fb, once the quotas decided, as p reads the status, the
+// header and the body prefix (nil when none was read). fb.Pause stays >= 0.
+func (p Profile) refine(status int, h http.Header, body []byte, now time.Time, fb *Feedback) {
+	switch p {
+	case ProfileGitHub:
+		refineGitHub(status, body, fb)
+	case ProfileBybit:
+		refineBybit(status, body, fb)
+	case ProfileShopify:
+		refineShopify(body, fb)
+	case ProfileSalesforce:
+		refineSalesforce(status, body, fb)
+	case ProfileDiscord:
+		refineDiscord(status, h, body, fb)
+	case ProfileOpenAI:
+		refineOpenAI(status, body, fb)
+	case ProfileAnthropic:
+		refineAnthropic(status, h, now, fb)
+	}
 }
 
 // bodyOnStatus asks for n bytes of the body on the given statuses only.
@@ -80,7 +82,7 @@ func bodyOnStatus(n int, statuses ...int) func(int, http.Header) int {
 // with quota left. Without a retry-after, and with x-ratelimit-remaining
 // above 0 (both read generically), GitHub asks for a wait of at least one
 // minute.
-func refineGitHub(status int, _ http.Header, body []byte, _ time.Time, fb *Feedback) {
+func refineGitHub(status int, body []byte, fb *Feedback) {
 	if (status != http.StatusForbidden && status != http.StatusTooManyRequests) ||
 		!bytes.Contains(bytes.ToLower(body), []byte("secondary rate limit")) {
 		return
@@ -94,7 +96,7 @@ func refineGitHub(status int, _ http.Header, body []byte, _ time.Time, fb *Feedb
 // Atlassian: Jira and Confluence Cloud send their points quota in the IETF
 // syntax under vendor names (Beta-RateLimit, Beta-RateLimit-Policy), beside
 // per-second X-RateLimit-* headers read generically.
-func quotasAtlassian(h http.Header, _ time.Time, qs *feedbackQuotas) FeedbackSource {
+func quotasAtlassian(h http.Header, qs *feedbackQuotas) FeedbackSource {
 	if parseIETFFields(profileHeader(h, "Beta-Ratelimit"), profileHeader(h, "Beta-Ratelimit-Policy"), qs) {
 		return FromRateLimit
 	}
@@ -106,7 +108,7 @@ func quotasAtlassian(h http.Header, _ time.Time, qs *feedbackQuotas) FeedbackSou
 // and a daily one (-Daily, -Daily-Remaining; it turns at the account's
 // midnight, so its reset is unknown). A rolling window returns what was
 // spent within one window, which is its reset.
-func quotasHubSpot(h http.Header, _ time.Time, qs *feedbackQuotas) FeedbackSource {
+func quotasHubSpot(h http.Header, qs *feedbackQuotas) FeedbackSource {
 	before := qs.n
 	interval := time.Duration(-1)
 	if ms, ok := profileHeaderCount(h, "X-Hubspot-Ratelimit-Interval-Milliseconds"); ok {
@@ -144,16 +146,36 @@ func profileAddQuota(h http.Header, qs *feedbackQuotas, name, limitH, remainingH
 // Zendesk: endpoint quotas come as Zendesk-RateLimit-<endpoint> headers
 // holding "total=100; remaining=99; resets=41" (resets in seconds); the
 // account-wide X-Rate-Limit and ratelimit-* headers are read generically.
-func quotasZendesk(h http.Header, _ time.Time, qs *feedbackQuotas) FeedbackSource {
+func quotasZendesk(h http.Header, qs *feedbackQuotas) FeedbackSource {
 	const prefix = "zendesk-ratelimit-"
-	before := qs.n
+	// The endpoints, in name order, so the result does not depend on the
+	// map's order; past zendeskMaxEndpoints the names that sort last drop.
+	var names [zendeskMaxEndpoints]string
+	var vals [zendeskMaxEndpoints]string
+	n := 0
 	for k, vs := range h {
 		if len(k) <= len(prefix) || len(k) > 64 || !ascii.EqualFold(k[:len(prefix)], prefix) || len(vs) == 0 {
 			continue
 		}
-		q := Quota{Name: strings.ToLower(k[len(prefix):]), Unit: "requests", Remaining: -1, Limit: -1, Reset: -1}
-		rest := vs[0]
-		for n := 0; rest != "" && n < feedbackMaxListMembers; n++ {
+		name := strings.ToLower(k[len(prefix):])
+		i := n
+		for i > 0 && names[i-1] > name {
+			i--
+		}
+		if i == len(names) {
+			continue
+		}
+		last := min(n, len(names)-1)
+		copy(names[i+1:last+1], names[i:last])
+		copy(vals[i+1:last+1], vals[i:last])
+		names[i], vals[i] = name, vs[0]
+		n = min(n+1, len(names))
+	}
+	before := qs.n
+	for i := range n {
+		q := Quota{Name: names[i], Unit: "requests", Remaining: -1, Limit: -1, Reset: -1}
+		rest := vals[i]
+		for m := 0; rest != "" && m < feedbackMaxListMembers; m++ {
 			var member string
 			member, rest, _ = strings.Cut(rest, ";")
 			key, val, _ := strings.Cut(member, "=")
@@ -179,6 +201,9 @@ func quotasZendesk(h http.Header, _ time.Time, qs *feedbackQuotas) FeedbackSourc
 	}
 	return FromNone
 }
+
+// zendeskMaxEndpoints bounds the Zendesk-RateLimit-<endpoint> headers read.
+const zendeskMaxEndpoints = 8
 
 // Bybit: X-Bapi-Limit-Status is what remains of X-Bapi-Limit, per second,
 // for the endpoint; X-Bapi-Limit-Reset-Timestamp (Unix milliseconds) is
@@ -208,7 +233,7 @@ func quotasBybit(h http.Header, now time.Time, qs *feedbackQuotas) FeedbackSourc
 	return FromXRateLimit
 }
 
-func refineBybit(status int, _ http.Header, body []byte, _ time.Time, fb *Feedback) {
+func refineBybit(status int, body []byte, fb *Feedback) {
 	switch {
 	case status == http.StatusForbidden && bytes.Contains(body, []byte("too frequent")):
 		fb.Exhausted = true
@@ -241,7 +266,7 @@ func bodyShopify(status int, h http.Header) int {
 	return 0
 }
 
-func refineShopify(_ int, _ http.Header, body []byte, _ time.Time, fb *Feedback) {
+func refineShopify(body []byte, fb *Feedback) {
 	if !bytes.Contains(body, []byte(`"THROTTLED"`)) {
 		return
 	}
@@ -270,7 +295,7 @@ func refineShopify(_ int, _ http.Header, body []byte, _ time.Time, fb *Feedback)
 // generically from Sforce-Limit-Info. A call past the allocation is refused
 // with a 403 whose body says REQUEST_LIMIT_EXCEEDED; the allocation rolls
 // over 24 hours, so no reset is known and the refusal names no pause.
-func refineSalesforce(status int, _ http.Header, body []byte, _ time.Time, fb *Feedback) {
+func refineSalesforce(status int, body []byte, fb *Feedback) {
 	if status == http.StatusForbidden && bytes.Contains(body, []byte("REQUEST_LIMIT_EXCEEDED")) {
 		fb.Exhausted = true
 	}
@@ -282,7 +307,7 @@ func refineSalesforce(status int, _ http.Header, body []byte, _ time.Time, fb *F
 // carries retry_after, in seconds with decimals, in its JSON body, which
 // gives the pause when no header did. The refused scope is listed as a
 // spent quota named "scope:<scope>".
-func refineDiscord(status int, h http.Header, body []byte, _ time.Time, fb *Feedback) {
+func refineDiscord(status int, h http.Header, body []byte, fb *Feedback) {
 	if status != http.StatusTooManyRequests {
 		return
 	}
@@ -308,7 +333,7 @@ func refineDiscord(status int, h http.Header, body []byte, _ time.Time, fb *Feed
 // (the pause, when no header gave one), or insufficient_quota, a spent
 // billing quota that no wait restores: it is Exhausted with no pause, and
 // listed as a spent "billing" quota.
-func refineOpenAI(status int, _ http.Header, body []byte, _ time.Time, fb *Feedback) {
+func refineOpenAI(status int, body []byte, fb *Feedback) {
 	if status != http.StatusTooManyRequests {
 		return
 	}
@@ -367,7 +392,7 @@ func quotasAnthropic(h http.Header, now time.Time, qs *feedbackQuotas) FeedbackS
 // statusOverloaded is Anthropic's 529.
 const statusOverloaded = 529
 
-func refineAnthropic(status int, h http.Header, _ []byte, now time.Time, fb *Feedback) {
+func refineAnthropic(status int, h http.Header, now time.Time, fb *Feedback) {
 	if status != statusOverloaded {
 		return
 	}

@@ -362,3 +362,14 @@ func TestProfileNames(t *testing.T) {
 		t.Errorf("NewBudget(WithProfile(99)) error = %v, want one naming WithProfile", err)
 	}
 }
+
+// TestProfileNoAllocs checks that a profile costs no allocation on a
+// response with nothing to read (a plain 200), whichever it is.
+func TestProfileNoAllocs(t *testing.T) {
+	h := jsonHeader("Date", "Sun, 01 Jun 2025 12:00:00 GMT", "X-Request-Id", "abc")
+	for p := ProfileNone; p < profileCount; p++ {
+		if allocs := testing.AllocsPerRun(100, func() { p.ParseFeedback(200, h, nil, fbT0) }); allocs != 0 {
+			t.Errorf("%v.ParseFeedback(plain 200) allocates %v times per call, want 0", p, allocs)
+		}
+	}
+}
