@@ -139,7 +139,8 @@ type Quota struct {
 // not parse (a broken proxy's page, not a quota); so is a 403 with a valid
 // retry header (GitHub's secondary limits). Header names are matched in any
 // case, even in a map built by hand. The README lists every header read and
-// how; ParseProfile adds what only a provider's own headers or body say.
+// how; a Profile (WithProfile, Profile.ParseFeedback) adds what only a
+// provider's own headers or body say.
 func ParseFeedback(status int, h http.Header, now time.Time) Feedback {
 	return readFeedback(status, h, nil, now, math.MaxInt64, ProfileNone)
 }
