@@ -151,6 +151,8 @@ func FuzzProfileFeedback(f *testing.F) {
 		{ProfileDiscord, 429, "X-RateLimit-Scope: shared\nX-RateLimit-Global: true", `{"retry_after": 64.57, "global": false}`},
 		{ProfileOpenAI, 429, "Content-Type: application/json", `{"error":{"message":"Please try again in 1.8s.","code":"rate_limit_exceeded"}}`},
 		{ProfileAnthropic, 529, "Retry-After: 4\nanthropic-priority-input-tokens-remaining: 0", ""},
+		{ProfileGoogleMaps, 200, "Content-Type: application/json", `{"results" : [], "status" : "OVER_QUERY_LIMIT"}`},
+		{ProfilePrisjakt, 429, "X-Rate-Limit-Remaining: 0\nX-Rate-Limit-Reset: 600000", ""},
 	}
 	for _, s := range seeds {
 		f.Add(uint8(s.p), s.status, s.block, []byte(s.body), fbT0.Unix())

@@ -51,6 +51,10 @@ const (
 	ProfileOpenAI
 	// ProfileAnthropic adds the Priority Tier quotas and the 529 overload.
 	ProfileAnthropic
+	// ProfileGoogleMaps adds the OVER_QUERY_LIMIT status of a 200's body.
+	ProfileGoogleMaps
+	// ProfilePrisjakt reads X-Rate-Limit-Reset as milliseconds from now.
+	ProfilePrisjakt
 
 	profileCount
 )

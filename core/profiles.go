@@ -24,6 +24,8 @@ var profileSpecs = [profileCount]profileSpec{
 	ProfileDiscord:    {name: "discord", body: bodyOnStatus(512, http.StatusTooManyRequests)},
 	ProfileOpenAI:     {name: "openai", body: bodyOnStatus(1024, http.StatusTooManyRequests)},
 	ProfileAnthropic:  {name: "anthropic"},
+	ProfileGoogleMaps: {name: "googlemaps", body: bodyGoogleMaps},
+	ProfilePrisjakt:   {name: "prisjakt"},
 }
 
 // addQuotas adds to qs the quotas only p's provider's headers report, and
@@ -63,6 +65,10 @@ func (p Profile) refine(status int, h http.Header, body []byte, now time.Time, f
 		refineOpenAI(status, body, fb)
 	case ProfileAnthropic:
 		refineAnthropic(status, h, now, fb)
+	case ProfileGoogleMaps:
+		refineGoogleMaps(status, body, fb)
+	case ProfilePrisjakt:
+		refinePrisjakt(h, fb)
 	}
 }
 
@@ -401,6 +407,49 @@ func refineAnthropic(status int, h http.Header, now time.Time, fb *Feedback) {
 			fb.Pause = max(fb.Pause, d)
 			fb.Source = FromRetryAfter
 		}
+	}
+}
+
+// Google Maps Platform web services answer a request over the quota with a
+// 200 whose JSON body says "status": "OVER_QUERY_LIMIT" (and, when the
+// excess persists, a 403). No wait is named: it is a refusal, and adaptive
+// throttling slows down.
+func bodyGoogleMaps(status int, h http.Header) int {
+	if status == http.StatusOK && profileIsJSON(h) {
+		return 512
+	}
+	return 0
+}
+
+func refineGoogleMaps(status int, body []byte, fb *Feedback) {
+	if v, ok := jsonValue(body, "status"); status == http.StatusOK && ok && v == "OVER_QUERY_LIMIT" {
+		fb.Exhausted = true
+	}
+}
+
+// Prisjakt sends X-Rate-Limit-Reset as milliseconds from now ("600000" is
+// ten minutes), which the generic reader, by the size rule, reads as
+// seconds. The profile puts every reset and pause taken from it right.
+func refinePrisjakt(h http.Header, fb *Feedback) {
+	vs := profileHeader(h, "X-Rate-Limit-Reset")
+	if len(vs) == 0 || profileHeader(h, "X-Rate-Limit-Reset-After") != nil {
+		return // (Reset-After, when sent, is what the generic reader used)
+	}
+	d, ok := num.ParseDecimal(ascii.TrimOWS(vs[0]))
+	if !ok || d.Int >= 1e9 {
+		return
+	}
+	wrong, right := d.Duration(time.Second), d.Duration(time.Millisecond)
+	for i := range fb.Quotas {
+		if fb.Quotas[i].Reset == wrong {
+			fb.Quotas[i].Reset = right
+		}
+	}
+	if fb.Reset == wrong {
+		fb.Reset = right
+	}
+	if fb.Pause == wrong && fb.Source != FromRetryAfter {
+		fb.Pause = right
 	}
 }
 

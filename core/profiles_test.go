@@ -373,3 +373,40 @@ func TestProfileNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// Google Maps Platform web services: over the quota, a 200 whose body says
+// "status" : "OVER_QUERY_LIMIT".
+// https://developers.google.com/maps/premium/optimize-web-services
+// https://developers.google.com/maps/documentation/geocoding/requests-geocoding#StatusCodes
+func TestProfileGoogleMaps(t *testing.T) {
+	runProfileCases(t, ProfileGoogleMaps, []profileCase{
+		{"over-query-limit", 200, jsonHeader(),
+			`{
+   "error_message" : "You have exceeded your rate-limit for this API.",
+   "results" : [],
+   "status" : "OVER_QUERY_LIMIT"
+}`,
+			fbWant{0, true, -1, -1, -1, FromNone}, nil},
+	})
+	if fb := ProfileGoogleMaps.ParseFeedback(200, jsonHeader(), []byte(`{"results":[],"status":"ZERO_RESULTS"}`), fbT0); fb.Exhausted {
+		t.Errorf("ZERO_RESULTS read as a refusal: %+v", fb)
+	}
+}
+
+// Prisjakt: "X-Rate-Limit-Reset: The time in milliseconds when the current
+// rate limit window resets", for example "Status: 429 ... X-Rate-Limit-Limit:
+// 10000, X-Rate-Limit-Remaining: 0, X-Rate-Limit-Reset: 600000".
+// https://developer.prisjakt.nu/docs/sections/rate-limit
+func TestProfilePrisjakt(t *testing.T) {
+	runProfileCases(t, ProfilePrisjakt, []profileCase{
+		{"spent-ten-minutes", 429, fbHeader("X-Rate-Limit-Limit", "10000", "X-Rate-Limit-Remaining", "0", "X-Rate-Limit-Reset", "600000"),
+			"", fbWant{10 * time.Minute, true, 0, 10000, 10 * time.Minute, FromXRateLimit},
+			[]Quota{{"requests", "requests", 0, 10000, 10 * time.Minute, 0}}},
+		{"quota-left", 200, fbHeader("X-Rate-Limit-Limit", "10000", "X-Rate-Limit-Remaining", "9000", "X-Rate-Limit-Reset", "1500"),
+			"", fbWant{0, false, 9000, 10000, 1500 * time.Millisecond, FromXRateLimit}, nil},
+	})
+	h := fbHeader("X-Rate-Limit-Remaining", "0", "X-Rate-Limit-Reset", "600000", "Retry-After", "30")
+	if fb := ProfilePrisjakt.ParseFeedback(429, h, nil, fbT0); fb.Pause != 30*time.Second || fb.Reset != 10*time.Minute {
+		t.Errorf("with Retry-After: pause %v, reset %v; want 30s (the header), 10m", fb.Pause, fb.Reset)
+	}
+}
