@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -107,7 +108,7 @@ func (p Profile) String() string {
 // when not at hand; BodyPrefix says how much the profile wants). Like
 // ParseFeedback it is pure and reports the pause uncapped.
 func (p Profile) ParseFeedback(status int, h http.Header, body []byte, now time.Time) Feedback {
-	return readFeedback(status, h, body, now, maxDuration, p)
+	return readFeedback(status, h, body, now, math.MaxInt64, p)
 }
 
 // BodyPrefix returns how many leading bytes of the body the profile reads
@@ -135,9 +136,6 @@ func WithProfile(p Profile) Option {
 	})
 }
 
-// maxDuration is the largest Duration: no cap.
-const maxDuration = time.Duration(1<<63 - 1)
-
 // profileHeader returns the values of the header with the canonical name
 // canon: h[canon], or else the values of a key equal to it in any case (a
 // map built by hand).
@@ -163,14 +161,14 @@ func profileHeaderIs(h http.Header, canon, want string) bool {
 // profileIsJSON reports whether the response says its body is JSON.
 func profileIsJSON(h http.Header) bool {
 	vs := profileHeader(h, "Content-Type")
-	return len(vs) > 0 && bytes.Contains(bytes.ToLower([]byte(vs[0])), []byte("json"))
+	return len(vs) > 0 && ascii.ContainsFold(vs[0], "json")
 }
 
 // profileIsStream reports whether the response is a Server-Sent Events
 // stream, whose body a profile must never wait for.
 func profileIsStream(h http.Header) bool {
 	vs := profileHeader(h, "Content-Type")
-	return len(vs) > 0 && bytes.Contains(bytes.ToLower([]byte(vs[0])), []byte("text/event-stream"))
+	return len(vs) > 0 && ascii.ContainsFold(vs[0], "text/event-stream")
 }
 
 // jsonValue returns the raw text of the first value whose member name is key

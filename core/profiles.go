@@ -90,7 +90,7 @@ func bodyOnStatus(n int, statuses ...int) func(int, http.Header) int {
 // minute.
 func refineGitHub(status int, body []byte, fb *Feedback) {
 	if (status != http.StatusForbidden && status != http.StatusTooManyRequests) ||
-		!bytes.Contains(bytes.ToLower(body), []byte("secondary rate limit")) {
+		!ascii.ContainsFold(string(body), "secondary rate limit") {
 		return
 	}
 	fb.Exhausted = true

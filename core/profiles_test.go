@@ -364,12 +364,16 @@ func TestProfileNames(t *testing.T) {
 }
 
 // TestProfileNoAllocs checks that a profile costs no allocation on a
-// response with nothing to read (a plain 200), whichever it is.
+// response with nothing to read (a plain 200), whichever it is, nor in
+// deciding whether to read its body.
 func TestProfileNoAllocs(t *testing.T) {
 	h := jsonHeader("Date", "Sun, 01 Jun 2025 12:00:00 GMT", "X-Request-Id", "abc")
 	for p := ProfileNone; p < profileCount; p++ {
 		if allocs := testing.AllocsPerRun(100, func() { p.ParseFeedback(200, h, nil, fbT0) }); allocs != 0 {
 			t.Errorf("%v.ParseFeedback(plain 200) allocates %v times per call, want 0", p, allocs)
+		}
+		if allocs := testing.AllocsPerRun(100, func() { p.BodyPrefix(200, h) }); allocs != 0 {
+			t.Errorf("%v.BodyPrefix(plain 200) allocates %v times per call, want 0", p, allocs)
 		}
 	}
 }

@@ -41,3 +41,13 @@ func TrimOWS(s string) string {
 	}
 	return s
 }
+
+// ContainsFold reports whether sub is within s under ASCII case folding.
+func ContainsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
