@@ -26,7 +26,9 @@ import (
 // done with the body, as always. Streams (Server-Sent Events) are never read.
 //
 // The zero value, ProfileNone, is the generic reading alone. Select one
-// with WithProfile; the README lists what each profile reads.
+// with WithProfile (or read a response yourself with Profile.ParseFeedback);
+// the README lists what each profile reads. The set is closed: a provider
+// not listed is read generically.
 type Profile uint8
 
 const (
@@ -69,8 +71,8 @@ const profileMaxBody = 4 << 10
 const profileMaxExtraQuotas = 1
 
 // profileSpec is what a profile reads: its name, which bodies it reads, and
-// (through the switches in addQuotas and refined, in profiles.go) what it
-// adds to the generic reading.
+// (through the switches in Profile.addQuotas and Profile.refine, in
+// profiles.go) what it adds to the generic reading.
 type profileSpec struct {
 	name string
 	// body returns how many leading bytes of the body the profile reads for
@@ -81,7 +83,7 @@ type profileSpec struct {
 
 // spec returns p's spec, or nil for ProfileNone and invalid values.
 //
-// What a profile adds is called through switches on p (addQuotas, refined)
+// What a profile adds is called through switches on p (addQuotas, refine)
 // rather than function values in the spec, so that the quotas and the
 // feedback they write to stay on the stack: with or without a profile, a
 // response with nothing to read allocates nothing.
