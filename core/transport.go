@@ -97,7 +97,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	p.observeResponse(resp, b.profile) // with the body prefix a profile reads (transport_profile.go)
+	p.observeResponse(resp) // Observe, with the body prefix a profile reads (transport_profile.go)
 	if resp.Body == nil || resp.Body == http.NoBody {
 		settleByStatus(&p, resp.StatusCode) // nothing to commit from
 		return resp, nil

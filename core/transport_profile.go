@@ -5,8 +5,8 @@ import (
 	"net/http"
 )
 
-// observeResponse feeds a response to the permit's budget, first reading
-// the body prefix the budget's profile asks for (Profile.BodyPrefix) and
+// observeResponse feeds a response to the permit's budget (as Observe
+// does), first reading the body prefix the budget's profile asks for (Profile.BodyPrefix) and
 // putting it back in front of the rest of the body, so the caller reads the
 // body as sent. The prefix is read from the body the transport below
 // returned, before the Transport wraps it, so the slot stays held until the
@@ -15,18 +15,18 @@ import (
 // Reading the prefix waits for that many bytes or the end of the body.
 // Profiles ask only for the short JSON bodies of refusals (and of APIs that
 // refuse with a 200), never for a Server-Sent Events stream.
-func (p *Permit) observeResponse(resp *http.Response, pr Profile) {
+func (p *Permit) observeResponse(resp *http.Response) {
+	if p.b == nil {
+		return
+	}
 	var prefix []byte
-	if n := pr.BodyPrefix(resp.StatusCode, resp.Header); n > 0 &&
+	if n := p.b.profile.BodyPrefix(resp.StatusCode, resp.Header); n > 0 &&
 		resp.StatusCode != http.StatusSwitchingProtocols &&
 		resp.Body != nil && resp.Body != http.NoBody {
 		buf := make([]byte, n)
 		m, err := io.ReadAtLeast(resp.Body, buf, n)
 		prefix = buf[:m]
 		resp.Body = &prefixedBody{prefix: prefix, err: err, rc: resp.Body}
-	}
-	if p.b == nil {
-		return
 	}
 	p.b.observe(resp.StatusCode, resp.Header, prefix, p.sent)
 }
