@@ -27,6 +27,7 @@ type Budget struct {
 	name        string
 	observer    Observer
 	maxPause    time.Duration
+	profile     Profile // how responses are read (WithProfile)
 	maxInFlight int
 	pacer       pacer     // the mode (pacer.go); nil: never waits (Disabled, the zero Budget)
 	epoch       time.Time // the zero of the budget's monotonic clock
@@ -69,6 +70,7 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		name:        c.name,
 		observer:    c.observer,
 		maxPause:    c.maxPause,
+		profile:     c.profile,
 		maxInFlight: c.maxInFlight,
 		epoch:       time.Now(),
 		rate:        rate,
@@ -121,6 +123,7 @@ func Disabled(opts ...Option) (*Budget, error) {
 		name:     c.name,
 		observer: c.observer,
 		maxPause: c.maxPause,
+		profile:  c.profile,
 		epoch:    time.Now(),
 		rate:     Rate{Requests: math.MaxInt32, Period: time.Nanosecond},
 		ctl:      newController(Adaptive{}, c.maxPause),

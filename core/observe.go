@@ -16,7 +16,7 @@ func (p *Permit) Observe(status int, h http.Header) Feedback {
 	if p.b == nil {
 		return parseFeedback(status, h, time.Now(), 0)
 	}
-	return p.b.observe(status, h, p.sent)
+	return p.b.observe(status, h, nil, p.sent)
 }
 
 // Observe applies a response's feedback like Permit.Observe, for a
@@ -31,14 +31,16 @@ func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
 	if b.pacer != nil {
 		at = b.pacer.stamp(sent)
 	}
-	return b.observe(status, h, at)
+	return b.observe(status, h, nil, at)
 }
 
-// observe parses and applies feedback; sent is on the budget's clock.
-func (b *Budget) observe(status int, h http.Header, sent int64) Feedback {
+// observe parses (with the budget's profile, from h and the body prefix
+// the profile asked for, or nil) and applies feedback; sent is on the
+// budget's clock.
+func (b *Budget) observe(status int, h http.Header, body []byte, sent int64) Feedback {
 	wall := time.Now()
 	now := b.now()
-	f := parseFeedback(status, h, wall, b.maxPause)
+	f := readFeedback(status, h, body, wall, b.maxPause, b.profile)
 	if b.pacer == nil { // never waits, but reports what it hears
 		if f.Pause > 0 {
 			b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
