@@ -56,15 +56,20 @@ func (g *gcra) reserveN(s, n int64) (before, after int64) {
 }
 
 // reserve takes the next turn for one request arriving at now, at or after
-// notBefore (the end of a server pause): reserveN at the earliest instant.
-// If the turn would come at or after deadline, nothing changes and ok is
-// false; t.sendAt still says when the turn would have been.
+// notBefore (the end of a server pause), for MemoryStore. If the turn would
+// come at or after deadline, nothing changes and ok is false; t.sendAt
+// still says when the turn would have been.
+//
+// The request is charged from its arrival, reserveN(now, 1), as
+// redisstore's take script does, decision for decision; the budget's own
+// reservation (reserveLocked) charges at the send time. The two agree
+// while a pause has floored tat at its end (floorAfterPause).
 func (g *gcra) reserve(now, notBefore, deadline int64) (t turn, ok bool) {
 	t.sendAt = max(now, notBefore, g.earliest(1))
 	if t.sendAt >= deadline {
 		return t, false
 	}
-	t.tatBefore, t.tatAfter = g.reserveN(t.sendAt, 1)
+	t.tatBefore, t.tatAfter = g.reserveN(now, 1)
 	return t, true
 }
 

@@ -57,9 +57,10 @@ type Turn struct {
 	Paused  bool          // the turn was held back by a server pause
 	Status  int           // the status that set that pause
 	Factor  float64       // the adaptive factor the turn was paced at
-	// Token identifies the reservation for Refund. Its content is the
-	// store's own (core only hands it back), so a store may change how it
-	// keeps its state without changing this interface.
+	// Token identifies the reservation for Refund; "" when nothing was
+	// reserved (Granted is false). Its content is the store's own (core
+	// only hands it back), so a store may change how it keeps its state
+	// without changing this interface.
 	Token string
 	// Fallback is non-nil when the store could not reach its shared state
 	// and answered from a local fallback (failing open); it says why.

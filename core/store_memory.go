@@ -47,10 +47,14 @@ func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Tu
 	defer s.mu.Unlock()
 	s.paceLocked(p, now)
 	t, ok := s.g.reserve(now, s.pause.until, deadline)
+	tok := ""
+	if ok {
+		tok = memoryToken(t)
+	}
 	return Turn{
 		Granted: ok, Wait: time.Duration(t.sendAt - now), At: t.sendAt,
 		Paused: s.pause.holds(now, t.sendAt), Status: s.pause.status, Factor: s.aimd.factor,
-		Token: memoryToken(t),
+		Token: tok,
 	}, nil
 }
 

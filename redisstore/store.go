@@ -409,10 +409,14 @@ func parseTurn(v []any) (core.Turn, error) {
 		return core.Turn{}, err
 	}
 	ep := n[8] * 1e9
+	token := "" // nothing to refund when nothing was reserved
+	if n[0] == 1 {
+		token = redisToken(ep+n[6], ep+n[7])
+	}
 	return core.Turn{
 		Granted: n[0] == 1, Wait: time.Duration(n[1]), At: ep + n[2],
 		Paused: n[3] == 1, Status: int(n[4]), Factor: f,
-		Token: redisToken(ep+n[6], ep+n[7]),
+		Token: token,
 	}, nil
 }
 
