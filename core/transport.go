@@ -27,6 +27,7 @@ type Transport struct {
 	next   http.RoundTripper
 	budget *Budget
 	lanes  []lane
+	usage  string // WithUsage's dimension, or ""
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -85,12 +86,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	handedOff := false
+	sent, cost := attachCost(req, p) // see transport_cost.go
 	defer func() {
 		if !handedOff { // an error, a body-less response, or a panic in next
+			cost.failed()
 			p.Release()
 		}
 	}()
-	resp, err := t.next.RoundTrip(req)
+	resp, err := t.next.RoundTrip(sent)
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // a broken next returned both
@@ -99,13 +102,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	p.Observe(resp.StatusCode, resp.Header)
 	if resp.Body == nil || resp.Body == http.NoBody {
-		settleByStatus(&p, resp.StatusCode) // nothing to commit from
+		cost.respond(req, resp.StatusCode).settle() // nothing to commit from
 		return resp, nil
 	}
 	if p.slot.idx1 == 0 && p.res == nil {
 		return resp, nil
 	}
-	resp.Body = wrapBody(resp.Body, b, p.slot, costHolderFor(p, resp.StatusCode))
+	cost.respond(req, resp.StatusCode)
+	resp.Body = wrapBody(t.readUsage(resp, cost), b, p.slot, cost)
 	handedOff = true
 	return resp, nil
 }
@@ -125,7 +129,7 @@ type slotHolder struct {
 	b    *Budget
 	slot slotRef // idx1 0: no slot, only a cost (AcquireCost)
 	done atomic.Bool
-	cost *costHolder // the permit's cost to settle on Close, or nil
+	cost *costHolder // the attempt's cost to settle on Close, or nil
 }
 
 func (s *slotHolder) release() bool {
@@ -160,7 +164,7 @@ func wrapBody(rc io.ReadCloser, b *Budget, slot slotRef, cost *costHolder) io.Re
 	s := &slotHolder{b: b, slot: slot, cost: cost}
 	body := &releaseBody{rc: rc, slot: s}
 	body.cleanup = runtime.AddCleanup(body, func(s *slotHolder) {
-		s.cost.settle()
+		s.cost.closed()
 		if s.release() {
 			s.b.emit(Event{Reason: LeakedBody})
 		}
@@ -189,7 +193,7 @@ func (b *releaseBody) Read(p []byte) (int, error) {
 // Close closes the body and frees the slot.
 func (b *releaseBody) Close() error {
 	err := b.rc.Close()
-	b.slot.cost.settle() // a cost nobody committed (see Commit)
+	b.slot.cost.closed() // a cost nobody committed (see Commit)
 	b.done()
 	if b.slot.cost != nil {
 		b.cleanup.Stop()
