@@ -49,6 +49,8 @@ func TestUsageScan(t *testing.T) {
 		{"escaped key is not a key we read", `{"usage":{"total\u005ftokens":5,"prompt_tokens":2}}`, false, 2, true, true},
 		{"not json", "garbage \x00\xff\"\\", false, 0, false, false},
 		{"sse data without space, LF only", "data:{\"usage\":{\"total_tokens\":4}}\n\n", true, 4, true, true},
+		{"sse event cut mid-document", "data: {\"a\":[{\"usage\":\n\ndata: {\"usage\":{\"total_tokens\":3}}\n\n", true, 3, true, true},
+		{"sse data over two CRLF lines", "data: {\"usage\":\r\ndata: {\"total_tokens\":5}}\r\n\r\n", true, 5, true, true},
 		{"sse other field ignored", "id: {\"usage\":{\"total_tokens\":4}}\n\n", true, 0, false, false},
 	}
 	for _, tt := range tests {
