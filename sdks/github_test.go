@@ -38,9 +38,9 @@ func gitHubClient(rt http.RoundTripper) *github.Client {
 // did not see, go-github refused on its own (its client-side check).
 func gitHubRun(c *github.Client, n int, bypass bool) (failed, attempts int) {
 	var (
-		next     atomic.Int64
-		wg       sync.WaitGroup
-		mu sync.Mutex
+		next atomic.Int64
+		wg   sync.WaitGroup
+		mu   sync.Mutex
 	)
 	for range workers {
 		wg.Go(func() {

@@ -206,7 +206,7 @@ func Anthropic(cfg quotatest.Config, streamFor time.Duration) (*API, error) {
 	}
 	return &API{Provider: p, prepare: prepareLLM, rewrite: func(resp *http.Response, refusal string) {
 		h := resp.Header
-		now := time.Now() // the provider's clock: the fakes answer in-process, at once
+		now := time.Now()             // the provider's clock: the fakes answer in-process, at once
 		at := func(v string) string { // "3s" or "1.5s" from now, as RFC 3339, rounded up to the second
 			d, err := time.ParseDuration(v)
 			if err != nil {
