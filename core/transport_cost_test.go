@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -204,4 +205,40 @@ func TestCommitmentSupersededAttemptKeepsEstimate(t *testing.T) {
 		}
 		s.send(3, WithCost(context.Background(), tokens(100)), time.Second).Body.Close()
 	})
+}
+
+// TestCommitmentDroppedSettles: a Commitment dropped without Commit keeps
+// its 2xx attempt's estimate and, once the garbage collector finds it, is
+// settled: nothing stays pending in the budget.
+func TestCommitmentDroppedSettles(t *testing.T) {
+	b := MustBudget(PerSecond(1000), WithDimension("tokens", PerSecond(100)))
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: r}, nil
+	})
+	c := &http.Client{Transport: NewTransport(next, b)}
+	func() {
+		ctx, _ := WithCommit(context.Background(), tokens(100))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://llm.test/", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}()
+	pending := func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.dims.pending.head != nil
+	}
+	if !pending() {
+		t.Fatal("the 2xx attempt was settled at Close; want it open for its Commitment")
+	}
+	for range 100 {
+		runtime.GC()
+		time.Sleep(time.Millisecond) // cleanups run on their own goroutine
+		if !pending() {
+			return
+		}
+	}
+	t.Error("a dropped Commitment's attempt is still pending after 100 collections")
 }

@@ -142,3 +142,32 @@ func TestUsageJSONAndFallbacks(t *testing.T) {
 		send(4, 2410*time.Millisecond, readAll)
 	})
 }
+
+// TestUsageWithoutEstimate: on a budget with dimensions, a request sent
+// with no estimate still has its usage committed (as an overspend, which
+// the next request waits out).
+func TestUsageWithoutEstimate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(1000), WithDimension("tokens", PerSecond(100)))
+		next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(anthropicMessage)), Request: r,
+				Header: http.Header{"Content-Type": {"application/json"}}}, nil
+		})
+		c := &http.Client{Transport: NewTransport(next, b, WithUsage("tokens"))}
+		start := time.Now()
+		resp, err := c.Post("http://llm.test/v1/messages", "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		req, _ := http.NewRequestWithContext(WithCost(context.Background(), tokens(100)), http.MethodPost, "http://llm.test/v1/messages", nil)
+		if resp, err = c.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := time.Since(start); got != 410*time.Millisecond { // the 41 tokens used take 0.41 s to return
+			t.Errorf("second request sent at %v, want 410ms", got)
+		}
+	})
+}
