@@ -29,7 +29,9 @@ import (
 // is the path for SDKs, which read and close the body themselves; the
 // Commitment returned by WithCommit is the other.
 //
-// A request whose budget has no such dimension is passed through untouched.
+// A request whose budget has no such dimension, and a body still compressed
+// (a Content-Encoding the caller asked for itself; net/http's transparent
+// gzip is undone below the Transport), are passed through untouched.
 // WithUsage panics on an empty dimension, as WithLane does. By default a
 // Transport reads no usage.
 func WithUsage(dimension string) TransportOption {
@@ -48,6 +50,9 @@ func (t *Transport) readUsage(resp *http.Response, cost *costHolder) io.ReadClos
 	dim := cost.p.b.dims.index(t.usage)
 	if dim < 0 {
 		return resp.Body
+	}
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
+		return resp.Body // compressed, as the caller asked: not ours to read
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	sse := mt == "text/event-stream"

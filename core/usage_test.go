@@ -102,16 +102,19 @@ func TestUsageStreamHoldsSlotAndCommits(t *testing.T) {
 }
 
 // TestUsageJSONAndFallbacks: a JSON body read to EOF and closed by an SDK
-// commits its usage; a stream cut after Anthropic's message_start and a
-// body that reports no usage keep their estimates; a Commitment finds
+// commits its usage; a stream cut after Anthropic's message_start, a body
+// that reports no usage and a compressed body keep their estimates; a Commitment finds
 // nothing left to settle once WithUsage committed.
 func TestUsageJSONAndFallbacks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := MustBudget(PerSecond(1000), WithDimension("tokens", PerSecond(100)))
-		body, ctype := anthropicMessage, "application/json"
+		body, ctype, encoding := anthropicMessage, "application/json", ""
 		next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(body)), Request: r,
-				Header: http.Header{"Content-Type": {ctype}}}, nil
+			h := http.Header{"Content-Type": {ctype}}
+			if encoding != "" {
+				h.Set("Content-Encoding", encoding) // the body stands for gzip the caller asked for
+			}
+			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(body)), Request: r, Header: h}, nil
 		})
 		c := &http.Client{Transport: NewTransport(next, b, WithUsage("tokens"))}
 		start := time.Now()
@@ -139,7 +142,9 @@ func TestUsageJSONAndFallbacks(t *testing.T) {
 		send(2, 410*time.Millisecond, func(r io.Reader) { r.Read(make([]byte, len(body))) }) // closed before EOF: 100 kept
 		body, ctype = `{"ok":true}`, "application/json"
 		send(3, 1410*time.Millisecond, readAll) // no usage: 100 kept
-		send(4, 2410*time.Millisecond, readAll)
+		body, encoding = openAIChat, "gzip"
+		send(4, 2410*time.Millisecond, readAll) // compressed: not read, 100 kept
+		send(5, 3410*time.Millisecond, readAll)
 	})
 }
 
