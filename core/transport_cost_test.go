@@ -242,3 +242,40 @@ func TestCommitmentDroppedSettles(t *testing.T) {
 	}
 	t.Error("a dropped Commitment's attempt is still pending after 100 collections")
 }
+
+// TestCommitmentOutlivesLeakedBody: a 2xx body dropped without Close is
+// freed by the collector (LeakedBody), but its cost stays open for the
+// Commitment that is still held.
+func TestCommitmentOutlivesLeakedBody(t *testing.T) {
+	leaked := make(chan struct{}, 1)
+	b := MustBudget(PerSecond(1000), WithDimension("tokens", PerSecond(100)), WithObserver(func(e Event) {
+		if e.Reason == LeakedBody {
+			leaked <- struct{}{}
+		}
+	}))
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: r}, nil
+	})
+	ctx, c := WithCommit(context.Background(), tokens(100))
+	func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://llm.test/", nil)
+		if _, err := (&http.Client{Transport: NewTransport(next, b)}).Do(req); err != nil {
+			t.Fatal(err)
+		}
+	}() // the response is dropped, its body neither read nor closed
+	for i := 0; ; i++ {
+		runtime.GC()
+		select {
+		case <-leaked:
+		case <-time.After(time.Millisecond):
+			if i < 100 {
+				continue
+			}
+			t.Fatal("the dropped body was not collected after 100 collections")
+		}
+		break
+	}
+	if !c.Commit(tokens(30)) {
+		t.Error("Commitment.Commit after the body leaked = false, want true")
+	}
+}
