@@ -14,14 +14,15 @@ import (
 // and retry) reserves its own. An attempt's cost is settled once, by the
 // first of: Commit(resp, …) on its response, its Commitment's Commit, the
 // usage its body reports (WithUsage), or its status when its body is closed
-// — a 2xx keeps its estimate, any other status gives it back — unless a
-// Commitment will settle it. A transport error gives it back at once.
+// or collected: a 2xx keeps its estimate (under a Commitment it stays open
+// for the Commitment instead), any other status gives it back. A transport
+// error gives it back at once.
 //
 // The attempt's costHolder is found through contexts, never through the
 // body's type, so it is found behind http.Client.Timeout (whose body wraps
 // ours) and any body-wrapping transport above (otelhttp): the Transport
-// sends each costed attempt with a context that names its holder, and the
-// response's Request carries that context back to Commit.
+// sends a costed attempt as a shallow copy of the request whose context
+// names its holder, and returns that copy as the response's Request.
 
 // costKey is the context key of WithCost; holderKey names one attempt's
 // costHolder on the context the Transport sends it with; commitKey is the
