@@ -24,7 +24,7 @@ func openAIClient(rt http.RoundTripper) openai.Client {
 func openAICall(client openai.Client, stream bool) llmCall {
 	return func(ctx context.Context, prompt string) (int64, error) {
 		params := openai.ChatCompletionNewParams{
-			Model:               openai.ChatModelGPT4oMini,
+			Model:               openai.ChatModelGPT5_5,
 			Messages:            []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
 			MaxCompletionTokens: openai.Int(maxTokens),
 		}

@@ -38,7 +38,7 @@ func TestSDKRetriesIntoPause(t *testing.T) {
 	calls := map[string]func(rt http.RoundTripper, ctx context.Context) error{
 		"openai-go": func(rt http.RoundTripper, ctx context.Context) error {
 			c := openAIClient(rt)
-			_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: openai.ChatModelGPT4oMini,
+			_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5_5,
 				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
 			return err
 		},

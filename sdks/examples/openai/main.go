@@ -50,7 +50,7 @@ func main() {
 			// Reserve the most the call can use; the transport commits what it used.
 			ctx := core.WithCost(context.Background(), core.Cost{Dimension: "tokens", Amount: int64(in + maxTokens)})
 			s := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
-				Model:               openai.ChatModelGPT4oMini,
+				Model:               openai.ChatModelGPT5_5,
 				Messages:            []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
 				MaxCompletionTokens: openai.Int(maxTokens),
 				StreamOptions:       openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
