@@ -244,9 +244,13 @@ func feedbackFirstResetAfter(vals []string) (time.Duration, bool) {
 
 // parseFeedbackReset reads the time until a quota is restored, as seen at now:
 //
-//   - a bare non-negative number v (decimals allowed), told apart by size:
-//     v < 1e9 is seconds from now (under 32 years), 1e9 <= v < 1e12 a Unix
-//     time in seconds, v >= 1e12 a Unix time in milliseconds;
+//   - a bare non-negative number v (decimals allowed), told apart by its size
+//     against now's Unix time n: v < n/2 is seconds from now (a delta is far
+//     smaller than the epoch: under 27 years today), v < 500n (half of now in
+//     milliseconds) a Unix time in seconds, anything larger a Unix time in
+//     milliseconds. Measured against now rather than fixed thresholds, the
+//     rule holds on any clock: testing/synctest's starts in 2000, where an
+//     epoch reset is below 1e9;
 //   - a Go-style duration ("6m0s", "1h2m3.5s", "20ms"), as OpenAI sends;
 //   - an RFC 3339 time, as Anthropic sends, or an HTTP-date.
 //
@@ -254,10 +258,11 @@ func feedbackFirstResetAfter(vals []string) (time.Duration, bool) {
 func parseFeedbackReset(v string, now time.Time) (time.Duration, bool) {
 	v = ascii.TrimOWS(v)
 	if d, ok := num.ParseDecimal(v); ok {
+		deltaBelow, secondsBelow := epochScale(now)
 		switch {
-		case d.Int < 1e9:
+		case d.Int < deltaBelow:
 			return d.Duration(time.Second), true
-		case d.Int < 1e12:
+		case d.Int < secondsBelow:
 			return feedbackUntilUnix(d.Int, d.Frac, now), true
 		default:
 			return feedbackUntilUnix(d.Int/1000, d.Int%1000*1e6+d.Frac/1000, now), true
@@ -273,6 +278,18 @@ func parseFeedbackReset(v string, now time.Time) (time.Duration, bool) {
 		return max(t.Sub(now), 0), true
 	}
 	return 0, false
+}
+
+// epochScale returns the bounds parseFeedbackReset tells a bare reset by: a
+// value below deltaBelow is seconds from now, below secondsBelow a Unix time
+// in seconds, else in milliseconds. A clock before 1977 (n < 2e8, such as the
+// zero time) falls back to the fixed bounds 1e9 and 1e12.
+func epochScale(now time.Time) (deltaBelow, secondsBelow uint64) {
+	n := now.Unix()
+	if n < 2e8 {
+		return 1e9, 1e12
+	}
+	return uint64(n / 2), uint64(n) * 500
 }
 
 // feedbackUntilUnix returns the time from now until the Unix time sec.nsec,

@@ -165,7 +165,8 @@ func TestParseResetValue(t *testing.T) {
 		{"delta-seconds", "30", 30 * time.Second, true},
 		{"delta-zero", "0", 0, true},
 		{"delta-decimal", "1.5", 1500 * time.Millisecond, true},
-		{"delta-largest", "999999999", 999999999 * time.Second, true},
+		{"delta-largest", "849999999", 849999999 * time.Second, true},
+		{"unix-seconds-half-now", "850000000", 0, true},
 		{"unix-seconds", "1700000042", 42 * time.Second, true},
 		{"unix-seconds-decimal", "1700000001.25", 1250 * time.Millisecond, true},
 		{"unix-seconds-past", "1699999000", 0, true},
@@ -188,6 +189,34 @@ func TestParseResetValue(t *testing.T) {
 			got, ok := parseFeedbackReset(tt.value, now)
 			if ok != tt.ok || got != tt.want {
 				t.Errorf("parseFeedbackReset(%q, 1700000000) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// TestParseResetValueOnAnyClock checks that the size rule is measured against
+// now, not fixed thresholds: under testing/synctest the clock starts in 2000,
+// where a Unix reset (946684842) is below 1e9 and used to read as a 30-year
+// delta.
+func TestParseResetValueOnAnyClock(t *testing.T) {
+	tests := []struct {
+		name  string
+		now   time.Time
+		value string
+		want  time.Duration
+	}{
+		{"synctest-delta", time.Unix(946_684_800, 0), "30", 30 * time.Second},
+		{"synctest-unix-seconds", time.Unix(946_684_800, 0), "946684842", 42 * time.Second},
+		{"synctest-unix-milliseconds", time.Unix(946_684_800, 0), "946684842500", 42500 * time.Millisecond},
+		{"zero-time-delta", time.Time{}, "30", 30 * time.Second},
+		{"unix-zero-clock-delta", time.Unix(0, 0), "999999999", 999999999 * time.Second},
+		{"unix-zero-clock-seconds", time.Unix(0, 0), "1000000042", time.Duration(1000000042) * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := parseFeedbackReset(tt.value, tt.now)
+			if !ok || got != tt.want {
+				t.Errorf("parseFeedbackReset(%q, %v) = %v, %v; want %v, true", tt.value, tt.now.Unix(), got, ok, tt.want)
 			}
 		})
 	}
