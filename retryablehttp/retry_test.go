@@ -410,7 +410,7 @@ func TestUseDefaults(t *testing.T) {
 
 func TestUsePanics(t *testing.T) {
 	b := core.MustBudget(core.PerSecond(10))
-	assert.PanicsWithValue(t, "headgate: hgretry.Use needs a budget (use core.Disabled() for none)", func() {
+	assert.PanicsWithValue(t, "hgretry: Use needs a budget (core.Disabled() for none)", func() {
 		hgretry.Use(retryablehttp.NewClient(), nil)
 	})
 	c := hgretry.Use(retryablehttp.NewClient(), b)
