@@ -33,7 +33,7 @@ func ExampleSetClient() {
 			}
 			return resp.StatusCode, nil
 		},
-		hgkit.SetClient(budget, &http.Client{Transport: provider.Transport()}),
+		hgkit.SetClient(&http.Client{Transport: provider.Transport()}, budget),
 	).Endpoint()
 
 	for i := 1; i <= 4; i++ {
