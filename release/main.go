@@ -165,7 +165,10 @@ func consumerEnv(tmp, proxy string) ([]string, error) {
 		"GOWORK=off",
 		"GOPROXY="+proxies,
 		"GOMODCACHE="+filepath.Join(tmp, "modcache"),
-		"GOFLAGS=-mod=mod",
+		// -trimpath keeps the module cache's path out of the build cache's
+		// keys, so a new module cache does not mean compiling every
+		// dependency again.
+		"GOFLAGS=-mod=mod -trimpath",
 		"GONOSUMDB="+strings.TrimSuffix(modulePrefix, "/"),
 		"GOTOOLCHAIN=local",
 	), nil

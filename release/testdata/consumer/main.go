@@ -49,7 +49,9 @@ func main() {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	obs, err := telemetry.NewObserver(mp)
 	check(err)
-	budget, err := core.NewBudget(core.PerSecond(50), core.WithMaxInFlight(4), core.WithObserver(obs.Observe))
+	// Burst 1: the second and third calls wait their turn, which the
+	// observer records.
+	budget, err := core.NewBudget(core.PerSecond(50), core.WithBurst(1), core.WithMaxInFlight(4), core.WithObserver(obs.Observe))
 	check(err)
 
 	// The three adapters, one entry point each, the same shape:
@@ -97,13 +99,15 @@ func main() {
 	var rm metricdata.ResourceMetrics
 	check(reader.Collect(ctx, &rm))
 	var names []string
+	waits := false
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			names = append(names, m.Name)
+			waits = waits || m.Name == telemetry.MetricWaitDuration
 		}
 	}
-	if len(names) == 0 {
-		log.Fatal("telemetry: no metric recorded")
+	if !waits {
+		log.Fatalf("telemetry: %s not recorded (recorded: %v)", telemetry.MetricWaitDuration, names)
 	}
 	if n := served.Load(); n != 4 {
 		log.Fatalf("the server saw %d requests, want 4", n)
