@@ -37,11 +37,11 @@ staticcheck: ## install the pinned staticcheck (STATICCHECK_VERSION) into .bin u
 	  GOBIN=$(CURDIR)/.bin GOWORK=off $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 fuzz: ## run every fuzz target for FUZZTIME (default 20s each)
-	@set -e; for m in $(MODULES); do \
-	  for pkg in $$(cd $$m && $(GO) list ./...); do \
-	    for f in $$(cd $$m && $(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
-	      echo "== $$pkg $$f"; (cd $$m && $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg); \
-	    done; done; done
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' $(MODULES) | grep -v /testdata/); do \
+	  dir=$$(dirname $$f); \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "== $$dir $$t"; (cd $$dir && $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) .); \
+	  done; done
 
 fuzz-smoke: ## every fuzz target for SMOKETIME (default 3s each), as CI runs them
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(SMOKETIME)
