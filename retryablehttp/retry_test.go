@@ -414,7 +414,8 @@ func TestUsePanics(t *testing.T) {
 		hgretry.Use(retryablehttp.NewClient(), nil)
 	})
 	c := hgretry.Use(retryablehttp.NewClient(), b)
-	assert.Panics(t, func() { hgretry.Use(c, b) }, "a second Use with the same budget")
+	assert.PanicsWithValue(t, "hgretry: Use: the client already sends through a transport on this budget (every attempt would take two turns)",
+		func() { hgretry.Use(c, b) }, "a second Use with the same budget")
 	other := core.MustBudget(core.PerSecond(1))
 	assert.NotPanics(t, func() { hgretry.Use(c, other) }, "a second budget stacks: both quotas apply")
 }
