@@ -42,8 +42,8 @@ type Budget struct {
 	shape      shape // the pace the server's reported quota allows; guarded by mu
 	queue      waitQueue
 	inFlight   int       // open requests holding a slot; guarded by mu
-	slotGen    []uint32  // each slot's generation, bumped when it is freed; guarded by mu
-	freeSlots  []int32   // the slots nobody holds; guarded by mu
+	slotGen    []uint32  // each slot used so far's generation, bumped when it is freed; guarded by mu
+	freeSlots  []int32   // the slots used so far that nobody holds; guarded by mu
 	slots      waitQueue // callers waiting for a slot; guarded by mu
 }
 
@@ -92,13 +92,6 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 	}
 	if err := b.checkSpan(rate, "rate"); err != nil {
 		return nil, err
-	}
-	if c.maxInFlight > 0 {
-		b.slotGen = make([]uint32, c.maxInFlight)
-		b.freeSlots = make([]int32, c.maxInFlight)
-		for i := range b.freeSlots {
-			b.freeSlots[i] = int32(c.maxInFlight - 1 - i)
-		}
 	}
 	b.g = gcra{interval: int64(rate.Interval()), burst: b.burst}
 	b.g.tat = math.MinInt64 / 2 // idle: the whole burst is available
@@ -488,7 +481,7 @@ func (b *Budget) retimeLocked(now int64) {
 // for its turn, when a server pause outlasts its deadline.
 func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
 	b.mu.Lock()
-	if len(b.freeSlots) > 0 && b.slots.head == nil {
+	if b.slotFreeLocked() && b.slots.head == nil {
 		ref := b.takeSlotLocked()
 		b.mu.Unlock()
 		return now, ref, nil
@@ -523,8 +516,18 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 	return 0, slotRef{}, ctx.Err()
 }
 
-// takeSlotLocked takes a free slot.
+// slotFreeLocked reports whether a slot is free: one freed, or one never
+// used yet (slots are allocated lazily, so a huge cap costs nothing up front).
+func (b *Budget) slotFreeLocked() bool {
+	return len(b.freeSlots) > 0 || len(b.slotGen) < b.maxInFlight
+}
+
+// takeSlotLocked takes a free slot: a freed one, or else a new one.
 func (b *Budget) takeSlotLocked() slotRef {
+	if len(b.freeSlots) == 0 {
+		b.slotGen = append(b.slotGen, 0)
+		b.freeSlots = append(b.freeSlots, int32(len(b.slotGen)-1))
+	}
 	i := b.freeSlots[len(b.freeSlots)-1]
 	b.freeSlots = b.freeSlots[:len(b.freeSlots)-1]
 	b.inFlight++
@@ -718,7 +721,7 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	var slot slotRef
 	if b.maxInFlight > 0 {
 		b.mu.Lock()
-		if len(b.freeSlots) == 0 || b.slots.head != nil {
+		if !b.slotFreeLocked() || b.slots.head != nil {
 			b.mu.Unlock()
 			return Permit{}, ErrNoSlot
 		}

@@ -651,3 +651,38 @@ func TestPanickingObserverLeaksNoSlot(t *testing.T) {
 		}
 	})
 }
+
+// TestWithMaxInFlightBoundedAndLazy checks that a cap too large to number
+// is an error naming the option, and that a large valid cap allocates
+// nothing up front: slots come into being as they are first taken.
+func TestWithMaxInFlightBoundedAndLazy(t *testing.T) {
+	for _, n := range []int{math.MaxInt, 1 << 31, -1} {
+		_, err := NewBudget(PerSecond(1), WithMaxInFlight(n))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != "WithMaxInFlight" {
+			t.Errorf("NewBudget(WithMaxInFlight(%d)) = %v, want a ConfigError on WithMaxInFlight", n, err)
+		}
+	}
+	b, err := NewBudget(PerSecond(1000), WithMaxInFlight(math.MaxInt32))
+	if err != nil {
+		t.Fatalf("NewBudget(WithMaxInFlight(MaxInt32)) = %v", err)
+	}
+	if n := cap(b.slotGen) + cap(b.freeSlots); n != 0 {
+		t.Errorf("NewBudget(WithMaxInFlight(MaxInt32)) allocated %d slots up front, want 0", n)
+	}
+	p1, err1 := b.Acquire(context.Background())
+	p2, err2 := b.Acquire(context.Background())
+	if err1 != nil || err2 != nil || b.InFlight() != 2 {
+		t.Fatalf("two Acquires = %v, %v with InFlight %d, want two permits", err1, err2, b.InFlight())
+	}
+	p1.Release()
+	p3, _ := b.Acquire(context.Background()) // reuses the freed slot
+	if len(b.slotGen) != 2 {
+		t.Errorf("after a release and a third Acquire, %d slots exist, want 2 (the freed one reused)", len(b.slotGen))
+	}
+	p2.Release()
+	p3.Release()
+	if b.InFlight() != 0 {
+		t.Errorf("InFlight = %d after every release, want 0", b.InFlight())
+	}
+}

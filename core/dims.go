@@ -78,21 +78,23 @@ func WithDimension(name string, r Rate, opts ...DimensionOption) Option {
 				o.applyDim(&d)
 			}
 		}
+		rateErr := r.validate(field)
 		switch {
 		case name == "":
 			c.fail(configErrorf("WithDimension", "needs a name"))
 		case name == "requests":
 			c.fail(configErrorf(field, "is the budget's own dimension"))
+		case rateErr != nil: // before the burst, which defaults to the rate's Requests
+			c.fail(rateErr)
 		case d.burst < 1:
 			c.fail(configErrorf(field+".burst", "must be at least 1, got %d", d.burst))
+		case float64(r.Interval())*float64(d.burst) > maxSpan: // as checkSpan for the rate
+			c.fail(configErrorf(field, "spans more than 73 years (burst %d × interval %v)", d.burst, r.Interval()))
 		}
 		for _, o := range c.dims {
 			if o.name == name {
 				c.fail(configErrorf(field, "is declared twice"))
 			}
-		}
-		if err := r.validate(field); err != nil {
-			c.fail(err)
 		}
 		c.dims = append(c.dims, d)
 	})
@@ -395,12 +397,15 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 		delta := actual[i] - r.n[i]
 		switch {
 		case delta > 0: // overspend: charged in full, the level may go below zero
-			e := delta * g.interval
-			g.tat = max(g.tat, r.sendAt) + e
+			e := int64(maxSpan)
+			if delta < maxSpan/g.interval {
+				e = delta * g.interval
+			}
+			g.tat = charge(g.tat, r.sendAt, e)
 			for w := b.queue.head; w != nil; w = w.next {
 				if w.res != nil { // keep re-timing and cancels true to the charge
-					w.res.tatBefore[i] = max(w.res.tatBefore[i], r.sendAt) + e
-					w.res.tatAfter[i] = max(w.res.tatAfter[i], r.sendAt) + e
+					w.res.tatBefore[i] = charge(w.res.tatBefore[i], r.sendAt, e)
+					w.res.tatAfter[i] = charge(w.res.tatAfter[i], r.sendAt, e)
 				}
 			}
 		case delta < 0: // underspend: give back what no later reservation relied on
@@ -428,6 +433,11 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 		b.retimeLocked(now)
 	}
 }
+
+// charge returns tat after a debt of e ns (at most maxSpan) charged from
+// at. It saturates maxSpan past at: a huge usage figure leaves the
+// dimension in debt for 73 years rather than wrapping the debt negative.
+func charge(tat, at, e int64) int64 { return min(max(tat, at)+e, at+maxSpan) }
 
 // Commit settles the permit's reservation at the actual costs the response
 // reported (dimensions left out cost 0): the difference from the estimate

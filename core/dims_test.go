@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"sort"
@@ -23,11 +24,23 @@ func TestWithDimensionValidates(t *testing.T) {
 		{"twice", []Option{WithDimension("tokens", PerMinute(10)), WithDimension("tokens", PerMinute(20))}},
 		{"zero rate", []Option{WithDimension("tokens", Rate{})}},
 		{"zero burst", []Option{WithDimension("tokens", PerMinute(10), WithDimensionBurst(0))}},
+		{"200 years", []Option{WithDimension("tokens", Rate{Requests: 1, Period: 200 * 365 * 24 * time.Hour})}},
+		{"burst spans 73 years", []Option{WithDimension("tokens", PerSecond(1), WithDimensionBurst(3e9))}},
 		{"with store", []Option{WithDimension("tokens", PerMinute(10)), WithStore(NewMemoryStore())}},
 	} {
 		if _, err := NewBudget(PerSecond(1), tc.opts...); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: NewBudget = %v, want ErrInvalidConfig", tc.name, err)
 		}
+	}
+}
+
+// TestWithDimensionBlamesTheRate checks that an invalid dimension rate is
+// reported as the rate, not as the burst that defaults to its Requests.
+func TestWithDimensionBlamesTheRate(t *testing.T) {
+	_, err := NewBudget(PerSecond(1), WithDimension("tokens", Rate{}))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != `WithDimension("tokens").Requests` {
+		t.Errorf("NewBudget(WithDimension(tokens, Rate{})) = %v, want a ConfigError on WithDimension(\"tokens\").Requests", err)
 	}
 }
 
@@ -564,4 +577,28 @@ func TestAcquireOnADimensionBudgetKeepsArrivalOrder(t *testing.T) {
 			t.Fatalf("Disabled().AcquireCost = %v, want nil", err)
 		}
 	})
+}
+
+// TestCommitHugeUsageSaturates checks that a usage figure whose debt
+// overflows int64 nanoseconds leaves the dimension in debt rather than
+// wrapping the debt negative and admitting everyone at once.
+func TestCommitHugeUsageSaturates(t *testing.T) {
+	for _, huge := range []int64{2e13, 1 << 53, math.MaxInt64} {
+		synctest.Test(t, func(t *testing.T) {
+			b := MustBudget(PerSecond(1000), WithDimension("tokens", PerMinute(90_000), WithDimensionBurst(80_000)))
+			p, err := b.AcquireCost(context.Background(), Cost{"tokens", 80_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Commit(Cost{"tokens", huge})
+			p.Release()
+			time.Sleep(time.Hour)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			if q, err := b.AcquireCost(ctx, Cost{"tokens", 1}); !IsBudgetError(err) {
+				q.Release()
+				t.Errorf("after Commit(%d tokens) and an hour, AcquireCost(1) = %v, want a budget error (still in debt)", huge, err)
+			}
+		})
+	}
 }

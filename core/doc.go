@@ -16,6 +16,9 @@
 // W, count ≤ burst + floor(W / interval), where interval is the slowest
 // effective interval in force during the window (a lowered rate applies to
 // the turns after the change; what could go before it may still go).
+// Through a Transport the bound holds for the attempts that reach the wire:
+// a request net/http re-sends on its own (a reused connection that failed)
+// spends a turn for each attempt.
 // Up to Rate.Requests requests (WithBurst to change it) may go back to back
 // from an idle budget; after that they are Rate.Interval() apart. A call
 // whose turn, or the end of a server pause, comes at or after its context

@@ -52,11 +52,12 @@ func WithBurst(n int) Option {
 
 // WithMaxInFlight caps the number of open requests at n. A request holds its
 // slot from before its turn until its response body is closed (or read to
-// the end). The default, and 0, mean no cap; a negative n is an error.
+// the end). The default, and 0, mean no cap; a negative n, or one above
+// math.MaxInt32, is an error. Slots are allocated as they are first used.
 func WithMaxInFlight(n int) Option {
 	return optionFunc(func(c *config) {
-		if n < 0 {
-			c.fail(configErrorf("WithMaxInFlight", "must not be negative, got %d", n))
+		if n < 0 || n > math.MaxInt32 { // slots are numbered in int32
+			c.fail(configErrorf("WithMaxInFlight", "must be in [0, %d], got %d", math.MaxInt32, n))
 		}
 		c.maxInFlight = n
 	})

@@ -2,6 +2,7 @@ package core
 
 import (
 	"io"
+	"log"
 	"net/http"
 	"runtime"
 	"sync/atomic"
@@ -10,7 +11,11 @@ import (
 // Transport is an http.RoundTripper that spends from a budget for every
 // request it sends: each attempt (every redirect hop, retry and hedge) waits
 // for a slot, for any server pause and for its turn, is sent, and its
-// response is fed back to the budget. A response body holds its slot until
+// response is fed back to the budget. A request the next transport sends
+// more than once on its own (net/http re-sends a replayable request when a
+// reused keep-alive connection fails) waits for a turn for every attempt,
+// holding its one slot; a re-attempt whose turn cannot come before the
+// deadline is not sent, and the call fails with the budget's error. A response body holds its slot until
 // it is closed, read to the end or fails to read.
 //
 // Transport follows the http.RoundTripper contract: it never reads or
@@ -77,37 +82,63 @@ func (t *Transport) BudgetFor(path string) *Budget {
 // transport and feeds the response back to the budget.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	b := t.BudgetFor(req.URL.Path)
-	p, err := acquireFor(b, req.Context())
+	permit, err := acquireFor(b, req.Context())
 	if err != nil {
 		if req.Body != nil && req.Body != http.NoBody {
 			req.Body.Close()
 		}
 		return nil, err
 	}
+	w := &wireTurns{p: permit}
+	p := &w.p
 	handedOff := false
 	defer func() {
 		if !handedOff { // an error, a body-less response, or a panic in next
 			p.Release()
 		}
 	}()
-	resp, err := t.next.RoundTrip(req)
+	sent := req
+	if !b.disabled {
+		sent = w.withWireTurns(req) // every attempt on the wire spends a turn
+	}
+	resp, err := t.next.RoundTrip(sent)
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // a broken next returned both
 		}
+		if w.err != nil {
+			return nil, w.err // a re-attempt refused its turn: it was not sent
+		}
 		return nil, err
 	}
-	p.Observe(resp.StatusCode, resp.Header)
+	if resp.Request == sent {
+		resp.Request = req
+	}
+	observeOrClose(p, resp)
 	if resp.Body == nil || resp.Body == http.NoBody {
-		settleByStatus(&p, resp.StatusCode) // nothing to commit from
+		settleByStatus(p, resp.StatusCode) // nothing to commit from
 		return resp, nil
 	}
 	if p.slot.idx1 == 0 && p.res == nil {
 		return resp, nil
 	}
-	resp.Body = wrapBody(resp.Body, b, p.slot, costHolderFor(p, resp.StatusCode))
+	resp.Body = wrapBody(resp.Body, b, p.slot, costHolderFor(*p, resp.StatusCode))
 	handedOff = true
 	return resp, nil
+}
+
+// observeOrClose feeds resp to p. If the observer panics, the caller never
+// gets resp, so its body is closed here before the panic goes on: left
+// open, it would keep its connection and net/http's goroutines for good.
+func observeOrClose(p *Permit, resp *http.Response) {
+	observed := false
+	defer func() {
+		if !observed && resp.Body != nil {
+			resp.Body.Close()
+		}
+	}()
+	p.Observe(resp.StatusCode, resp.Header)
+	observed = true
 }
 
 // CloseIdleConnections closes the idle connections of the next transport,
@@ -159,16 +190,28 @@ func (b releaseWriteBody) Write(p []byte) (int, error) { return b.rc.(io.Writer)
 func wrapBody(rc io.ReadCloser, b *Budget, slot slotRef, cost *costHolder) io.ReadCloser {
 	s := &slotHolder{b: b, slot: slot, cost: cost}
 	body := &releaseBody{rc: rc, slot: s}
-	body.cleanup = runtime.AddCleanup(body, func(s *slotHolder) {
-		s.cost.settle()
-		if s.release() {
-			s.b.emit(Event{Reason: LeakedBody})
-		}
-	}, s)
+	body.cleanup = runtime.AddCleanup(body, freeLeaked, s)
 	if _, ok := rc.(io.Writer); ok {
 		return releaseWriteBody{body}
 	}
 	return body
+}
+
+// freeLeaked is the cleanup of a body dropped without Close: it frees the
+// slot and reports LeakedBody. It runs on the runtime's cleanup goroutine,
+// with no caller to hand a panic to, so an observer that panics is
+// recovered and logged (log.Printf) rather than crashing the process.
+func freeLeaked(s *slotHolder) {
+	s.cost.settle()
+	if !s.release() {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			log.Printf("headgate: budget %q: the observer panicked on LeakedBody: %v", s.b.name, r)
+		}
+	}()
+	s.b.emit(Event{Reason: LeakedBody})
 }
 
 func (b *releaseBody) done() {

@@ -34,14 +34,22 @@ func newFallback(share float64, maxInFlight int) *fallback {
 	return f
 }
 
+// maxSpan is core's bound on how far ahead any pace plans: a burst, at the
+// slowest adaptive pace, spans at most 2^61 ns (73 years), so that sums of
+// the schedule's times never overflow.
+const maxSpan = 1 << 61
+
 // pace is p at the fallback's share: a longer interval, a smaller burst.
+// The interval saturates at core's span bound, so that a tiny share slows
+// the fallback to a crawl rather than overflowing its schedule.
 func (f *fallback) pace(p core.Pace) core.Pace {
-	iv := math.Min(float64(p.Interval)/f.share, 1<<62)
-	return core.Pace{
-		Interval: time.Duration(iv),
-		Burst:    max(1, int(float64(p.Burst)*f.share)),
-		Adaptive: p.Adaptive,
+	burst := max(1, int(float64(p.Burst)*f.share))
+	slowest := 1.0
+	if p.Adaptive.Enabled() {
+		slowest = p.Adaptive.MinRate
 	}
+	iv := math.Min(float64(p.Interval)/f.share, maxSpan*slowest/float64(burst))
+	return core.Pace{Interval: time.Duration(iv), Burst: burst, Adaptive: p.Adaptive}
 }
 
 func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration) (core.Turn, error) {

@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -18,7 +20,8 @@ import (
 // script run with EVALSHA, on Redis server time).
 //
 // A Store is safe for concurrent use. It runs no goroutine of its own but
-// the timers that renew held leases and, when the client was built without
+// the timers that renew held leases, one dial that diagnoses a call that
+// timed out (see timedOut) and, when the client was built without
 // ContextTimeoutEnabled, one per call to Redis, so that WithTimeout bounds
 // the wait whatever the client's socket timeouts.
 type Store struct {
@@ -41,6 +44,11 @@ type Store struct {
 	probeAt time.Time // when to try Redis again; guarded by mu
 	lastErr error     // the last failure; guarded by mu
 
+	// cause is why a fresh connection to Redis failed when a call last
+	// timed out (diagnose), or nil; guarded by mu.
+	cause      error
+	diagnosing bool // a diagnose goroutine runs; guarded by mu
+
 	fb *fallback // fail open: the local budget; nil when failing closed
 }
 
@@ -61,7 +69,7 @@ type Store struct {
 func New(client redis.UniversalClient, key string, opts ...Option) (*Store, error) {
 	c := newConfig(opts)
 	switch {
-	case client == nil:
+	case client == nil || isNilPointer(client): // a typed nil (var c *redis.Client) too
 		return nil, &core.ConfigError{Field: "redisstore.New", Msg: "client must not be nil"}
 	case key == "":
 		return nil, &core.ConfigError{Field: "redisstore.New", Msg: "key must not be empty"}
@@ -87,6 +95,13 @@ func New(client redis.UniversalClient, key string, opts ...Option) (*Store, erro
 		s.fb = newFallback(c.share, c.maxInFlight)
 	}
 	return s, nil
+}
+
+// isNilPointer reports whether v holds a nil pointer, which would panic on
+// first use.
+func isNilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
 }
 
 // Key returns the key the store was built with.
@@ -211,15 +226,22 @@ func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []str
 		select {
 		case r = <-done:
 		case <-cctx.Done():
-			r.err = cctx.Err()
+			select {
+			case r = <-done: // the client's reply came with the timeout: keep it
+			default:
+				r.err = cctx.Err()
+			}
 		}
 	}
 	if r.err != nil {
 		if err := ctx.Err(); err != nil {
 			return nil, err // the caller's context ended: not a store failure
 		}
-		if cctx.Err() != nil {
-			r.err = errTimeout{s.cfg.timeout}
+		// Only a call the timeout cut short reads as a timeout: a client
+		// that gave up for a reason of its own (a refused connection, after
+		// its retries outlasted the timeout) keeps its error as the cause.
+		if cctx.Err() != nil && (errors.Is(r.err, context.DeadlineExceeded) || errors.Is(r.err, context.Canceled)) {
+			r.err = s.timedOut()
 		}
 		err := &Error{Op: op, Err: r.err}
 		s.failed(err)
@@ -274,10 +296,56 @@ func (s *Store) failed(err *Error) {
 	}
 }
 
+// timedOut returns the error of a call that had no reply within the
+// timeout, with the cause the last diagnosis found, and starts a new
+// diagnosis.
+//
+// The client's own error is lost when its retries outlast the timeout
+// (go-redis returns the context's error), so a killed Redis would read as
+// a slow one. Diagnosis dials Redis once with the client's own dialer, in
+// a goroutine (at most one at a time, at most once per call that times
+// out), and keeps the dial's error as the cause of the timeouts and
+// outage errors that follow; a dial that succeeds clears it.
+func (s *Store) timedOut() error {
+	s.mu.Lock()
+	cause := s.cause
+	start := !s.diagnosing
+	s.diagnosing = true
+	s.mu.Unlock()
+	if start {
+		go s.diagnose()
+	}
+	return errTimeout{s.cfg.timeout, cause}
+}
+
+// diagnose dials Redis with the client's dialer (clients with a single
+// address: *redis.Client and failover clients) and records the outcome.
+func (s *Store) diagnose() {
+	var cause error
+	if cl, ok := s.client.(interface{ Options() *redis.Options }); ok {
+		if o := cl.Options(); o.Dialer != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
+			conn, err := o.Dialer(ctx, o.Network, o.Addr)
+			cancel()
+			if err == nil {
+				conn.Close()
+			}
+			cause = err
+		}
+	}
+	s.mu.Lock()
+	s.cause, s.diagnosing = cause, false
+	if t, ok := s.lastErr.(errTimeout); ok && s.down && cause != nil {
+		t.cause = cause
+		s.lastErr = t // the outage's skipped calls name it too
+	}
+	s.mu.Unlock()
+}
+
 func (s *Store) succeeded() {
 	s.mu.Lock()
 	was := s.down
-	s.down, s.lastErr = false, nil
+	s.down, s.lastErr, s.cause = false, nil, nil
 	s.mu.Unlock()
 	if was && s.cfg.onRecover != nil {
 		s.cfg.onRecover()

@@ -440,6 +440,14 @@ func TestNewValidates(t *testing.T) {
 	if _, err := New(nil, "k"); !errors.Is(err, core.ErrInvalidConfig) {
 		t.Errorf("nil client: New = %v, want ErrInvalidConfig", err)
 	}
+	var typedNil *redis.Client
+	if _, err := New(typedNil, "k"); !errors.Is(err, core.ErrInvalidConfig) {
+		t.Errorf("typed nil client: New = %v, want ErrInvalidConfig", err)
+	}
+	var typedNilCluster *redis.ClusterClient
+	if _, err := New(typedNilCluster, "k"); !errors.Is(err, core.ErrInvalidConfig) {
+		t.Errorf("typed nil cluster client: New = %v, want ErrInvalidConfig", err)
+	}
 	if _, err := New(c, "k", nil, WithFailOpen(0.5), WithFailClosed()); err != nil {
 		t.Errorf("valid options: %v", err)
 	}
