@@ -78,7 +78,9 @@ func TestRetryWaitPastTheDeadlineIsTheBudgetError(t *testing.T) {
 func TestRetryWaitReadsTheResponseWhenTheBudgetIsNotPaused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rfc850 := time.Now().Add(90 * time.Second).UTC().Format("Monday, 02-Jan-06 15:04:05 GMT")
-		b := Disabled(WithMaxPause(time.Minute), WithName("off"))
+		// A budget that never saw the responses (they did not come through
+		// its Transport), so it is not paused.
+		b := MustBudget(PerSecond(10), WithMaxPause(time.Minute), WithName("off"))
 		for _, tc := range []struct {
 			name string
 			resp *http.Response
