@@ -17,7 +17,7 @@ func (p *Permit) Observe(status int, h http.Header) Feedback {
 	if p.b == nil {
 		return parseFeedback(status, h, time.Now(), 0)
 	}
-	return p.b.observe(status, h, p.sent)
+	return p.b.observe(status, h, nil, p.sent)
 }
 
 // Observe applies a response's feedback like Permit.Observe, for a
@@ -35,14 +35,16 @@ func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
 	case !sent.IsZero():
 		at = int64(sent.Sub(b.epoch))
 	}
-	return b.observe(status, h, at)
+	return b.observe(status, h, nil, at)
 }
 
-// observe parses and applies feedback; sent is on the budget's clock.
-func (b *Budget) observe(status int, h http.Header, sent int64) Feedback {
+// observe parses (with the budget's profile, from h and the body prefix
+// the profile asked for, or nil) and applies feedback; sent is on the
+// budget's clock.
+func (b *Budget) observe(status int, h http.Header, body []byte, sent int64) Feedback {
 	wall := time.Now()
 	now := b.now()
-	f := parseFeedback(status, h, wall, b.maxPause)
+	f := readFeedback(status, h, body, wall, b.maxPause, b.profile)
 	if b.store != nil {
 		b.reportToStore(status, f, sent)
 	} else {

@@ -23,6 +23,7 @@ type Budget struct {
 	name        string
 	observer    Observer
 	maxPause    time.Duration
+	profile     Profile // how responses are read (WithProfile)
 	adaptive    Adaptive
 	maxInFlight int
 	disabled    bool
@@ -78,6 +79,7 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		name:        c.name,
 		observer:    c.observer,
 		maxPause:    c.maxPause,
+		profile:     c.profile,
 		adaptive:    c.adaptive,
 		maxInFlight: c.maxInFlight,
 		epoch:       time.Now(),
@@ -122,6 +124,7 @@ func Disabled(opts ...Option) *Budget {
 		name:     c.name,
 		observer: c.observer,
 		maxPause: c.maxPause,
+		profile:  c.profile,
 		disabled: true,
 		epoch:    time.Now(),
 		rate:     Rate{Requests: math.MaxInt32, Period: time.Nanosecond},

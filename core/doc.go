@@ -6,7 +6,8 @@
 // and for its turn at the configured Rate: pacing is GCRA (virtual
 // scheduling) and waiters are served in arrival order. The budget reads
 // every response (Retry-After, the IETF RateLimit fields, X-RateLimit-*
-// and the big providers' variants: see ParseFeedback), so one 429 pauses
+// and the big providers' variants: see ParseFeedback; WithProfile adds
+// what only one provider's own headers or body say), so one 429 pauses
 // every caller sharing the quota at once, and adaptive throttling (AIMD,
 // on by default) finds the real limit when the configured one is wrong.
 //

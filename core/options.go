@@ -24,6 +24,7 @@ type config struct {
 	store       Store
 	dims        []dimConfig // WithDimension
 	backfill    bool        // WithBackfill
+	profile     Profile     // WithProfile
 	errs        []error
 }
 

@@ -137,7 +137,7 @@ func observeOrClose(p *Permit, resp *http.Response) {
 			resp.Body.Close()
 		}
 	}()
-	p.Observe(resp.StatusCode, resp.Header)
+	p.observeResponse(resp) // Observe, with the body prefix a profile reads (transport_profile.go)
 	observed = true
 }
 
