@@ -1,5 +1,7 @@
 package core
 
+import "math"
+
 // The pace of extra dimensions: the server's quota reports slow them, as
 // shapeOf slows requests.
 
@@ -30,9 +32,12 @@ func (b *Budget) dimsPaceChangedLocked(now int64) bool {
 }
 
 // setDimsPaceLocked brings every dimension to its effective pace at now,
-// like setPace for requests (for retimeLocked). A dimension whose pace
-// changes forgets what its pending reservations could give back: their
-// slack was measured at the old pace.
+// like setPace for requests (for retimeLocked). setPace keeps the units a
+// dimension holds (up to the new burst), so what a pending reservation can
+// still give back is kept in units too: its slack, measured at the old
+// interval, is converted to the new one, rounded down and capped at the new
+// burst. (Zeroing it instead would make every quota report, which most
+// LLM responses carry, cancel the give-back of every call in flight.)
 func (b *Budget) setDimsPaceLocked(now, at int64) {
 	for i := range b.dims.d {
 		d := &b.dims.d[i]
@@ -40,9 +45,12 @@ func (b *Budget) setDimsPaceLocked(now, at int64) {
 		if iv == d.g.interval && bu == d.g.burst {
 			continue
 		}
+		old := d.g.interval
 		d.g.setPace(at, iv, bu)
 		for p := b.dims.pending.head; p != nil; p = p.next {
-			p.slack[i] = 0
+			if p.slack[i] != math.MaxInt64 {
+				p.slack[i] = min(p.slack[i]/old, bu) * iv
+			}
 		}
 	}
 }

@@ -60,8 +60,11 @@
 // gives back what it did not use (or charges an overspend, which later
 // requests wait out). Every dimension keeps the pacing bound in its units.
 // Through a Transport, put the estimate on the request's context with
-// WithCost and settle with Commit(resp, …) before closing the body.
-// Dimensions cannot be combined with WithStore.
+// WithCost and settle with Commit(resp, …) before closing the body. Under an
+// SDK, which reads and closes the body itself, either let the Transport
+// read the usage as the body passes (WithUsage: OpenAI's and Anthropic's
+// JSON and event streams) or settle after the call returns with the
+// Commitment WithCommit gives. Dimensions cannot be combined with WithStore.
 //
 // # Observability and configuration
 //

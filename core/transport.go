@@ -32,6 +32,7 @@ type Transport struct {
 	next   http.RoundTripper
 	budget *Budget
 	lanes  []lane
+	usage  string // WithUsage's dimension, or ""
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -92,14 +93,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	w := &wireTurns{p: permit}
 	p := &w.p
 	handedOff := false
+	costed, cost := attachCost(req, *p) // req, or its copy that names the cost (transport_cost.go)
 	defer func() {
 		if !handedOff { // an error, a body-less response, or a panic in next
+			cost.failed()
 			p.Release()
 		}
 	}()
-	sent := req
+	sent := costed
 	if !b.disabled {
-		sent = w.withWireTurns(req) // every attempt on the wire spends a turn
+		sent = w.withWireTurns(costed) // every attempt on the wire spends a turn
 	}
 	resp, err := t.next.RoundTrip(sent)
 	if err != nil {
@@ -112,17 +115,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if resp.Request == sent {
-		resp.Request = req
+		resp.Request = costed // Commit finds the cost through its context
 	}
 	observeOrClose(p, resp)
 	if resp.Body == nil || resp.Body == http.NoBody {
-		settleByStatus(p, resp.StatusCode) // nothing to commit from
+		cost.respond(req, resp.StatusCode).settle() // nothing to commit from
 		return resp, nil
 	}
 	if p.slot.idx1 == 0 && p.res == nil {
 		return resp, nil
 	}
-	resp.Body = wrapBody(resp.Body, b, p.slot, costHolderFor(*p, resp.StatusCode))
+	cost.respond(req, resp.StatusCode)
+	resp.Body = wrapBody(t.readUsage(resp, cost), b, p.slot, cost)
 	handedOff = true
 	return resp, nil
 }
@@ -156,7 +160,7 @@ type slotHolder struct {
 	b    *Budget
 	slot slotRef // idx1 0: no slot, only a cost (AcquireCost)
 	done atomic.Bool
-	cost *costHolder // the permit's cost to settle on Close, or nil
+	cost *costHolder // the attempt's cost to settle on Close, or nil
 }
 
 func (s *slotHolder) release() bool {
@@ -202,7 +206,7 @@ func wrapBody(rc io.ReadCloser, b *Budget, slot slotRef, cost *costHolder) io.Re
 // with no caller to hand a panic to, so an observer that panics is
 // recovered and logged (log.Printf) rather than crashing the process.
 func freeLeaked(s *slotHolder) {
-	s.cost.settle()
+	s.cost.closed()
 	if !s.release() {
 		return
 	}
@@ -232,7 +236,7 @@ func (b *releaseBody) Read(p []byte) (int, error) {
 // Close closes the body and frees the slot.
 func (b *releaseBody) Close() error {
 	err := b.rc.Close()
-	b.slot.cost.settle() // a cost nobody committed (see Commit)
+	b.slot.cost.closed() // a cost nobody committed (see Commit)
 	b.done()
 	if b.slot.cost != nil {
 		b.cleanup.Stop()
