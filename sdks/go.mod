@@ -38,6 +38,4 @@ require (
 )
 
 // Unpublished: core comes from this repository even outside the workspace.
-// This module is not published: it always builds against the sibling
-// directories.
 replace github.com/headgate-go/headgate/core => ../core
