@@ -1,10 +1,10 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -18,75 +18,68 @@ import (
 // A Budget is safe for concurrent use and runs no goroutine of its own. Most
 // callers never touch it directly: NewTransport does all of the above for
 // an http.Client.
+//
+// The zero Budget is valid and never waits, like Disabled(): it admits every
+// call at once, caps nothing and ignores pauses. Build budgets that pace
+// with NewBudget.
 type Budget struct {
 	// Set at construction, read-only after.
 	name        string
 	observer    Observer
 	maxPause    time.Duration
 	profile     Profile // how responses are read (WithProfile)
-	adaptive    Adaptive
 	maxInFlight int
-	disabled    bool
+	pacer       pacer     // the mode (pacer.go); nil: never waits (Disabled, the zero Budget)
 	epoch       time.Time // the zero of the budget's monotonic clock
-	store       Store     // shared state (WithStore), or nil for the in-memory default
-	storeDown   atomic.Bool
-	dims        *dimSet // extra dimensions (WithDimension), or nil
+	dims        *dimSet   // extra dimensions (WithDimension), or nil
 
-	mu         sync.Mutex
-	rate       Rate  // configured rate; guarded by mu
-	burst      int64 // configured burst; guarded by mu
-	burstSet   bool  // WithBurst was given; guarded by mu
-	aimd       aimd  // adaptive throttling; guarded by mu
-	g          gcra  // pacing state at the effective pace; guarded by mu
-	pause      pause // the server's pause; guarded by mu
-	pauseAllow int64 // how many may go at once when the pause ends; guarded by mu
-	shape      shape // the pace the server's reported quota allows; guarded by mu
-	queue      waitQueue
-	inFlight   int       // open requests holding a slot; guarded by mu
-	slotGen    []uint32  // each slot used so far's generation, bumped when it is freed; guarded by mu
-	freeSlots  []int32   // the slots used so far that nobody holds; guarded by mu
-	slots      waitQueue // callers waiting for a slot; guarded by mu
-}
-
-// shape is what a response's Remaining, Limit and Reset allow until the
-// reset: never plan to spend the remaining quota faster than it returns.
-type shape struct {
-	interval int64 // minimum interval; 0 for none
-	burst    int64 // at most this many at once
-	until    int64 // the report's reset instant
+	mu        sync.Mutex
+	rate      Rate       // configured rate; guarded by mu
+	burst     int64      // configured burst; guarded by mu
+	burstSet  bool       // WithBurst was given; guarded by mu
+	ctl       controller // the feedback policy (adaptive.go); guarded by mu
+	g         gcra       // pacing state at the effective pace; guarded by mu
+	pause     pause      // the server's pause; guarded by mu
+	queue     waitQueue  // callers waiting for their turn; guarded by mu
+	inFlight  int        // open requests holding a slot; guarded by mu
+	slotGen   []uint32   // each slot used so far's generation, bumped when it is freed; guarded by mu
+	freeSlots []int32    // the slots used so far that nobody holds; guarded by mu
+	slots     waitQueue  // callers waiting for a slot; guarded by mu
 }
 
 // NewBudget returns a budget that paces requests at rate. It returns an
-// error naming the field when the rate or an option is invalid (a zero or
-// negative rate, a negative cap, a NaN factor…); the error matches
-// ErrInvalidConfig.
+// error when the rate or an option is invalid (a zero or negative rate, a
+// negative cap, a NaN factor…): every fault found, each naming its field,
+// joined with errors.Join; the error matches ErrInvalidConfig.
 //
 // By default the burst is rate.Requests, there is no concurrency cap,
 // adaptive throttling is on (DefaultAdaptive) and a server pause is capped
 // at DefaultMaxPause.
 func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
-	if err := rate.validate("rate"); err != nil {
-		return nil, err
-	}
 	c := newConfig(opts)
-	if len(c.errs) > 0 {
-		return nil, c.errs[0]
+	if err := rate.validate("rate"); err != nil {
+		c.errs = append([]error{err}, c.errs...)
 	}
 	if len(c.dims) > 0 && c.store != nil {
-		return nil, configErrorf("WithDimension", "cannot be combined with WithStore")
+		c.fail(configErrorf("WithDimension", "cannot be combined with WithStore"))
+	}
+	if len(c.errs) > 0 {
+		return nil, c.err()
 	}
 	b := &Budget{
 		name:        c.name,
 		observer:    c.observer,
 		maxPause:    c.maxPause,
 		profile:     c.profile,
-		adaptive:    c.adaptive,
 		maxInFlight: c.maxInFlight,
 		epoch:       time.Now(),
-		store:       c.store,
 		rate:        rate,
 		burstSet:    c.burstSet,
-		aimd:        newAIMD(),
+		ctl:         newController(c.adaptive, c.maxPause),
+	}
+	b.pacer = memPacer{b}
+	if c.store != nil {
+		b.pacer = &storePacer{b: b, s: c.store}
 	}
 	b.burst = int64(rate.Requests)
 	if c.burstSet {
@@ -95,10 +88,11 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 	if err := b.checkSpan(rate, "rate"); err != nil {
 		return nil, err
 	}
-	b.g = gcra{interval: int64(rate.Interval()), burst: b.burst}
-	b.g.tat = math.MinInt64 / 2 // idle: the whole burst is available
+	b.g = newGCRA(int64(rate.Interval()), b.burst)
 	if len(c.dims) > 0 {
 		b.dims = newDimSet(c.dims, c.backfill)
+		b.ctl.dimShapes = make([]shape, len(c.dims))
+		b.ctl.dimIndex = b.dims.index
 	}
 	return b, nil
 }
@@ -117,19 +111,38 @@ func MustBudget(rate Rate, opts ...Option) *Budget {
 // concurrency cap, no adaptive throttling and no server pauses. Responses
 // fed to it are still parsed and reported as Pushback events, so tests can
 // assert on them. Use it in tests of code that takes a *Budget, so they
-// never sleep.
-func Disabled(opts ...Option) *Budget {
+// never sleep. Invalid options are errors, as for NewBudget; options that
+// only pace (WithBurst, WithMaxInFlight, WithStore, WithDimension…) are
+// checked and then have nothing to do.
+func Disabled(opts ...Option) (*Budget, error) {
 	c := newConfig(opts)
+	if len(c.errs) > 0 {
+		return nil, c.err()
+	}
 	return &Budget{
 		name:     c.name,
 		observer: c.observer,
 		maxPause: c.maxPause,
 		profile:  c.profile,
-		disabled: true,
 		epoch:    time.Now(),
 		rate:     Rate{Requests: math.MaxInt32, Period: time.Nanosecond},
-		aimd:     newAIMD(),
+		ctl:      newController(Adaptive{}, c.maxPause),
+	}, nil
+}
+
+// NewBudgetOrDisabled is NewBudget for a rate read from configuration,
+// where leaving the rate out means "no limit": the zero Rate (an unset or
+// empty rate) gives Disabled(opts...), a budget that never waits; any other
+// rate gives NewBudget(rate, opts...), with its errors. Invalid options are
+// errors in both cases.
+//
+// It is the only place where a zero rate means "disabled": NewBudget,
+// ParseRate and SetRate reject it.
+func NewBudgetOrDisabled(rate Rate, opts ...Option) (*Budget, error) {
+	if rate != (Rate{}) {
+		return NewBudget(rate, opts...)
 	}
+	return Disabled(opts...)
 }
 
 // Name returns the name given with WithName.
@@ -145,433 +158,6 @@ func (b *Budget) deadline(ctx context.Context) int64 {
 		return never
 	}
 	return int64(d.Sub(b.epoch))
-}
-
-// A Permit is a call's admission: its turn was given and, with
-// WithMaxInFlight, it holds a concurrency slot until Release. Feed the
-// response to Observe.
-type Permit struct {
-	b        *Budget
-	sent     int64 // when the turn was given, on the budget's clock
-	slot     slotRef
-	released bool
-	res      *reservation // extra dimensions' estimate (AcquireCost), or nil
-}
-
-// slotRef names a held concurrency slot: its index plus one (0 for no
-// slot) and its generation when taken. A slot freed once has a new
-// generation, so a second Release, even from a copy of the Permit, frees
-// nothing.
-type slotRef struct {
-	idx1 int32
-	gen  uint32
-}
-
-// Release frees the permit's concurrency slot. It is idempotent: calling it
-// again, on the same Permit or on a copy of it, does nothing. A permit from
-// a budget without a cap, or the zero Permit, has nothing to free. Release
-// is not safe to call on one Permit value from two goroutines at once;
-// copies are.
-func (p *Permit) Release() {
-	if p.released || p.b == nil {
-		return
-	}
-	p.released = true
-	p.releaseCost() // an AcquireCost estimate nobody committed comes back
-	if p.slot.idx1 > 0 {
-		p.b.releaseSlot(p.slot)
-	}
-}
-
-// Budget returns the budget that gave the permit (nil for the zero Permit).
-func (p *Permit) Budget() *Budget { return p.b }
-
-// Acquire waits until the call may be sent: first for a concurrency slot
-// (WithMaxInFlight), then for the end of any server pause and for the call's
-// turn at the budget's pace. Waiters are served in arrival order.
-//
-// A context already done never spends a turn. A call whose turn, or the end
-// of the pause, comes at or after the context's deadline does not wait: it
-// gives the turn back and returns a *RateLimitError (which matches
-// context.DeadlineExceeded). A call cancelled while it waits gives its turn
-// back when nobody reserved after it, frees its slot and returns the
-// context's error.
-//
-// On success the caller sends the request, passes the response to
-// Permit.Observe and calls Permit.Release when the response is done with.
-func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
-	if err := ctx.Err(); err != nil {
-		return Permit{}, err
-	}
-	if b.disabled {
-		return Permit{b: b}, nil
-	}
-	if b.maxInFlight == 0 && b.store == nil { // the fast path: no slot to guard
-		sent, err := b.takeTurn(ctx, b.now(), b.deadline(ctx))
-		if err != nil {
-			return Permit{}, err
-		}
-		return Permit{b: b, sent: sent}, nil
-	}
-	return b.acquire(ctx, nil)
-}
-
-// acquire is Acquire and AcquireCost once the context and the disabled
-// budget are dealt with: a slot, then the turn (with r's extra dimensions,
-// when r is not nil).
-func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
-	deadline := b.deadline(ctx)
-	now := b.now()
-	var slot slotRef
-	if b.maxInFlight > 0 {
-		at, ref, err := b.acquireSlot(ctx, now, deadline)
-		if err != nil {
-			return Permit{}, err
-		}
-		slot = ref
-		// Until the permit is returned, any way out frees the slot: an
-		// error, or a panic in an observer reporting a wait.
-		defer func() {
-			if slot.idx1 > 0 {
-				b.releaseSlot(slot)
-			}
-		}()
-		if at > now {
-			b.emit(Event{Reason: SlotWait, Wait: time.Duration(at - now)})
-		}
-		now = at
-	}
-	var sent int64
-	var err error
-	switch {
-	case r != nil:
-		sent, err = b.takeTurnDims(ctx, now, deadline, r)
-	case b.store != nil:
-		sent, err = b.takeFromStore(ctx, now, deadline)
-	default:
-		sent, err = b.takeTurn(ctx, now, deadline)
-	}
-	if err != nil {
-		return Permit{}, err
-	}
-	p := Permit{b: b, sent: sent, slot: slot, res: r}
-	slot = slotRef{} // handed to the permit
-	return p, nil
-}
-
-// takeTurn reserves the call's turn and waits for it. It returns the time
-// the turn was given.
-func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, error) {
-	if b.dims != nil {
-		return b.takeTurnDims(ctx, now, deadline, nil)
-	}
-	b.mu.Lock()
-	b.syncPaceLocked(now)
-	t, ok := b.g.reserve(now, b.pause.until, deadline)
-	if !ok {
-		err := b.lateErrorLocked(t.sendAt, now)
-		b.mu.Unlock()
-		return 0, err
-	}
-	if t.sendAt <= now {
-		if b.queue.n > 0 {
-			b.dispatchLocked(now) // those ahead are due too: let them go first
-		}
-		b.mu.Unlock()
-		return now, nil
-	}
-	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1)}
-	if b.pause.until > now { // the pause holds it back, whatever follows
-		w.pauseEnd = b.pause.until
-	}
-	throttled := b.g.interval > int64(b.rate.Interval())
-	b.queue.push(w)
-	b.mu.Unlock()
-	return b.wait(ctx, w, throttled)
-}
-
-// wait blocks until w is granted, fails, or its context ends.
-func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, error) {
-	b.mu.Lock()
-	d := b.wakeLocked(w, w.arrived)
-	b.mu.Unlock()
-	timer := time.NewTimer(time.Duration(d))
-	defer timer.Stop()
-	for {
-		select {
-		case <-timer.C:
-		case <-w.wake:
-		case <-ctx.Done():
-		}
-		b.mu.Lock()
-		now := b.now()
-		if w.state == queued {
-			b.syncPaceLocked(now) // a quota report may have run out: re-time
-		}
-		if w.state == queued {
-			switch {
-			case w.turn.sendAt <= now:
-				b.dispatchLocked(now)
-			case ctx.Err() != nil:
-				b.queue.remove(w)
-				b.g.cancel(w.turn)
-				if w.res != nil {
-					b.cancelDimsLocked(w.res)
-				}
-				b.mu.Unlock()
-				return 0, ctx.Err()
-			}
-		}
-		switch w.state {
-		case granted:
-			pauseEnd, at := w.pauseEnd, w.granted
-			throttled = throttled || b.g.interval > int64(b.rate.Interval())
-			b.mu.Unlock()
-			b.reportWait(w.arrived, pauseEnd, at, throttled)
-			return at, nil
-		case failed:
-			b.mu.Unlock()
-			return 0, w.err
-		}
-		d := b.wakeLocked(w, now)
-		b.mu.Unlock()
-		timer.Reset(time.Duration(d))
-	}
-}
-
-// wakeLocked is how long w sleeps from now: until its turn, or until the
-// server's quota report that slowed the pace runs out, when the waiting
-// calls are re-timed to the faster pace.
-func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
-	at := w.turn.sendAt
-	if u := b.shape.until; u > now && u < at && w == b.queue.head { // the head re-times them all
-		at = u
-	}
-	return at - now
-}
-
-// reportWait emits the events of one wait: the part spent in a server
-// pause, then the part spent waiting for the turn.
-func (b *Budget) reportWait(arrived, pauseEnd, at int64, throttled bool) {
-	if b.observer == nil {
-		return
-	}
-	from := arrived
-	if pauseEnd > arrived {
-		end := min(pauseEnd, at)
-		b.emit(Event{Reason: Paused, Wait: time.Duration(end - arrived)})
-		from = end
-	}
-	if at > from {
-		r := Paced
-		if throttled {
-			r = Throttled
-		}
-		b.emit(Event{Reason: r, Wait: time.Duration(at - from)})
-	}
-}
-
-// dispatchLocked grants every queued waiter whose turn has come, in order.
-func (b *Budget) dispatchLocked(now int64) {
-	for w := b.queue.head; w != nil && w.turn.sendAt <= now; w = b.queue.head {
-		b.queue.remove(w)
-		w.state, w.granted = granted, now
-		if w.res != nil {
-			b.grantDimsLocked(w.res)
-		}
-		w.signal()
-		if h := b.queue.head; h != nil && b.shape.until > now {
-			h.signal() // the new head watches for the quota report's end
-		}
-	}
-}
-
-// lateErrorLocked builds the error of a call whose turn at sendAt comes at
-// or after its deadline.
-func (b *Budget) lateErrorLocked(sendAt, now int64) error {
-	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name}
-	switch {
-	case b.pause.holds(now, sendAt):
-		e.Reason, e.StatusCode = Paused, b.pause.status
-	case b.g.interval > int64(b.rate.Interval()):
-		e.Reason = Throttled
-	}
-	return e
-}
-
-// paceLocked returns the effective interval and burst at now: the
-// configured pace slowed by adaptive throttling and by the server's
-// reported quota.
-func (b *Budget) paceLocked(now int64) (interval, burst int64) {
-	interval = int64(b.rate.Interval())
-	if f := b.aimd.factor; f < 1 {
-		interval = int64(float64(interval) / f)
-	}
-	burst = b.burst
-	if now < b.shape.until {
-		interval = max(interval, b.shape.interval)
-		burst = max(1, min(burst, b.shape.burst))
-	}
-	return interval, burst
-}
-
-// syncPaceLocked brings the pacing state to the effective pace at now,
-// re-timing the callers already waiting if the pace changed.
-func (b *Budget) syncPaceLocked(now int64) {
-	interval, burst := b.paceLocked(now)
-	if interval != b.g.interval || burst != b.g.burst || b.dimsPaceChangedLocked(now) {
-		b.retimeLocked(now)
-	}
-}
-
-// retimeLocked recomputes the turn of every waiting caller, in order, at
-// the effective pace and behind any pause. A caller whose new turn comes at
-// or after its deadline fails at once. Callers whose turn has come are
-// dispatched first.
-func (b *Budget) retimeLocked(now int64) {
-	b.dispatchLocked(now)
-	if head := b.queue.head; head != nil {
-		b.g.tat = head.turn.tatBefore // the state before the queued reservations
-		if head.res != nil {
-			b.resetDimsLocked(head.res)
-		}
-	}
-	interval, burst := b.paceLocked(now)
-	// Re-time from the end of any pause: a new pace applies to the turns
-	// after it, and never stretches the pause itself.
-	b.g.setPace(max(now, b.pause.until), interval, burst)
-	if b.dims != nil {
-		b.setDimsPaceLocked(now, max(now, b.pause.until))
-	}
-	b.failSlotWaitersLocked(now)
-	if b.pause.until > now {
-		b.g.floorAfterPause(b.pause.until, b.pauseAllow)
-	}
-	after := int64(math.MinInt64) // the send time of the caller re-timed last
-	for w := b.queue.head; w != nil; {
-		next := w.next
-		var t turn
-		var ok bool
-		if w.res != nil {
-			t, ok = b.reserveDimsLocked(now, w.deadline, w.res, after)
-		} else {
-			t, ok = b.g.reserve(now, b.pause.until, w.deadline)
-		}
-		switch {
-		case !ok:
-			if w.res != nil {
-				b.dims.pending.remove(w.res)
-			}
-			b.queue.remove(w)
-			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
-			w.signal()
-		case t != w.turn:
-			w.turn = t
-			if b.pause.until > now { // the pause holds it back, whatever follows
-				w.pauseEnd = b.pause.until
-			}
-			w.signal()
-		}
-		if ok {
-			after = t.sendAt
-		}
-		w = next
-	}
-}
-
-// acquireSlot waits for a concurrency slot and returns the time it got one
-// and the slot. A caller waiting for a slot fails at once, like one waiting
-// for its turn, when a server pause outlasts its deadline.
-func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
-	b.mu.Lock()
-	if b.slotFreeLocked() && b.slots.head == nil {
-		ref := b.takeSlotLocked()
-		b.mu.Unlock()
-		return now, ref, nil
-	}
-	if b.pause.until > now && b.pause.until >= deadline {
-		err := b.lateErrorLocked(b.pause.until, now)
-		b.mu.Unlock()
-		return 0, slotRef{}, err
-	}
-	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline}
-	b.slots.push(sw)
-	b.mu.Unlock()
-	select {
-	case <-sw.wake:
-	case <-ctx.Done():
-	}
-	b.mu.Lock()
-	switch {
-	case sw.state == failed:
-		b.mu.Unlock()
-		return 0, slotRef{}, sw.err
-	case sw.state == granted && ctx.Err() == nil:
-		b.mu.Unlock()
-		return b.now(), sw.slot, nil
-	case sw.state == granted: // handed over as we gave up: pass it on
-		b.mu.Unlock()
-		b.releaseSlot(sw.slot)
-	default:
-		b.slots.remove(sw)
-		b.mu.Unlock()
-	}
-	return 0, slotRef{}, ctx.Err()
-}
-
-// slotFreeLocked reports whether a slot is free: one freed, or one never
-// used yet (slots are allocated lazily, so a huge cap costs nothing up front).
-func (b *Budget) slotFreeLocked() bool {
-	return len(b.freeSlots) > 0 || len(b.slotGen) < b.maxInFlight
-}
-
-// takeSlotLocked takes a free slot: a freed one, or else a new one.
-func (b *Budget) takeSlotLocked() slotRef {
-	if len(b.freeSlots) == 0 {
-		b.slotGen = append(b.slotGen, 0)
-		b.freeSlots = append(b.freeSlots, int32(len(b.slotGen)-1))
-	}
-	i := b.freeSlots[len(b.freeSlots)-1]
-	b.freeSlots = b.freeSlots[:len(b.freeSlots)-1]
-	b.inFlight++
-	return slotRef{idx1: i + 1, gen: b.slotGen[i]}
-}
-
-// releaseSlot frees a slot, handing it to the first caller waiting for one.
-// A slot already freed (an older generation) is left alone.
-func (b *Budget) releaseSlot(ref slotRef) {
-	i := ref.idx1 - 1
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.slotGen[i] != ref.gen {
-		return
-	}
-	b.slotGen[i]++
-	if sw := b.slots.head; sw != nil {
-		b.slots.remove(sw)
-		sw.state, sw.slot = granted, slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
-		sw.signal()
-		return
-	}
-	b.freeSlots = append(b.freeSlots, i)
-	b.inFlight--
-}
-
-// failSlotWaitersLocked fails at once every caller waiting for a slot whose
-// deadline the server's pause outlasts.
-func (b *Budget) failSlotWaitersLocked(now int64) {
-	if b.pause.until <= now {
-		return
-	}
-	for w := b.slots.head; w != nil; {
-		next := w.next
-		if b.pause.until >= w.deadline {
-			b.slots.remove(w)
-			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now)
-			w.signal()
-		}
-		w = next
-	}
 }
 
 // emit reports an event to the observer; never called under mu.
@@ -592,20 +178,10 @@ func (b *Budget) InFlight() int {
 
 // PauseRemaining returns how long the server's pause has left to run, or 0.
 func (b *Budget) PauseRemaining() time.Duration {
-	if b.disabled {
+	if b.pacer == nil {
 		return 0
 	}
-	if b.store != nil {
-		st, err := b.store.Status(context.Background())
-		if err != nil {
-			return 0
-		}
-		return st.Pause
-	}
-	now := b.now()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return time.Duration(max(0, b.pause.until-now))
+	return b.pacer.pauseLeft()
 }
 
 // Rate returns the configured rate.
@@ -627,6 +203,9 @@ func (b *Budget) EffectiveRate() Rate {
 }
 
 func (b *Budget) effectiveRateLocked(now int64) Rate {
+	if b.pacer == nil {
+		return b.rate
+	}
 	interval, _ := b.paceLocked(now)
 	if interval == int64(b.rate.Interval()) {
 		return b.rate
@@ -646,7 +225,7 @@ func (b *Budget) SetRate(r Rate) error {
 	if err := r.validate("SetRate"); err != nil {
 		return err
 	}
-	if b.disabled {
+	if b.pacer == nil {
 		return nil
 	}
 	now := b.now()
@@ -667,85 +246,9 @@ func (b *Budget) SetRate(r Rate) error {
 	return nil
 }
 
-// Check returns the error Acquire(ctx) would return at once — a
-// *RateLimitError when the server's pause or the call's turn ends at or
-// after ctx's deadline, or ctx's own error when it is done — without taking
-// a slot or a turn. It returns nil when Acquire would wait or admit. Retry
-// layers use it to fail fast instead of sleeping into a deadline.
-func (b *Budget) Check(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if b.disabled {
-		return nil
-	}
-	deadline := b.deadline(ctx)
-	if deadline == never {
-		return nil
-	}
-	now := b.now()
-	if b.store != nil {
-		st, err := b.store.Status(ctx)
-		if err != nil || now+int64(st.Pause) < deadline {
-			return nil
-		}
-		return &RateLimitError{RetryAfter: st.Pause, StatusCode: st.PauseStatus, Reason: Paused, Budget: b.name}
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.syncPaceLocked(now)
-	g := b.g // reserve on a copy: nothing is taken
-	if t, ok := g.reserve(now, b.pause.until, deadline); !ok {
-		return b.lateErrorLocked(t.sendAt, now)
-	}
-	return nil
-}
-
 // MaxPause returns the longest pause a response can impose on the budget
 // (WithMaxPause; DefaultMaxPause by default).
-func (b *Budget) MaxPause() time.Duration { return b.maxPause }
-
-// TryAcquire admits the call only if it can go now: a free concurrency slot
-// and a turn that has come, with no pause. It never waits. Otherwise it
-// returns at once: ErrNoSlot when every slot is taken, or a
-// *RateLimitError whose RetryAfter says when the turn would come. Like
-// every RateLimitError it matches context.DeadlineExceeded, even when ctx
-// has no deadline: TryAcquire's own horizon is "now". It
-// takes nothing when it fails, and never goes before callers already
-// waiting in Acquire.
-func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
-	if err := ctx.Err(); err != nil {
-		return Permit{}, err
-	}
-	if b.disabled {
-		return Permit{b: b}, nil
-	}
-	now := b.now()
-	var slot slotRef
-	if b.maxInFlight > 0 {
-		b.mu.Lock()
-		if !b.slotFreeLocked() || b.slots.head != nil {
-			b.mu.Unlock()
-			return Permit{}, ErrNoSlot
-		}
-		slot = b.takeSlotLocked()
-		b.mu.Unlock()
-	}
-	var sent int64
-	var err error
-	if b.store != nil {
-		sent, err = b.takeFromStore(ctx, now, now+1)
-	} else {
-		sent, err = b.takeTurn(ctx, now, now+1)
-	}
-	if err != nil {
-		if slot.idx1 > 0 {
-			b.releaseSlot(slot)
-		}
-		return Permit{}, err
-	}
-	return Permit{b: b, sent: sent, slot: slot}, nil
-}
+func (b *Budget) MaxPause() time.Duration { return cmp.Or(b.maxPause, DefaultMaxPause) }
 
 // maxSpan is the furthest ahead the budget ever plans: 2^61 ns, about 73
 // years, so that sums of its times never overflow.
@@ -765,8 +268,8 @@ func (b *Budget) checkSpanLocked(r Rate, field string) error {
 		burst = int64(r.Requests)
 	}
 	slowest := 1.0
-	if b.adaptive.Enabled() {
-		slowest = b.adaptive.MinRate
+	if b.ctl.cfg.Enabled() {
+		slowest = b.ctl.cfg.MinRate
 	}
 	if float64(r.Interval())*float64(burst)/slowest > maxSpan {
 		if b.burstSet {

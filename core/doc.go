@@ -41,7 +41,12 @@
 // rate-limited server.
 //
 // Without a transport, call Acquire, send, then Permit.Observe the
-// response and Permit.Release the slot when the body is closed.
+// response and Permit.Release the slot when the body is closed. The zero
+// Budget is valid and never waits, like Disabled().
+//
+// ARCHITECTURE.md, beside this file, follows one request through the
+// package (Acquire → slot → pause and turn → send → Observe → Release) and
+// names the file of each step.
 //
 // # Several dimensions
 //

@@ -1,12 +1,14 @@
 package core
 
 import (
+	"errors"
 	"math"
 	"time"
 )
 
 // An Option configures a Budget. Options are applied in order; invalid
-// values make NewBudget return an error naming the option.
+// values make NewBudget (and Disabled) return an error naming each option
+// at fault, all of them joined.
 type Option interface{ apply(*config) }
 
 type optionFunc func(*config)
@@ -29,7 +31,7 @@ type config struct {
 }
 
 func newConfig(opts []Option) config {
-	c := config{maxPause: DefaultMaxPause, adaptive: DefaultAdaptive}
+	c := config{maxPause: DefaultMaxPause, adaptive: DefaultAdaptive()}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -39,6 +41,14 @@ func newConfig(opts []Option) config {
 }
 
 func (c *config) fail(err error) { c.errs = append(c.errs, err) }
+
+// err returns every configuration error found, joined (nil for none).
+func (c *config) err() error {
+	if len(c.errs) == 1 {
+		return c.errs[0]
+	}
+	return errors.Join(c.errs...)
+}
 
 // WithBurst sets how many requests may go back to back from an idle budget.
 // The default is the rate's Requests. n must be at least 1.
@@ -85,57 +95,3 @@ func WithMaxPause(d time.Duration) Option {
 		c.maxPause = d
 	})
 }
-
-// Adaptive tunes adaptive throttling (AIMD on the pacing rate).
-//
-// Every 429 or 503, and every response whose headers say the quota is
-// spent, multiplies the effective rate by Decrease, never below MinRate ×
-// the configured rate. A response to a request sent before the last
-// decrease does not decrease again, so one burst of refusals counts once.
-// Every other response below 500 restores Increase × the configured rate
-// per second since the last change, up to the configured rate. Other 5xx
-// responses and transport errors change nothing.
-type Adaptive struct {
-	Decrease float64 // multiplier on a refusal, in (0, 1]; default 0.5
-	MinRate  float64 // floor, as a fraction of the configured rate, in (0, 1]; default 0.1
-	Increase float64 // recovery per second, as a fraction of the configured rate, in (0, 1]; default 0.1
-}
-
-// DefaultAdaptive is the adaptive throttling every budget has unless told
-// otherwise: halve on a refusal, never below a tenth, recover a tenth of the
-// configured rate per second.
-var DefaultAdaptive = Adaptive{Decrease: 0.5, MinRate: 0.1, Increase: 0.1}
-
-// WithAdaptive tunes adaptive throttling; zero fields take their defaults.
-func WithAdaptive(a Adaptive) Option {
-	return optionFunc(func(c *config) {
-		if a.Decrease == 0 {
-			a.Decrease = DefaultAdaptive.Decrease
-		}
-		if a.MinRate == 0 {
-			a.MinRate = DefaultAdaptive.MinRate
-		}
-		if a.Increase == 0 {
-			a.Increase = DefaultAdaptive.Increase
-		}
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{{"WithAdaptive.Decrease", a.Decrease}, {"WithAdaptive.MinRate", a.MinRate}, {"WithAdaptive.Increase", a.Increase}} {
-			if err := checkFactor(f.name, f.v); err != nil {
-				c.fail(err)
-			}
-		}
-		c.adaptive = a
-	})
-}
-
-// WithoutAdaptive turns adaptive throttling off: the budget keeps the
-// configured rate whatever the server answers (pauses still apply).
-func WithoutAdaptive() Option {
-	return optionFunc(func(c *config) { c.adaptive = Adaptive{} })
-}
-
-// Enabled reports whether adaptive throttling is on (WithoutAdaptive gives
-// the zero Adaptive, which is off).
-func (a Adaptive) Enabled() bool { return a.Decrease > 0 && !math.IsNaN(a.Decrease) }

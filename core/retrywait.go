@@ -46,7 +46,7 @@ func (b *Budget) RetryWait(ctx context.Context, resp *http.Response) (time.Durat
 		return 0, nil
 	}
 	if hasDeadline && !now.Add(wait).Before(deadline) {
-		return 0, &RateLimitError{RetryAfter: wait, StatusCode: resp.StatusCode, Reason: Paused, Budget: b.Name()}
+		return 0, &RateLimitError{RetryAfter: wait, StatusCode: resp.StatusCode, Reason: Paused, Budget: b.Name(), Deadline: deadline}
 	}
 	return wait, nil
 }

@@ -65,11 +65,15 @@ func TestRetryWaitPastTheDeadlineIsTheBudgetError(t *testing.T) {
 		pauseThroughTransport(t, b, resp)
 		for _, timeout := range []time.Duration{time.Second, 2 * time.Second} { // before the pause ends; exactly at its end
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			deadline, _ := ctx.Deadline()
 			d, err := b.RetryWait(ctx, resp)
 			cancel()
 			var rl *RateLimitError
-			if d != 0 || !errors.As(err, &rl) || rl.StatusCode != http.StatusServiceUnavailable || rl.Reason != Paused || rl.Budget != "orders" || rl.RetryAfter != 2*time.Second {
-				t.Fatalf("deadline in %v: RetryWait = %v, %#v; want 0 and a *RateLimitError{2s, 503, Paused, orders}", timeout, d, err)
+			if d != 0 || !errors.As(err, &rl) || rl.StatusCode != http.StatusServiceUnavailable || rl.Reason != Paused || rl.Budget != "orders" || rl.RetryAfter != 2*time.Second || !rl.Deadline.Equal(deadline) {
+				t.Fatalf("deadline in %v: RetryWait = %v, %#v; want 0 and a *RateLimitError{2s, 503, Paused, orders, the deadline}", timeout, d, err)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("deadline in %v: %v does not match context.DeadlineExceeded", timeout, err)
 			}
 		}
 	})
@@ -99,10 +103,14 @@ func TestRetryWaitReadsTheResponseWhenTheBudgetIsNotPaused(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
+		deadline, _ := ctx.Deadline()
 		d, err := b.RetryWait(ctx, refusal(http.StatusTooManyRequests, "3"))
 		var rl *RateLimitError
-		if d != 0 || !errors.As(err, &rl) || rl.StatusCode != http.StatusTooManyRequests || rl.RetryAfter != 3*time.Second || rl.Budget != "off" {
-			t.Fatalf("Retry-After 3 with a 3s deadline: RetryWait = %v, %#v; want 0 and a *RateLimitError{3s, 429, off}", d, err)
+		if d != 0 || !errors.As(err, &rl) || rl.StatusCode != http.StatusTooManyRequests || rl.RetryAfter != 3*time.Second || rl.Budget != "off" || !rl.Deadline.Equal(deadline) {
+			t.Fatalf("Retry-After 3 with a 3s deadline: RetryWait = %v, %#v; want 0 and a *RateLimitError{3s, 429, off, the deadline}", d, err)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%v does not match context.DeadlineExceeded", err)
 		}
 	})
 }

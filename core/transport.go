@@ -101,7 +101,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}()
 	sent := costed
-	if !b.disabled {
+	if b.pacer != nil { // a budget that never waits has no turns to spend
 		sent = w.withWireTurns(costed) // every attempt on the wire spends a turn
 	}
 	resp, err := t.next.RoundTrip(sent)

@@ -82,9 +82,6 @@ func (b *Budget) wireTurn(ctx context.Context) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	now, deadline := b.now(), b.deadline(ctx)
-	if b.store != nil {
-		return b.takeFromStore(ctx, now, deadline)
-	}
-	return b.takeTurn(ctx, now, deadline)
+	at, err := b.pacer.turn(ctx, b.now(), b.deadline(ctx), nil)
+	return at, withDeadline(ctx, err)
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -130,6 +131,9 @@ func TestTransportWireReattemptPastDeadlineIsNotSent(t *testing.T) {
 	}
 	if !IsBudgetError(err) {
 		t.Errorf("the call failed with %v, want a budget error", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the re-attempt's error %v does not match context.DeadlineExceeded, as Acquire's does", err)
 	}
 	if n := len(rs.arrived()); n != 2 {
 		t.Errorf("%d arrivals at the server, want 2 (the re-attempt without a turn was sent)", n)

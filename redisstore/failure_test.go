@@ -391,7 +391,7 @@ func TestFailOpenTinyShareNeverOverflows(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	pace := core.Pace{Interval: 200 * time.Millisecond, Burst: 5, Adaptive: core.DefaultAdaptive}
+	pace := core.Pace{Interval: 200 * time.Millisecond, Burst: 5, Adaptive: core.DefaultAdaptive()}
 	first, err := s.Take(ctx, pace, -1)
 	if err != nil || !first.Granted || first.Wait != 0 {
 		t.Fatalf("first Take = %+v, %v; want a turn at once from the fallback", first, err)

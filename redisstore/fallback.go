@@ -20,13 +20,13 @@ type fallback struct {
 	offset int64 // mem's clock + offset ≈ Unix ns
 
 	mu    sync.Mutex
-	turns map[int64]int64 // TatAfter → At of granted turns not yet due, for Refund; guarded by mu
+	turns map[string]int64 // Token → At of granted turns not yet due, for Refund; guarded by mu
 
 	slots chan struct{} // the local lease cap; nil without WithMaxInFlight
 }
 
 func newFallback(share float64, maxInFlight int) *fallback {
-	f := &fallback{share: share, offset: time.Now().UnixNano(), turns: make(map[int64]int64)}
+	f := &fallback{share: share, offset: time.Now().UnixNano(), turns: make(map[string]int64)}
 	f.mem = core.NewMemoryStore()
 	if maxInFlight > 0 {
 		f.slots = make(chan struct{}, max(1, int(float64(maxInFlight)*share)))
@@ -58,8 +58,7 @@ func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration)
 		return t, err
 	}
 	t.At += f.offset
-	t.TatBefore += f.offset
-	t.TatAfter += f.offset
+	t.Token = "f" + t.Token // the memory store's own token, marked as the fallback's
 	if t.Granted && t.Wait > 0 {
 		f.mu.Lock()
 		if len(f.turns) >= 64 {
@@ -70,7 +69,7 @@ func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration)
 				}
 			}
 		}
-		f.turns[t.TatAfter] = t.At
+		f.turns[t.Token] = t.At
 		f.mu.Unlock()
 	}
 	return t, nil
@@ -80,17 +79,16 @@ func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration)
 // one.
 func (f *fallback) refund(ctx context.Context, t core.Turn) bool {
 	f.mu.Lock()
-	at, ok := f.turns[t.TatAfter]
+	at, ok := f.turns[t.Token]
 	if ok && at == t.At {
-		delete(f.turns, t.TatAfter)
+		delete(f.turns, t.Token)
 	}
 	f.mu.Unlock()
 	if !ok || at != t.At {
 		return false
 	}
 	t.At -= f.offset
-	t.TatBefore -= f.offset
-	t.TatAfter -= f.offset
+	t.Token = t.Token[1:]
 	f.mem.Refund(ctx, t)
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -151,10 +152,31 @@ func (s *Store) Refund(ctx context.Context, t core.Turn) error {
 	if s.fb != nil && s.fb.refund(ctx, t) {
 		return nil
 	}
-	bs, bn := split(t.TatBefore)
-	as, an := split(t.TatAfter)
+	before, after, ok := parseToken(t.Token)
+	if !ok {
+		return nil // not a turn this store granted
+	}
+	bs, bn := split(before)
+	as, an := split(after)
 	_, err := s.run(ctx, "refund", refundScript, s.state, s.stateArgs(bs, bn, as, an)...)
 	return err
+}
+
+// A Redis turn's refund token is "r" and the GCRA state before and after
+// the reservation, in Unix nanoseconds of Redis time, in decimal:
+// "r<before>:<after>". The fallback's tokens start with "f".
+func redisToken(before, after int64) string {
+	return "r" + strconv.FormatInt(before, 10) + ":" + strconv.FormatInt(after, 10)
+}
+
+func parseToken(tok string) (before, after int64, ok bool) {
+	b, a, found := strings.Cut(strings.TrimPrefix(tok, "r"), ":")
+	if !found || !strings.HasPrefix(tok, "r") {
+		return 0, 0, false
+	}
+	before, err1 := strconv.ParseInt(b, 10, 64)
+	after, err2 := strconv.ParseInt(a, 10, 64)
+	return before, after, err1 == nil && err2 == nil
 }
 
 // Report implements core.Store: it applies a response's pause and adaptive
@@ -387,10 +409,14 @@ func parseTurn(v []any) (core.Turn, error) {
 		return core.Turn{}, err
 	}
 	ep := n[8] * 1e9
+	token := "" // nothing to refund when nothing was reserved
+	if n[0] == 1 {
+		token = redisToken(ep+n[6], ep+n[7])
+	}
 	return core.Turn{
 		Granted: n[0] == 1, Wait: time.Duration(n[1]), At: ep + n[2],
 		Paused: n[3] == 1, Status: int(n[4]), Factor: f,
-		TatBefore: ep + n[6], TatAfter: ep + n[7],
+		Token: token,
 	}, nil
 }
 
