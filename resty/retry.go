@@ -99,17 +99,19 @@ func (a *adapter) retryAfter(c *resty.Client, r *resty.Response) (time.Duration,
 		return 0, nil // resty's own backoff
 	}
 	_, hi := waitRange(c.RetryWaitTime, c.RetryMaxWaitTime)
+	end := time.Now().Add(wait)
 	for wait > hi {
 		if err := sleep(ctx, wait-hi); err != nil {
 			return 0, err
 		}
 		// Measure again: the pause may have been extended meanwhile (a
 		// later, longer pause; a shorter one never shortens it), maybe past
-		// the deadline.
-		if wait, err = b.RetryWait(ctx, nil); err != nil {
+		// the deadline. A wait only the response asked for keeps its end.
+		pause, err := b.RetryWait(ctx, nil)
+		if err != nil {
 			return 0, err
 		}
-		if wait <= 0 {
+		if wait = max(pause, time.Until(end)); wait <= 0 {
 			return time.Nanosecond, nil // resty raises it to RetryWaitTime
 		}
 	}

@@ -136,6 +136,30 @@ func TestRetryWaitNotClampedByRetryMaxWaitTime(t *testing.T) {
 	}
 }
 
+// TestDisabledBudgetWaitsTheResponsesRetryAfter: a disabled budget never
+// pauses, so resty's wait is what the response asks (core.Budget.RetryWait):
+// the whole 30 s Retry-After, past resty's 2 s cut, not 28 s of it plus
+// resty's own wait.
+func TestDisabledBudgetWaitsTheResponsesRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const pause = 30 * time.Second
+		p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		b, err := core.Disabled()
+		require.NoError(t, err)
+		c := newResty(p.Transport()).SetRetryCount(2)
+		var log attemptLog
+		log.install(c)
+		hgresty.Use(c, b)
+
+		t0 := time.Now()
+		p.PauseFor(pause)
+		resp, err := c.R().Get(api + "/v1/items")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode())
+		assert.Equal(t, []time.Time{t0, t0.Add(pause)}, log.times("/v1/items"), "resty's attempts")
+	})
+}
+
 // TestPausePastDeadlineFailsAtOnce: when the budget's pause ends at or after
 // the request context's deadline, the call fails at once with core's error
 // instead of sleeping until the deadline.
