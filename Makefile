@@ -2,12 +2,20 @@
 MODULES := $(patsubst %/go.mod,%,$(wildcard */go.mod))
 GO      ?= go
 FUZZTIME ?= 20s
+SMOKETIME ?= 3s
 BENCHTIME ?= 1s
+# The modules a release publishes (tags core/v0.1.0, resty/v0.1.0, ...); examples, bench
+# and release are not published.
+LIBRARY := core resty retryablehttp gokit redisstore telemetry
+RELEASE_VERSION ?= v0.1.0
+# staticcheck at a pinned version (2026.2.2), installed into .bin by make lint.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(CURDIR)/.bin/staticcheck
 
-.PHONY: help test core-deps vet lint fuzz bench bench-modules demo demo-svg tidy-check
+.PHONY: help ci test core-deps vet lint staticcheck fuzz fuzz-smoke bench bench-modules demo demo-svg tidy-check release-check
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 test: core-deps ## go test -race in every module (packages one at a time: the integration tests measure real time)
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 -p 1 ./...); done
@@ -18,17 +26,28 @@ core-deps: ## fail if core requires any module: it is standard library only
 vet: ## go vet in every module
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
 
-lint: vet ## gofmt, go vet, and staticcheck when installed
+ci: lint tidy-check release-check fuzz-smoke test ## what .ci/run and the GitHub workflow run
+
+lint: vet staticcheck ## gofmt, go vet and staticcheck (installed at a pinned version); fails on any finding
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@if command -v staticcheck >/dev/null; then set -e; for m in $(MODULES); do (cd $$m && staticcheck ./...); done; \
-	 else echo "staticcheck not installed: skipped (go install honnef.co/go/tools/cmd/staticcheck@latest)"; fi
+	@set -e; for m in $(MODULES); do (cd $$m && $(STATICCHECK) ./...); done
+
+staticcheck: ## install the pinned staticcheck (STATICCHECK_VERSION) into .bin unless it is there
+	@$(STATICCHECK) -version 2>/dev/null | grep -q '($(STATICCHECK_VERSION:v%=%))' || \
+	  GOBIN=$(CURDIR)/.bin GOWORK=off $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 fuzz: ## run every fuzz target for FUZZTIME (default 20s each)
-	@set -e; for m in $(MODULES); do \
-	  for pkg in $$(cd $$m && $(GO) list ./...); do \
-	    for f in $$(cd $$m && $(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
-	      echo "== $$pkg $$f"; (cd $$m && $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg); \
-	    done; done; done
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' $(MODULES) | grep -v /testdata/); do \
+	  dir=$$(dirname $$f); \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "== $$dir $$t"; (cd $$dir && $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) .); \
+	  done; done
+
+fuzz-smoke: ## every fuzz target for SMOKETIME (default 3s each), as CI runs them
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(SMOKETIME)
+
+release-check: ## pack the library modules at RELEASE_VERSION into a file:// proxy, go get and build them outside the workspace
+	cd release && $(GO) run . check -version $(RELEASE_VERSION) $(LIBRARY)
 
 bench: ## side-by-side benchmarks (5 rounds, 2-4 min): bench/results/latest.txt and the README table
 	cd bench && $(GO) run ./cmd/report -readme ../README.md

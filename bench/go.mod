@@ -7,10 +7,10 @@ require (
 	github.com/go-kit/kit v0.13.0
 	github.com/go-resty/resty/v2 v2.17.2
 	github.com/hashicorp/go-retryablehttp v0.7.8
-	github.com/headgate-go/headgate/core v0.0.0
-	github.com/headgate-go/headgate/gokit v0.0.0
-	github.com/headgate-go/headgate/resty v0.0.0
-	github.com/headgate-go/headgate/retryablehttp v0.0.0
+	github.com/headgate-go/headgate/core v0.1.0
+	github.com/headgate-go/headgate/gokit v0.1.0
+	github.com/headgate-go/headgate/resty v0.1.0
+	github.com/headgate-go/headgate/retryablehttp v0.1.0
 	go.uber.org/ratelimit v0.3.1
 	golang.org/x/time v0.16.0
 )
@@ -25,6 +25,8 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240814211410-ddb44dafa142 // indirect
 )
 
+// This module is not published: it always builds against the sibling
+// directories.
 replace (
 	github.com/headgate-go/headgate/core => ../core
 	github.com/headgate-go/headgate/gokit => ../gokit

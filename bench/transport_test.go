@@ -127,7 +127,7 @@ var frameworks = []framework{
 		}
 		opt := httptransport.SetClient(&http.Client{Transport: rt})
 		if b != nil {
-			opt = hgkit.SetClient(b, &http.Client{Transport: rt})
+			opt = hgkit.SetClient(&http.Client{Transport: rt}, b)
 		}
 		encode := func(context.Context, *http.Request, any) error { return nil }
 		decode := func(_ context.Context, resp *http.Response) (any, error) {

@@ -6,12 +6,12 @@ require (
 	github.com/go-kit/kit v0.13.0
 	github.com/go-resty/resty/v2 v2.17.2
 	github.com/hashicorp/go-retryablehttp v0.7.8
-	github.com/headgate-go/headgate/core v0.0.0
-	github.com/headgate-go/headgate/gokit v0.0.0
-	github.com/headgate-go/headgate/redisstore v0.0.0
-	github.com/headgate-go/headgate/resty v0.0.0
-	github.com/headgate-go/headgate/retryablehttp v0.0.0
-	github.com/headgate-go/headgate/telemetry v0.0.0
+	github.com/headgate-go/headgate/core v0.1.0
+	github.com/headgate-go/headgate/gokit v0.1.0
+	github.com/headgate-go/headgate/redisstore v0.1.0
+	github.com/headgate-go/headgate/resty v0.1.0
+	github.com/headgate-go/headgate/retryablehttp v0.1.0
+	github.com/headgate-go/headgate/telemetry v0.1.0
 	github.com/prometheus/client_golang v1.24.1
 	github.com/redis/go-redis/v9 v9.23.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
@@ -45,6 +45,8 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
+// This module is not published: it always builds against the sibling
+// directories.
 replace (
 	github.com/headgate-go/headgate/core => ../core
 	github.com/headgate-go/headgate/gokit => ../gokit

@@ -12,7 +12,8 @@ import (
 )
 
 // SetClient returns a go-kit HTTP client option that sends every request
-// through the budget: it puts core.NewTransport under a copy of client and
+// through budget b: it puts a core.Transport on b (built with opts:
+// core.WithLane gives a path a budget of its own) under a copy of client and
 // hands that copy to httptransport.SetClient. This is the recommended wiring
 // for go-kit HTTP endpoints; use it alone, with no limiter middleware and no
 // ClientFeedback on the same budget.
@@ -25,20 +26,26 @@ import (
 // httptransport.BufferedStream(true). A request whose wait cannot end before
 // its context's deadline is never sent: the endpoint returns core's
 // *core.RateLimitError wrapped in the *url.Error an http.Client returns (test
-// it with core.IsBudgetError or errors.As).
-//
-// client nil means a zero http.Client (http.DefaultTransport, no timeout);
-// its Transport, nil or not, is the one the budget sends through. client is
-// not modified. opts are passed to core.NewTransport (core.WithLane gives a
-// path a budget of its own). The wait counts against client.Timeout. It
-// panics if b is nil, as core.NewTransport does.
+// it with core.IsBudgetError or errors.As). The wait counts against
+// client.Timeout.
 //
 // It also closes a response body go-kit leaves open: with BufferedStream, a
 // decoder that returns an error leaves the body, and its slot, to nobody.
-func SetClient(b *core.Budget, client *http.Client, opts ...core.TransportOption) httptransport.ClientOption {
+//
+// client nil means a zero http.Client (http.DefaultTransport, no timeout);
+// client itself is never modified. SetClient panics if b is nil
+// (core.Disabled() for no budget), or if client already sends through a
+// core.Transport on b, where every request would take two turns.
+func SetClient(client *http.Client, b *core.Budget, opts ...core.TransportOption) httptransport.ClientOption {
+	if b == nil {
+		panic("hgkit: SetClient needs a budget (core.Disabled() for none)")
+	}
 	var c http.Client
 	if client != nil {
 		c = *client
+	}
+	if t, ok := c.Transport.(*core.Transport); ok && t.Budget() == b {
+		panic("hgkit: SetClient: the client already sends through a transport on this budget (every request would take two turns)")
 	}
 	c.Transport = core.NewTransport(c.Transport, b, opts...)
 	return func(kc *httptransport.Client) {
@@ -59,15 +66,17 @@ func SetClient(b *core.Budget, client *http.Client, opts ...core.TransportOption
 // together slows the budget once. (A budget on a core.WithStore cannot place
 // that time on the store's clock and counts each refusal of the burst; put a
 // limiter in front of such endpoints, whose permit carries the send time.)
-// ClientFeedback sends nothing and spends no turn. Do not combine it with SetClient on the same budget: the budget's
-// transport already feeds every response back.
+// ClientFeedback sends nothing and spends no turn. Do not combine it with
+// SetClient on the same budget: the budget's transport already feeds every
+// response back.
 //
 // It sees the response of each http.Client.Do, that is the last hop of a
 // redirect chain. Like SetClient, it closes the body a BufferedStream client
-// leaves open when the decoder fails. It panics if b is nil.
+// leaves open when the decoder fails. It panics if b is nil
+// (core.Disabled() for no budget).
 func ClientFeedback(b *core.Budget) httptransport.ClientOption {
 	if b == nil {
-		panic("headgate: ClientFeedback needs a budget")
+		panic("hgkit: ClientFeedback needs a budget (core.Disabled() for none)")
 	}
 	key := sentKey{b}
 	before := func(ctx context.Context, _ *http.Request) context.Context {

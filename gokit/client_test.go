@@ -3,6 +3,7 @@ package gokit_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -186,7 +187,7 @@ func TestBufferedStreamLoopback(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	b := core.MustBudget(core.PerSecond(500), core.WithMaxInFlight(4))
-	opts := []httptransport.ClientOption{hgkit.SetClient(b, s.Client()), httptransport.BufferedStream(true)}
+	opts := []httptransport.ClientOption{hgkit.SetClient(s.Client(), b), httptransport.BufferedStream(true)}
 	u := mustURL(t, s.URL+"/v1/export")
 	stream := httptransport.NewClient(http.MethodGet, u, encodeNothing, decodeStream, opts...).Endpoint()
 	broken := httptransport.NewClient(http.MethodGet, u, encodeNothing, decodeFails, opts...).Endpoint()
@@ -304,7 +305,7 @@ func TestSetClientKeepsClientAndLanes(t *testing.T) {
 		b := core.MustBudget(core.PerSecond(100))
 		exports := core.MustBudget(core.PerSecond(100))
 		user := &http.Client{Transport: p.Transport(), Timeout: time.Second}
-		opt := hgkit.SetClient(b, user, core.WithLane("/exports", exports))
+		opt := hgkit.SetClient(user, b, core.WithLane("/exports", exports))
 		assert.Equal(t, p.Transport(), user.Transport, "the user's client is not modified")
 		export := newClient("/v2/exports/orders.csv", decodeStatus, opt)
 		items := newClient("/v1/items", decodeStatus, opt)
@@ -332,4 +333,42 @@ func mustURL(t *testing.T, s string) *url.URL {
 	u, err := url.Parse(s)
 	require.NoError(t, err)
 	return u
+}
+
+// SetClient's nil handling and its guard: a nil client is a zero
+// http.Client; a nil budget, or a client already sending through a
+// transport on the same budget, panics with the package's name.
+func TestSetClientNilAndTwice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := core.MustBudget(core.PerSecond(100))
+		assert.PanicsWithValue(t, "hgkit: SetClient needs a budget (core.Disabled() for none)", func() { hgkit.SetClient(nil, nil) })
+		assert.PanicsWithValue(t, "hgkit: ClientFeedback needs a budget (core.Disabled() for none)", func() { hgkit.ClientFeedback(nil) })
+		assert.PanicsWithValue(t, "hgkit: NewDelayingLimiter needs a budget (core.Disabled() for none)", func() { hgkit.NewDelayingLimiter(nil) })
+		assert.PanicsWithValue(t, "hgkit: NewErroringLimiter needs a budget (core.Disabled() for none)", func() { hgkit.NewErroringLimiter(nil) })
+		wrapped := &http.Client{Transport: core.NewTransport(nil, b)}
+		assert.PanicsWithValue(t, "hgkit: SetClient: the client already sends through a transport on this budget (every request would take two turns)",
+			func() { hgkit.SetClient(wrapped, b) })
+		assert.NotPanics(t, func() { hgkit.SetClient(wrapped, core.MustBudget(core.PerSecond(1))) }, "a second budget stacks")
+
+	})
+}
+
+// SetClient(nil, b) sends through a zero http.Client (http.DefaultTransport)
+// under the budget: a request to a loopback port nobody listens on spends
+// one turn and fails with the dial's error.
+func TestSetClientNilClient(t *testing.T) {
+	store := newTurnCounter()
+	b := core.MustBudget(core.PerSecond(100), core.WithStore(store))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	l.Close() // nobody listens there now
+	u, err := url.Parse("http://" + addr + "/v1/items")
+	require.NoError(t, err)
+	items := httptransport.NewClient(http.MethodGet, u, encodeNothing, decodeStatus, hgkit.SetClient(nil, b)).Endpoint()
+	_, err = items(t.Context(), nil)
+	var ue *url.Error
+	require.ErrorAs(t, err, &ue, "the http.Client's error")
+	assert.False(t, core.IsBudgetError(err))
+	assert.Equal(t, int64(1), store.turns.Load(), "turns spent: the request went through the budget")
 }

@@ -35,10 +35,11 @@
 // # Retries
 //
 // go-kit retries at the endpoint level, with sd/lb.Retry, and never waits
-// between tries; the budget does the waiting. Have the decoder turn a refusal (a
-// 429, a 503: CheckResponse) into an error so lb.Retry sees it, use
-// RetryCallback so a budget refusal is not retried, and the next try is sent
-// the instant the server's pause ends. With the limiter wiring, put the
+// between tries; the budget does the waiting. Have the decoder turn a refusal
+// (a 429, a 503: CheckResponse) into an error so the retry sees it, and use
+// Retry (lb.Retry that stops on a budget refusal, with an error that unwraps
+// to core's) or RetryCallback with lb.RetryWithCallback: the next try waits
+// for the pause the refusal set and is sent when it ends. With the limiter wiring, put the
 // limiter inside lb.Retry, on the endpoints the sd.Factory builds, so each
 // try spends its own turn.
 //
@@ -46,7 +47,7 @@
 //
 //	budget := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(4))
 //	items := httptransport.NewClient("GET", itemsURL, encode, decode,
-//		hgkit.SetClient(budget, nil), // the budget under the client: one turn per request
+//		hgkit.SetClient(nil, budget), // the budget under the client: one turn per request
 //	).Endpoint()
 //
 //	resp, err := items(ctx, request)

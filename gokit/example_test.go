@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-kit/kit/endpoint"
+	"github.com/go-kit/kit/sd"
+	"github.com/go-kit/kit/sd/lb"
 	httptransport "github.com/go-kit/kit/transport/http"
 
 	"github.com/headgate-go/headgate/core"
@@ -33,7 +35,7 @@ func ExampleSetClient() {
 			}
 			return resp.StatusCode, nil
 		},
-		hgkit.SetClient(budget, &http.Client{Transport: provider.Transport()}),
+		hgkit.SetClient(&http.Client{Transport: provider.Transport()}, budget),
 	).Endpoint()
 
 	for i := 1; i <= 4; i++ {
@@ -127,4 +129,33 @@ func ExampleNewDelayingLimiter() {
 	// orders sent: false
 	// orders waited for the deadline: false
 	// pause outlasts the deadline: true
+}
+
+// Retry is lb.Retry for endpoints on a budget: after the server's 429 it
+// would try again when the pause ends, but this pause outlasts the retry's
+// timeout, so the next try is not sent and Retry stops at once, with an
+// error that reaches core's.
+func ExampleRetry() {
+	provider, _ := quotatest.New(quotatest.Config{Requests: 100, Period: time.Second})
+	budget := core.MustBudget(core.PerSecond(100))
+	u, _ := url.Parse("http://api.example/v1/items")
+	items := httptransport.NewClient(http.MethodGet, u,
+		func(context.Context, *http.Request, interface{}) error { return nil },
+		func(_ context.Context, resp *http.Response) (interface{}, error) {
+			return resp.StatusCode, hgkit.CheckResponse(resp)
+		},
+		hgkit.SetClient(&http.Client{Transport: provider.Transport()}, budget),
+	).Endpoint()
+	retrying := hgkit.Retry(3, 5*time.Second, lb.NewRoundRobin(sd.FixedEndpointer{items}))
+
+	provider.PauseFor(time.Hour)
+	_, err := retrying(context.Background(), nil)
+	var rl *core.RateLimitError
+	if errors.As(err, &rl) {
+		fmt.Println("not retried: budget", rl.Reason, "after status", rl.StatusCode)
+	}
+	fmt.Println("requests the server saw:", provider.Count())
+	// Output:
+	// not retried: budget paused after status 429
+	// requests the server saw: 1
 }

@@ -78,7 +78,7 @@ type wiring struct {
 // setClient is the recommended wiring: the budget's transport under the
 // client, nothing else.
 var setClient = wiring{"SetClient", func(b *core.Budget, rt http.RoundTripper, path string, dec httptransport.DecodeResponseFunc, opts ...httptransport.ClientOption) endpoint.Endpoint {
-	opts = append([]httptransport.ClientOption{hgkit.SetClient(b, &http.Client{Transport: rt})}, opts...)
+	opts = append([]httptransport.ClientOption{hgkit.SetClient(&http.Client{Transport: rt}, b)}, opts...)
 	return newClient(path, dec, opts...)
 }}
 

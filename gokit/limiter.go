@@ -47,7 +47,11 @@ var ErrLimited = ratelimit.ErrLimited
 //
 // Put it inside lb.Retry (on the endpoints the sd.Factory builds) so each
 // try spends its own turn and waits for the pause the previous try caused.
+// It panics if b is nil (core.Disabled() for no budget).
 func NewDelayingLimiter(b Acquirer) endpoint.Middleware {
+	if b == nil {
+		panic("hgkit: NewDelayingLimiter needs a budget (core.Disabled() for none)")
+	}
 	return func(next endpoint.Endpoint) endpoint.Endpoint {
 		return func(ctx context.Context, request interface{}) (interface{}, error) {
 			p, err := b.Acquire(ctx)
@@ -85,8 +89,12 @@ type TryAcquirer interface {
 //
 // An admitted call behaves as under NewDelayingLimiter: it holds its slot
 // until the wrapped endpoint returns and its response reaches the budget
-// through ClientFeedback or a *ResponseError.
+// through ClientFeedback or a *ResponseError. It panics if b is nil
+// (core.Disabled() for no budget).
 func NewErroringLimiter(b TryAcquirer) endpoint.Middleware {
+	if b == nil {
+		panic("hgkit: NewErroringLimiter needs a budget (core.Disabled() for none)")
+	}
 	return func(next endpoint.Endpoint) endpoint.Endpoint {
 		return func(ctx context.Context, request interface{}) (interface{}, error) {
 			p, err := tryAcquire(ctx, b)

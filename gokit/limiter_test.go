@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -312,5 +313,69 @@ func TestLimitersConcurrentSafe(t *testing.T) {
 		wg.Wait()
 		assert.LessOrEqual(t, p.PeakInFlight(), 4)
 		assert.Zero(t, b.InFlight())
+	})
+}
+
+// pushbacks counts the Pushback events of a budget: one per response fed
+// to it that asked for a pause.
+type pushbacks struct{ n sync.Map }
+
+func (p *pushbacks) option(name string) core.Option {
+	return core.WithObserver(func(e core.Event) {
+		if e.Reason == core.Pushback {
+			v, _ := p.n.LoadOrStore(name, new(atomic.Int64))
+			v.(*atomic.Int64).Add(1)
+		}
+	})
+}
+
+func (p *pushbacks) count(name string) int {
+	v, ok := p.n.Load(name)
+	if !ok {
+		return 0
+	}
+	return int(v.(*atomic.Int64).Load())
+}
+
+// A refusal that reached the budget through ClientFeedback is not fed to it
+// a second time as the *ResponseError the decoder returns: one response,
+// one pushback.
+func TestLimiterFeedsOneResponseOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+		var pb pushbacks
+		b := core.MustBudget(core.PerSecond(100), pb.option("b"))
+		items := delaying.build(b, p.Transport(), "/v1/items", decodeStatus)
+		p.PauseFor(3 * time.Second)
+		_, err := items(t.Context(), nil)
+		var re *hgkit.ResponseError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, 1, p.Count())
+		assert.Equal(t, 1, pb.count("b"), "pushbacks: the 429 reached the budget once")
+	})
+}
+
+// Nested limiters on two budgets (an organisation's quota around an
+// endpoint's), each with its ClientFeedback: the response reaches each
+// budget once, through that budget's own permit, found up the chain of
+// calls the context holds.
+func TestNestedLimitersFeedEachBudgetOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+		var pb pushbacks
+		org := core.MustBudget(core.PerSecond(100), pb.option("org"))
+		ep := core.MustBudget(core.PerSecond(100), pb.option("endpoint"))
+		client := newClient("/v1/items", decodeStatus,
+			httptransport.SetClient(&http.Client{Transport: p.Transport()}),
+			hgkit.ClientFeedback(org), hgkit.ClientFeedback(ep))
+		items := hgkit.NewDelayingLimiter(org)(hgkit.NewDelayingLimiter(ep)(client))
+		p.PauseFor(3 * time.Second)
+		_, err := items(t.Context(), nil)
+		var re *hgkit.ResponseError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, 1, pb.count("org"), "pushbacks on the outer budget")
+		assert.Equal(t, 1, pb.count("endpoint"), "pushbacks on the inner budget")
+		assert.Equal(t, 3*time.Second, org.PauseRemaining())
+		assert.Equal(t, 3*time.Second, ep.PauseRemaining())
 	})
 }

@@ -151,3 +151,32 @@ func TestCheckResponse(t *testing.T) {
 		}
 	}
 }
+
+// Retry stops on a budget refusal like RetryCallback, and its error reaches
+// core's: errors.As finds the *core.RateLimitError (lb.RetryWithCallback's
+// does not unwrap), and it is still an lb.RetryError with every try's error.
+func TestRetryErrorReachesCoresError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+		b := core.MustBudget(core.PerSecond(100))
+		items := hgkit.Retry(3, 5*time.Second, lb.NewRoundRobin(sd.FixedEndpointer{setClient.build(b, p.Transport(), "/v1/items", decodeStatus)}))
+		p.PauseFor(30 * time.Second)
+		_, err := items(t.Context(), nil)
+		var rl *core.RateLimitError
+		require.ErrorAs(t, err, &rl, "err = %v", err)
+		assert.Equal(t, http.StatusTooManyRequests, rl.StatusCode)
+		assert.True(t, core.IsBudgetError(err))
+		var re lb.RetryError
+		require.ErrorAs(t, err, &re)
+		assert.Len(t, re.RawErrors, 2, "the refused try, then the budget's refusal; no third try")
+		assert.Equal(t, re.Error(), err.Error(), "go-kit's message")
+		assert.Equal(t, 1, p.Count())
+
+		// Once the pause is over, a try succeeds and its response comes back.
+		p.ClearFaults()
+		time.Sleep(31 * time.Second)
+		resp, err := items(t.Context(), nil)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp)
+	})
+}

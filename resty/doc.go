@@ -14,12 +14,13 @@
 // sharing the budget at once. A response body holds its slot until it is
 // closed.
 //
-// Use then makes resty's retries agree with the budget. When a response
-// paused the budget, resty waits exactly the time left in that pause, so the
-// retry is sent at the instant the pause ends, together with every other
-// caller the budget held back: never before (it would be refused again),
-// never later. When no pause is active, resty's own backoff (or the
-// RetryAfter callback you set before Use) applies. A budget error, raised
+// Use then makes resty's retries agree with the budget: resty waits what
+// core.Budget.RetryWait says. When a response paused the budget, that is
+// exactly the time left in the pause, so the retry is sent when the pause
+// ends, with the callers the budget held back: never before (it would be
+// refused again). When no pause is active, a Retry-After the budget did not
+// act on (core.Disabled) is waited, capped; otherwise resty's own backoff
+// (or the RetryAfter callback you set before Use) applies. A budget error, raised
 // when the pause or the call's turn comes at or after the request context's
 // deadline, is never retried: the call fails at once with core's
 // *core.RateLimitError, which core.IsBudgetError recognises. It comes as is
@@ -34,7 +35,8 @@
 //     caps resty's own backoff when no pause is active.
 //   - Adding any retry condition turns off resty's retry on transport
 //     errors. Use's condition retries them again, as resty does with no
-//     condition, and 429 and 503 responses.
+//     condition, and the responses that refuse a call for its rate: 429,
+//     503, and a 403 whose headers say the quota is spent.
 //   - In SetDoNotParseResponse mode resty never closes the bodies of the
 //     attempts it retries, and in SetOutput mode a failing response chain
 //     leaves the body open: each would hold a budget slot for ever. Use
@@ -65,5 +67,7 @@
 //	}
 //
 // Several clients spending the same provider quota share one budget; a path
-// with a quota of its own gets a lane (WithLane).
+// with a quota of its own gets a lane:
+//
+//	client := hgresty.Use(resty.New(), budget, core.WithLane("/exports", exportsBudget))
 package resty

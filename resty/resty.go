@@ -12,59 +12,37 @@ import (
 
 // Use installs budget b on client c and returns c, for chaining.
 //
-// It wraps the client's current transport in a core.Transport, so every
-// attempt resty makes (every retry and every redirect hop) waits for a slot,
-// for any server pause and for its turn, and its response is fed back to the
-// budget. It then adds to the client's retry machinery:
+// It wraps the client's current transport in a core.Transport built with
+// opts (core.WithLane gives a path a budget of its own), so every attempt
+// (every retry, every redirect hop) is paced, capped and fed back to the
+// budget, and adds a retry condition (429, 503, and a 403 whose headers say
+// the quota is spent; transport errors; never a budget error), a RetryAfter
+// callback that waits what core.Budget.RetryWait says (the budget's pause,
+// even past RetryMaxWaitTime, or resty's own backoff when none), and hooks
+// that close every body resty abandons. The package comment tells the model.
 //
-//   - a retry condition that retries 429 and 503 responses (WithRetryStatuses
-//     to change them) and transport errors, as resty does when no condition is
-//     set, but never a budget error (core.IsBudgetError) nor an error resty
-//     itself marks as not retryable (a failing OnBeforeRequest or
-//     OnAfterResponse);
-//   - a RetryAfter callback that makes resty wait exactly the budget's
-//     remaining pause (the lane's, for a request in a lane), even past
-//     RetryMaxWaitTime, and defers to the callback set before Use, or to
-//     resty's own backoff, when no pause is active; a pause that outlasts the
-//     request context's deadline ends the call at once with core's
-//     *core.RateLimitError;
-//   - a retry hook that closes the body of every attempt that is followed by
-//     another one, and an error hook that closes the body of a response
-//     returned with an error, so SetDoNotParseResponse and SetOutput never
-//     leak a slot.
+// Call Use after configuring the transport (SetTransport, SetProxy,
+// SetTLSClientConfig…: once wrapped, resty's TLS and proxy setters do
+// nothing) and never call SetRetryAfter after it. Resty retries only once
+// SetRetryCount is positive. The budget's wait counts against SetTimeout.
 //
-// Ordering: call Use after configuring the transport (SetTLSClientConfig,
-// SetProxy, SetCertificates, SetRootCertificate, SetTransport…): Use wraps
-// what is there, and resty's TLS and proxy setters only work on an
-// *http.Transport, so once wrapped they log an error and do nothing. Call
-// SetRetryCount, SetRetryWaitTime and SetRetryMaxWaitTime before or after:
-// Use does not change them, and resty makes no retry until SetRetryCount is
-// given a positive count. Do not call SetRetryAfter after Use, which would
-// replace the budget's callback. Call Use once per client; several clients
-// may share one budget, which is then one quota.
-//
-// Resty never waits less than RetryWaitTime (100 ms by default), so a pause
-// shorter than that is retried RetryWaitTime after it began; lower
-// RetryWaitTime for a closer fit.
-//
-// The budget's wait happens inside the transport and counts against
-// SetTimeout (http.Client.Timeout), which bounds each attempt. Resty's wait
-// between attempts does not.
-//
-// Use panics if c or b is nil.
-func Use(c *resty.Client, b *core.Budget, opts ...Option) *resty.Client {
-	if c == nil {
-		panic("headgate: hgresty.Use needs a *resty.Client")
-	}
+// c nil means resty.New(). Use panics if b is nil (core.Disabled() for no
+// budget), or if c already sends through a core.Transport on b, where every
+// attempt would take two turns.
+func Use(c *resty.Client, b *core.Budget, opts ...core.TransportOption) *resty.Client {
 	if b == nil {
-		panic("headgate: hgresty.Use needs a budget (use core.Disabled() for none)")
+		panic("hgresty: Use needs a budget (core.Disabled() for none)")
 	}
-	cfg := newConfig(opts)
-	t := core.NewTransport(c.GetClient().Transport, b, cfg.lanes...)
+	if c == nil {
+		c = resty.New()
+	}
+	if t, ok := c.GetClient().Transport.(*core.Transport); ok && t.Budget() == b {
+		panic("hgresty: Use: the client already sends through a transport on this budget (every attempt would take two turns)")
+	}
+	t := core.NewTransport(c.GetClient().Transport, b, opts...)
 	a := &adapter{
 		client:    c,
 		transport: t,
-		statuses:  cfg.statuses,
 		prev:      c.RetryAfter,
 	}
 	c.SetTransport(t).
@@ -80,7 +58,6 @@ func Use(c *resty.Client, b *core.Budget, opts ...Option) *resty.Client {
 type adapter struct {
 	client    *resty.Client
 	transport *core.Transport
-	statuses  map[int]bool
 	prev      resty.RetryAfterFunc // the callback set before Use, or nil
 
 	// state carries what the retry condition and the retry hook learned

@@ -3,6 +3,7 @@ package resty
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/go-resty/resty/v2"
@@ -16,8 +17,8 @@ import (
 // callers never see it.
 var errNoRetry = errors.New("headgate: hgresty: not retried")
 
-// retryCondition retries the configured statuses (429 and 503 by default)
-// and transport errors, never a budget error.
+// retryCondition retries refusals (refused) and transport errors, never a
+// budget error.
 //
 // Resty overwrites its own decision with each condition's, so any condition
 // a user adds turns off its default retry on transport errors; this one
@@ -33,7 +34,20 @@ func (a *adapter) retryCondition(r *resty.Response, err error) bool {
 		a.load(r.Request).seen = err
 		return true
 	}
-	return r != nil && r.RawResponse != nil && a.statuses[r.StatusCode()]
+	return r != nil && r.RawResponse != nil && refused(r.RawResponse)
+}
+
+// refused reports whether a response refuses the call for its rate, so a
+// retry may succeed: a 429, a 503, or a 403 whose headers say the quota is
+// spent (GitHub's over-limit answer; core.ParseFeedback decides).
+func refused(r *http.Response) bool {
+	switch r.StatusCode {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return true
+	case http.StatusForbidden:
+		return core.ParseFeedback(r.StatusCode, r.Header, time.Now()).Exhausted
+	}
+	return false
 }
 
 // onRetry runs for every attempt some condition asked to retry, before
@@ -56,12 +70,15 @@ func (a *adapter) onRetry(r *resty.Response, err error) {
 }
 
 // retryAfter is resty's RetryAfter callback: the wait before the next
-// attempt is the remaining pause of the budget the request spends from.
+// attempt is what core.Budget.RetryWait says for the budget the request
+// spends from — its remaining pause, or what the response asks when the
+// budget is not paused — and a wait past the request's deadline ends the
+// call at once with core's error.
 //
 // Resty clamps the callback's wait to [RetryWaitTime, RetryMaxWaitTime]
 // (2 s by default), so a 30 s Retry-After would be cut to 2 s: the next
 // attempt would then wait inside the transport, against SetTimeout, after
-// running OnBeforeRequest 28 s early. Instead, the part of the pause above
+// running OnBeforeRequest 28 s early. Instead, the part of the wait above
 // what resty will wait is slept here, on the request's goroutine and bound
 // by its context, and the rest is returned, so resty's wait ends exactly
 // when the pause does.
@@ -70,54 +87,52 @@ func (a *adapter) retryAfter(c *resty.Client, r *resty.Response) (time.Duration,
 		return 0, errNoRetry
 	}
 	ctx := r.Request.Context()
-	b, pause := a.pausedBudget(r)
-	if pause <= 0 {
+	b := a.pausedBudget(r)
+	wait, err := b.RetryWait(ctx, r.RawResponse)
+	if err != nil {
+		return 0, err
+	}
+	if wait <= 0 {
 		if a.prev != nil {
 			return a.prev(c, r)
 		}
 		return 0, nil // resty's own backoff
 	}
 	_, hi := waitRange(c.RetryWaitTime, c.RetryMaxWaitTime)
-	for {
-		if dl, ok := ctx.Deadline(); ok && !time.Now().Add(pause).Before(dl) {
-			if err := lateError(ctx, b); err != nil {
-				return 0, err
-			}
-			return time.Nanosecond, nil // the pause just ended: retry now
-		}
-		if pause <= hi {
-			return pause, nil
-		}
-		if err := sleep(ctx, pause-hi); err != nil {
+	end := time.Now().Add(wait)
+	for wait > hi {
+		if err := sleep(ctx, wait-hi); err != nil {
 			return 0, err
 		}
 		// Measure again: the pause may have been extended meanwhile (a
-		// later, longer pause; a shorter one never shortens it).
-		if pause = b.PauseRemaining(); pause <= 0 {
+		// later, longer pause; a shorter one never shortens it), maybe past
+		// the deadline. A wait only the response asked for keeps its end.
+		pause, err := b.RetryWait(ctx, nil)
+		if err != nil {
+			return 0, err
+		}
+		if wait = max(pause, time.Until(end)); wait <= 0 {
 			return time.Nanosecond, nil // resty raises it to RetryWaitTime
 		}
 	}
+	return wait, nil
 }
 
 // pausedBudget returns the budget whose pause holds the request's next
-// attempt back, and the time left in that pause: the budget of the lane of
-// the request's URL, or, when a redirect led the attempt into another lane,
-// whichever of the two is paused longer (the next attempt goes through
-// both).
-func (a *adapter) pausedBudget(r *resty.Response) (*core.Budget, time.Duration) {
+// attempt back: the budget of the lane of the request's URL, or, when a
+// redirect led the attempt into another lane, whichever of the two is
+// paused longer (the next attempt goes through both).
+func (a *adapter) pausedBudget(r *resty.Response) *core.Budget {
 	b := a.transport.Budget()
 	if rr := r.Request.RawRequest; rr != nil && rr.URL != nil {
 		b = a.transport.BudgetFor(rr.URL.Path)
 	}
-	pause := b.PauseRemaining()
 	if r.RawResponse != nil && r.RawResponse.Request != nil && r.RawResponse.Request.URL != nil {
-		if hop := a.transport.BudgetFor(r.RawResponse.Request.URL.Path); hop != b {
-			if p := hop.PauseRemaining(); p > pause {
-				return hop, p
-			}
+		if hop := a.transport.BudgetFor(r.RawResponse.Request.URL.Path); hop != b && hop.PauseRemaining() > b.PauseRemaining() {
+			return hop
 		}
 	}
-	return b, pause
+	return b
 }
 
 // waitRange returns the shortest and the longest wait resty's sleepDuration
@@ -131,13 +146,6 @@ func waitRange(minWait, maxWait time.Duration) (lo, hi time.Duration) {
 	}
 	lo = max(minWait, 0)
 	return lo, max(maxWait, lo)
-}
-
-// lateError returns core's error for a call whose budget is paused (or
-// whose turn comes) past its context's deadline, from core.Budget.Check,
-// which takes no slot and no turn; nil when the call may wait.
-func lateError(ctx context.Context, b *core.Budget) error {
-	return b.Check(ctx)
 }
 
 // sleep waits d, or until ctx is done, whose error it then returns.

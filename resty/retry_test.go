@@ -136,6 +136,30 @@ func TestRetryWaitNotClampedByRetryMaxWaitTime(t *testing.T) {
 	}
 }
 
+// TestDisabledBudgetWaitsTheResponsesRetryAfter: a disabled budget never
+// pauses, so resty's wait is what the response asks (core.Budget.RetryWait):
+// the whole 30 s Retry-After, past resty's 2 s cut, not 28 s of it plus
+// resty's own wait.
+func TestDisabledBudgetWaitsTheResponsesRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const pause = 30 * time.Second
+		p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		b, err := core.Disabled()
+		require.NoError(t, err)
+		c := newResty(p.Transport()).SetRetryCount(2)
+		var log attemptLog
+		log.install(c)
+		hgresty.Use(c, b)
+
+		t0 := time.Now()
+		p.PauseFor(pause)
+		resp, err := c.R().Get(api + "/v1/items")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode())
+		assert.Equal(t, []time.Time{t0, t0.Add(pause)}, log.times("/v1/items"), "resty's attempts")
+	})
+}
+
 // TestPausePastDeadlineFailsAtOnce: when the budget's pause ends at or after
 // the request context's deadline, the call fails at once with core's error
 // instead of sleeping until the deadline.
@@ -314,7 +338,7 @@ func TestLaneRetryWaitsForItsLane(t *testing.T) {
 		c := newResty(rt).SetRetryCount(2)
 		var log attemptLog
 		log.install(c)
-		hgresty.Use(c, b, hgresty.WithLane("/exports", eb))
+		hgresty.Use(c, b, core.WithLane("/exports", eb))
 
 		t0 := time.Now()
 		exports.PauseFor(2 * time.Second)
@@ -400,29 +424,99 @@ func TestRetryAfterDefersWithoutPause(t *testing.T) {
 	})
 }
 
-// TestWithRetryStatuses: the statuses retried can be replaced. The
-// refusals carry no Retry-After, so resty's own backoff paces the retries.
-func TestWithRetryStatuses(t *testing.T) {
+// TestRetriesRefusals: Use retries a response that refuses the call for its
+// rate — a 429, a 503, a 403 whose headers say the quota is spent — and not
+// a 403 that says nothing of a quota (an authorization failure).
+func TestRetriesRefusals(t *testing.T) {
 	cases := []struct {
 		name     string
 		status   int
+		headers  quotatest.HeaderStyle
+		pause    time.Duration
 		arrivals int
+		final    int
 	}{
-		{"403 listed: retried", http.StatusForbidden, 3},
-		{"429 no longer listed: not retried", http.StatusTooManyRequests, 1},
+		{"bare 429: retried", http.StatusTooManyRequests, quotatest.NoHeaders, time.Hour, 3, http.StatusTooManyRequests},
+		{"bare 503: retried", http.StatusServiceUnavailable, quotatest.NoHeaders, time.Hour, 3, http.StatusServiceUnavailable},
+		{"bare 403: not retried", http.StatusForbidden, quotatest.NoHeaders, time.Hour, 1, http.StatusForbidden},
+		{"403 with the quota spent: retried at its reset", http.StatusForbidden, quotatest.XRateLimitDelta, 2 * time.Second, 2, http.StatusOK},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Status: tc.status, Headers: quotatest.NoHeaders})
-				c := hgresty.Use(newResty(p.Transport()).SetRetryCount(2), core.MustBudget(core.PerSecond(10)),
-					hgresty.WithRetryStatuses(http.StatusForbidden))
-				p.PauseFor(time.Hour)
+				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Status: tc.status, Headers: tc.headers})
+				c := hgresty.Use(newResty(p.Transport()).SetRetryCount(2), core.MustBudget(core.PerSecond(10)))
+				p.PauseFor(tc.pause)
 				resp, err := c.R().Get(api + "/v1/items")
 				require.NoError(t, err)
-				assert.Equal(t, tc.status, resp.StatusCode())
+				assert.Equal(t, tc.final, resp.StatusCode())
 				assert.Equal(t, tc.arrivals, p.Count(), "arrivals")
 			})
 		})
 	}
+}
+
+// redirectTransport answers a request for from with a 302 to to, recording
+// when each arrived, and sends every other request to next.
+type redirectTransport struct {
+	from, to string
+	next     http.RoundTripper
+	mu       *sync.Mutex
+	at       *[]time.Time
+}
+
+func (rt redirectTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path != rt.from {
+		return rt.next.RoundTrip(r)
+	}
+	rt.mu.Lock()
+	*rt.at = append(*rt.at, time.Now())
+	rt.mu.Unlock()
+	h := http.Header{"Location": {rt.to}}
+	return &http.Response{StatusCode: http.StatusFound, Header: h, Body: http.NoBody, Request: r}, nil
+}
+
+// TestRetryWaitsForTheLaneARedirectLedInto: a call to /v1/report is
+// redirected into the /exports lane, whose server refuses it with
+// Retry-After: 3, pausing that lane only. Resty's wait is that lane's pause:
+// /v1/report is asked again when it ends. Read through the lane of the URL
+// asked for, which is not paused and caps any pause at 1 s, the wait would
+// be the response's 3 s cut to 1 s: /v1/report asked again 2 s early, only
+// for the hop to be held in the transport.
+func TestRetryWaitsForTheLaneARedirectLedInto(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exports := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		var mu sync.Mutex
+		var asked []time.Time
+		rt := redirectTransport{from: "/v1/report", to: "/v2/exports/report.csv", next: exports.Transport(), mu: &mu, at: &asked}
+		b := core.MustBudget(core.PerSecond(10), core.WithMaxPause(time.Second))
+		eb := core.MustBudget(core.PerSecond(10))
+		c := hgresty.Use(newResty(rt).SetRetryCount(2), b, core.WithLane("/exports", eb))
+
+		t0 := time.Now()
+		exports.PauseFor(3 * time.Second)
+		resp, err := c.R().Get(api + "/v1/report")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode())
+		assert.Equal(t, []time.Time{t0, t0.Add(3 * time.Second)}, asked, "requests for /v1/report")
+		arr := exports.Arrivals()
+		require.Len(t, arr, 2)
+		assert.Equal(t, t0.Add(3*time.Second), arr[1].At, "the hop's retry")
+	})
+}
+
+// TestUseNilAndTwice: a nil client means resty.New(); a nil budget, or a
+// second Use with the same budget (every attempt would take two turns),
+// panics with the package's name; a second, different budget stacks.
+func TestUseNilAndTwice(t *testing.T) {
+	b := core.MustBudget(core.PerSecond(10))
+	c := hgresty.Use(nil, b)
+	require.NotNil(t, c, "Use(nil, b) returns a new client")
+	tr, ok := c.GetClient().Transport.(*core.Transport)
+	require.True(t, ok, "the new client sends through the budget")
+	assert.Same(t, b, tr.Budget())
+	assert.PanicsWithValue(t, "hgresty: Use needs a budget (core.Disabled() for none)", func() { hgresty.Use(resty.New(), nil) })
+	assert.PanicsWithValue(t, "hgresty: Use: the client already sends through a transport on this budget (every attempt would take two turns)",
+		func() { hgresty.Use(c, b) })
+	assert.NotPanics(t, func() { hgresty.Use(c, core.MustBudget(core.PerSecond(1))) }, "a second budget stacks: both quotas apply")
 }

@@ -1,6 +1,7 @@
 package retryablehttp
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -39,16 +40,10 @@ func backoff(budgetFor func(path string) *core.Budget, next retryablehttp.Backof
 	}
 	return func(min, max time.Duration, attemptNum int, resp *http.Response) time.Duration {
 		// The transport fed resp to the budget before CheckRetry ran, so the
-		// pause already includes what resp asked for.
+		// pause already includes what resp asked for. Backoff has no
+		// context: CheckRetry has already refused a wait past the deadline.
 		path, _ := requestPath(resp, nil)
-		b := budgetFor(path)
-		if d := b.PauseRemaining(); d > 0 {
-			return d
-		}
-		if resp == nil {
-			return next(min, max, attemptNum, resp)
-		}
-		if d := serverWait(b, resp); d > 0 {
+		if d, _ := budgetFor(path).RetryWait(context.Background(), resp); d > 0 {
 			return d
 		}
 		return next(min, max, attemptNum, withoutRetryAfter(resp))
@@ -78,6 +73,20 @@ func oneBudget(b *core.Budget) func(string) *core.Budget {
 
 func mustBudget(fn string, b *core.Budget) {
 	if b == nil {
-		panic("headgate: hgretry." + fn + " needs a budget (use core.Disabled() for none)")
+		panic("hgretry: " + fn + " needs a budget (core.Disabled() for none)")
 	}
+}
+
+// withoutRetryAfter returns resp, or a copy of it without the Retry-After
+// header when it has one, so that a backoff it is passed to cannot read that
+// header with a parser of its own (retryablehttp's reads neither RFC 850 nor
+// asctime dates and caps nothing).
+func withoutRetryAfter(resp *http.Response) *http.Response {
+	if resp == nil || len(resp.Header.Values("Retry-After")) == 0 {
+		return resp
+	}
+	r := *resp
+	r.Header = resp.Header.Clone()
+	r.Header.Del("Retry-After")
+	return &r
 }

@@ -147,7 +147,7 @@ func TestBackoffLanes(t *testing.T) {
 }
 
 func TestBackoffNilBudgetPanics(t *testing.T) {
-	require.PanicsWithValue(t, "headgate: hgretry.Backoff needs a budget (use core.Disabled() for none)", func() {
+	require.PanicsWithValue(t, "hgretry: Backoff needs a budget (core.Disabled() for none)", func() {
 		hgretry.Backoff(nil, nil)
 	})
 }

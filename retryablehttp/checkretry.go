@@ -3,7 +3,6 @@ package retryablehttp
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/headgate-go/headgate/core"
@@ -18,7 +17,7 @@ import (
 //     wraps it in its "giving up" error, where errors.As finds it;
 //   - a retry that would wait for a pause ending at or after the context's
 //     deadline is not attempted: CheckRetry returns false and core's
-//     *core.RateLimitError (it matches context.DeadlineExceeded), which Do
+//     *core.RateLimitError (the one core.Budget.RetryWait returns), which Do
 //     returns at once, instead of sleeping until the deadline and returning
 //     a bare context error.
 //
@@ -46,43 +45,11 @@ func checkRetry(budgetFor func(path string) *core.Budget, next retryablehttp.Che
 		if !retry {
 			return false, rerr
 		}
+		// The wait Backoff will choose, measured against the deadline.
 		path, _ := requestPath(resp, err)
-		if lateErr := pastDeadline(ctx, budgetFor(path), resp); lateErr != nil {
+		if _, lateErr := budgetFor(path).RetryWait(ctx, resp); lateErr != nil {
 			return false, lateErr
 		}
 		return true, rerr
 	}
-}
-
-// pastDeadline returns the error of a retry whose wait for b's pause (or,
-// when b is not paused, for what resp asks) would end at or after ctx's
-// deadline, or nil.
-func pastDeadline(ctx context.Context, b *core.Budget, resp *http.Response) error {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		return nil
-	}
-	// now is read before the pause, so now+pause never overestimates the
-	// pause's end: when it reaches the deadline, so does the budget's own
-	// reckoning below.
-	now := time.Now()
-	if pause := b.PauseRemaining(); pause > 0 {
-		if now.Add(pause).Before(deadline) {
-			return nil
-		}
-		// Check returns core's own error, with the status of the response
-		// that paused the budget (which need not be resp), and takes no
-		// slot and no turn.
-		return b.Check(ctx)
-	}
-	if resp == nil {
-		return nil
-	}
-	if wait := serverWait(b, resp); wait > 0 && !now.Add(wait).Before(deadline) {
-		// The budget is not paused (disabled, or not on this client's
-		// transport), so there is no budget error to ask for: this is the
-		// one the budget would return, built from what resp asked.
-		return &core.RateLimitError{RetryAfter: wait, StatusCode: resp.StatusCode, Reason: core.Paused, Budget: b.Name(), Deadline: deadline}
-	}
-	return nil
 }

@@ -18,18 +18,18 @@
 //     response is fed back to the budget. retryablehttp drains and closes the
 //     body of every response it retries or gives up on, so no attempt keeps
 //     its slot; the caller closes the body of the response Do returns.
-//   - Backoff: when the budget is paused (a 429 or 503 with Retry-After,
-//     seen by this request or by any other caller sharing the budget), the
-//     retry waits exactly the time left in the pause, so it is sent at the
-//     instant the pause ends, together with every other caller the budget
-//     held back; never before, never a second later. Otherwise the client's
-//     own backoff decides, except that a Retry-After is read by core's parser
+//   - Backoff: the retry waits what core.Budget.RetryWait says. When the
+//     budget is paused (a 429 or 503 with Retry-After, seen by this request
+//     or by any other caller sharing the budget), that is exactly the time
+//     left in the pause, so the retry is sent when the pause ends, with the
+//     callers the budget held back; never before. Otherwise the client's own
+//     backoff decides, except that a Retry-After is read by core's parser
 //     (every RFC 9110 form, capped), never by retryablehttp's.
 //   - CheckRetry: a budget error (core.IsBudgetError) is never retried, and a
-//     retry whose pause would end at or after the request context's deadline
+//     retry whose wait would end at or after the request context's deadline
 //     is not attempted: Do fails at once with core's *core.RateLimitError
-//     (which matches context.DeadlineExceeded) instead of sleeping until the
-//     deadline and returning a bare context error.
+//     instead of sleeping until the deadline and returning a bare context
+//     error.
 //
 // Backoff and CheckRetry are also exported as decorators in
 // go-retryablehttp's own style, for clients that set their policies by hand.

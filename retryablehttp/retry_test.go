@@ -410,11 +410,12 @@ func TestUseDefaults(t *testing.T) {
 
 func TestUsePanics(t *testing.T) {
 	b := core.MustBudget(core.PerSecond(10))
-	assert.PanicsWithValue(t, "headgate: hgretry.Use needs a budget (use core.Disabled() for none)", func() {
+	assert.PanicsWithValue(t, "hgretry: Use needs a budget (core.Disabled() for none)", func() {
 		hgretry.Use(retryablehttp.NewClient(), nil)
 	})
 	c := hgretry.Use(retryablehttp.NewClient(), b)
-	assert.Panics(t, func() { hgretry.Use(c, b) }, "a second Use with the same budget")
+	assert.PanicsWithValue(t, "hgretry: Use: the client already sends through a transport on this budget (every attempt would take two turns)",
+		func() { hgretry.Use(c, b) }, "a second Use with the same budget")
 	other := core.MustBudget(core.PerSecond(1))
 	assert.NotPanics(t, func() { hgretry.Use(c, other) }, "a second budget stacks: both quotas apply")
 }

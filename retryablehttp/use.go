@@ -38,7 +38,7 @@ func Use(c *retryablehttp.Client, b *core.Budget, opts ...core.TransportOption) 
 		hc = &copied
 	}
 	if t, ok := hc.Transport.(*core.Transport); ok && t.Budget() == b {
-		panic("headgate: hgretry.Use: the client already spends from this budget (every attempt would take two turns)")
+		panic("hgretry: Use: the client already sends through a transport on this budget (every attempt would take two turns)")
 	}
 	t := core.NewTransport(hc.Transport, b, opts...)
 	hc.Transport = t

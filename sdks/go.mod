@@ -2,7 +2,7 @@ module github.com/headgate-go/headgate/sdks
 
 go 1.26.0
 
-require github.com/headgate-go/headgate/core v0.0.0
+require github.com/headgate-go/headgate/core v0.1.0
 
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0

@@ -3,7 +3,7 @@ module github.com/headgate-go/headgate/telemetry
 go 1.26.0
 
 require (
-	github.com/headgate-go/headgate/core v0.0.0
+	github.com/headgate-go/headgate/core v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
@@ -23,4 +23,7 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 )
 
+// Local development: build against the sibling directories. A replace is
+// ignored when this module is someone's dependency, so the require above is
+// what a user gets (tags core/v0.1.0, resty/v0.1.0, …).
 replace github.com/headgate-go/headgate/core => ../core

@@ -193,7 +193,7 @@ func headgateKit(e env) (*client, error) {
 		return resp.StatusCode, err
 	}
 	ep := httptransport.NewClient(http.MethodGet, u, encode, decode,
-		hgkit.SetClient(b, &http.Client{Transport: e.base})).Endpoint()
+		hgkit.SetClient(&http.Client{Transport: e.base}, b)).Endpoint()
 	retry := lb.RetryWithCallback(time.Minute, lb.NewRoundRobin(sd.FixedEndpointer{ep}), hgkit.RetryCallback(3))
 	return &client{budget: b, call: func(ctx context.Context) bool {
 		status, err := retry(ctx, nil)

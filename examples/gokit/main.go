@@ -45,8 +45,8 @@ func main() {
 	}
 	// The recommended wiring: the budget's transport under each endpoint's
 	// HTTP client. One request sent = one turn; nothing else on this budget.
-	items := newEndpoint(srv.URL+"/v1/items", hgkit.SetClient(budget, nil))
-	orders := newEndpoint(srv.URL+"/v1/orders", hgkit.SetClient(budget, nil))
+	items := newEndpoint(srv.URL+"/v1/items", hgkit.SetClient(nil, budget))
+	orders := newEndpoint(srv.URL+"/v1/orders", hgkit.SetClient(nil, budget))
 
 	// 1. Twelve calls on two endpoints: paced at 5/s together, none refused.
 	start := time.Now()
