@@ -35,8 +35,14 @@ func TestMeasure(t *testing.T) {
 	// Faster than told: 3 at once with a told burst of 2.
 	var fast Result
 	fast.measure([]Arrival{{At: at(0)}, {At: at(0)}, {At: at(0)}}, time.Time{}, 0, 10, 2, 0)
-	if fast.Told || fast.ToldError == "" || fast.Paused {
-		t.Errorf("3 at once told burst 2: told %v (%q), paused %v; want false, an error, false", fast.Told, fast.ToldError, fast.Paused)
+	if fast.Told || fast.ToldError == "" || fast.Paused || fast.ToldSlack != 100*time.Millisecond {
+		t.Errorf("3 at once told burst 2: told %v (%q, kept at slack %v), paused %v; want false, an error, 100ms, false",
+			fast.Told, fast.ToldError, fast.ToldSlack, fast.Paused)
+	}
+	var bunched Result // 3 ms early, on a told interval of 100 ms
+	bunched.measure([]Arrival{{At: at(0)}, {At: at(97)}, {At: at(200)}}, time.Time{}, 0, 10, 1, 5*time.Millisecond)
+	if !bunched.Told || bunched.ToldSlack != 3*time.Millisecond {
+		t.Errorf("3 ms early: told %v at slack 5ms, kept at %v; want true, 3ms", bunched.Told, bunched.ToldSlack)
 	}
 
 	// An early retry, into the pause, counts as known and has a negative delay.
@@ -73,17 +79,35 @@ func TestRender(t *testing.T) {
 		{Scenario: "exact", Server: "s1", Client: "b", Skipped: "why not"},
 		{Scenario: "pause", Server: "s1", Client: "a", Calls: 500, Makespan: 7 * time.Second, Ideal: 7 * time.Second,
 			Paused: true, IntoKnown: 2, RetrySeen: true, RetryDelay: -3 * time.Millisecond, Failed: 1},
-		{Scenario: "half", Server: "s1", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second},
+		{Scenario: "half", Server: "s1", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second, ToldSlack: maxSlack},
+		{Scenario: "half", Server: "s2", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second, ToldSlack: 2500 * time.Microsecond},
+		{Scenario: "half", Server: "s3", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second},
 	})
 	for _, want := range []string{
 		"| server | a | b |",
 		"| s1 | 0.2% · 1.25× | – |",
 		"| s1 | 1.00× · 2 · −3 ms · **1 failed** |",
 		"| s1 | 1.00× · ✗ |",
+		"| s2 | 1.00× · ±2.5 ms |",
+		"| s3 | 1.00× · ✓ |",
 		"– why not",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Render lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestNamesHoldNoCommas: cmd/matrix takes lists of names, comma-separated.
+func TestNamesHoldNoCommas(t *testing.T) {
+	for _, s := range Servers {
+		if strings.Contains(s.Name, ",") {
+			t.Errorf("server %q holds a comma", s.Name)
+		}
+	}
+	for _, c := range Clients {
+		if strings.Contains(c.Name, ",") {
+			t.Errorf("client %q holds a comma", c.Name)
 		}
 	}
 }

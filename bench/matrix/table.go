@@ -11,7 +11,7 @@ import (
 var scenarioTitles = map[string]string{
 	"exact":   "told the server's exact rate and burst — cell: 429s % of calls · makespan ÷ ideal",
 	"2x":      "told twice the server's rate and burst — cell: 429s % · makespan ÷ ideal",
-	"half":    "told half the server's rate and burst — cell: makespan ÷ the told limit's ideal · kept to the told rate (✓/✗)",
+	"half":    "told half the server's rate and burst — cell: makespan ÷ the told limit's ideal · kept to the told rate: ✓ exactly, ±N ms within N ms of scheduling noise, ✗ not",
 	"pause":   "the server pauses 2 s once a third of the batch is admitted — cell: makespan ÷ (ideal + pause) · requests sent into the known pause · the refused call's retry, from the pause's end",
 	"learned": "told no rate: the budget learns it — cell: 429s % · makespan ÷ ideal",
 }
@@ -69,8 +69,11 @@ func (r Result) Figures() string {
 	switch r.Scenario {
 	case "half":
 		told := "✓"
-		if !r.Told {
+		switch {
+		case r.ToldSlack >= maxSlack:
 			told = "✗"
+		case r.ToldSlack > 0:
+			told = fmt.Sprintf("±%.1f ms", float64(r.ToldSlack)/float64(time.Millisecond))
 		}
 		s = fmt.Sprintf("%.2f× · %s", r.Ratio(), told)
 	case "pause":

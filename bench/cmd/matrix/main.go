@@ -7,11 +7,13 @@
 // Two parts: the quotatest servers in virtual time (go test's synctest
 // bubble: exact figures, no load noise, a few seconds), and every server
 // over loopback in real time, each cell on its own server, -parallel at a
-// time (100 requests per second each is light work). Run it from the
-// bench module:
+// time (one per CPU by default: 100 requests per second is light work, but
+// a loaded machine delays paced requests and distorts the figures). Run it
+// from the bench module:
 //
-//	cd bench && go run ./cmd/matrix                    # the whole matrix (about 10 minutes)
+//	cd bench && go run ./cmd/matrix                    # the whole matrix (about 15 minutes on 2 CPUs)
 //	go run ./cmd/matrix -quick                         # a subset (about a minute)
+//	go run ./cmd/matrix -virtual=false -scenarios half -clients "headgate transport" -md "" -out /tmp/m.json   # a few cells
 //	go run ./cmd/matrix -from results/matrix.json -readme ../README.md   # tables only, no run
 package main
 
@@ -56,12 +58,15 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "a subset: 5 servers, the baseline and the transport, 3 scenarios")
-	parallel := fs.Int("parallel", 4, "loopback cells run at once, each on its own server")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "loopback cells run at once, each on its own server (more than the CPUs distorts the figures)")
 	virtual := fs.Bool("virtual", true, "also run the quotatest cells in virtual time (go test)")
 	out := fs.String("out", "results/matrix.json", "where to write every cell's figures")
 	md := fs.String("md", "results/matrix.md", "where to write the markdown tables")
 	readme := fs.String("readme", "", "a markdown file whose <!-- matrix:begin --> … <!-- matrix:end --> section is replaced with the tables")
 	from := fs.String("from", "", "read the figures from this file instead of running the matrix")
+	onlyServers := fs.String("servers", "", "run only these servers: names or name prefixes, comma-separated")
+	onlyScenarios := fs.String("scenarios", "", "run only these scenarios, comma-separated (exact, 2x, half, pause, learned)")
+	onlyClients := fs.String("clients", "", "run only these clients: names or name prefixes, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,7 +85,26 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 			return errors.New("run it in the bench module: cd bench && go run ./cmd/matrix")
 		}
 		var err error
-		if r, err = measure(*quick, *parallel, *virtual, stderr); err != nil {
+		servers, scenarios, clients := matrix.Servers, matrix.Scenarios, matrix.Clients
+		if *quick {
+			servers = pick(matrix.ServerByName, "quotatest GCRA · GitHub", "quotatest fixed · GitHub", "go-chi/httprate", "go-redis/redis_rate", "fiber limiter · fixed")
+			scenarios = pick(matrix.ScenarioByName, "exact", "2x", "pause")
+			clients = pick(matrix.ClientByName, "x/time/rate", "headgate transport")
+		}
+		if *onlyServers != "" {
+			servers = pick(matrix.ServerByName, strings.Split(*onlyServers, ",")...)
+		}
+		if *onlyScenarios != "" {
+			scenarios = pick(matrix.ScenarioByName, strings.Split(*onlyScenarios, ",")...)
+		}
+		if *onlyClients != "" {
+			clients = pick(matrix.ClientByName, strings.Split(*onlyClients, ",")...)
+		}
+		cells := matrix.Cells(servers, scenarios, clients)
+		if len(cells) == 0 {
+			return errors.New("no cell matches -servers, -scenarios and -clients")
+		}
+		if r, err = measure(cells, *parallel, *virtual, stderr); err != nil {
 			return err
 		}
 		r.Command = "cd bench && go run ./cmd/matrix " + strings.Join(args, " ")
@@ -113,8 +137,8 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// measure runs the virtual part (as go test) and the loopback part.
-func measure(quick bool, parallel int, virtual bool, progress io.Writer) (run, error) {
+// measure runs the virtual part (as go test) and the loopback cells.
+func measure(cells []matrix.Cell, parallel int, virtual bool, progress io.Writer) (run, error) {
 	r := run{Machine: machine(), Go: goVersion(), Date: time.Now().UTC().Format(time.RFC3339), Workload: matrix.Issue14}
 	if virtual {
 		fmt.Fprintln(progress, "== virtual time: the quotatest servers (go test -run TestWantsInVirtualTime ./matrix)")
@@ -125,12 +149,6 @@ func measure(quick bool, parallel int, virtual bool, progress io.Writer) (run, e
 		r.Virtual = v
 	}
 
-	servers, scenarios, clients := matrix.Servers, matrix.Scenarios, matrix.Clients
-	if quick {
-		servers = pick(matrix.ServerByName, "quotatest GCRA · GitHub", "quotatest fixed · GitHub", "go-chi/httprate", "go-redis/redis_rate", "fiber limiter · fixed")
-		scenarios = pick(matrix.ScenarioByName, "exact", "2x", "pause")
-		clients = pick(matrix.ClientByName, "x/time/rate", "headgate transport")
-	}
 	env := &matrix.Env{Workload: matrix.Issue14, Slack: 2 * time.Millisecond}
 	redis, err := matrix.StartRedis()
 	if err != nil {
@@ -139,7 +157,6 @@ func measure(quick bool, parallel int, virtual bool, progress io.Writer) (run, e
 		defer redis.Stop()
 		env.RedisAddr = redis.Addr
 	}
-	cells := matrix.Cells(servers, scenarios, clients)
 	fmt.Fprintf(progress, "== loopback: %d cells, %d at a time\n", len(cells), parallel)
 	start := time.Now()
 	r.Results, err = env.RunAll(context.Background(), cells, parallel, func(done int, c matrix.Result) {
