@@ -28,7 +28,7 @@ func (w Workload) pauseAfter() int { return max(1, w.N/3) }
 type Scenario struct {
 	Name   string
 	Factor float64 // the client is told Factor × the server's rate and burst
-	Pause  bool    // the server pauses once a third of the batch was admitted
+	Pause  bool    // the server pauses once a third of the batch was admitted (every worker then waits in a call: 99 behind the refused one)
 	Learn  bool    // the client is told no rate: it learns it from the server
 }
 

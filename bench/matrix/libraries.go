@@ -116,7 +116,10 @@ func fiberServer(name string, sliding bool) ServerSpec {
 		pool := loopbackPool(e.w)
 		return &Server{URL: "http://" + ln.Addr().String(), Base: pool, Arrivals: rec.snapshot, Close: func() {
 			pool.CloseIdleConnections()
+			// Shutdown does nothing to a server whose Listener has not begun
+			// to serve yet; closing the listener ends it either way.
 			_ = app.ShutdownWithTimeout(5 * time.Second)
+			_ = ln.Close()
 			<-served
 		}}, nil
 	}}

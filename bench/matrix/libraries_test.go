@@ -108,3 +108,24 @@ func TestLibraryCellsRun(t *testing.T) {
 		})
 	}
 }
+
+// TestFiberClosesAtOnce: a fiber server closed the moment it started (as
+// a skipped cell's is) still shuts down.
+func TestFiberClosesAtOnce(t *testing.T) {
+	for range 20 {
+		srv, err := fiberServer("fiber", false).start(serverEnv{w: small})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			srv.Close()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close has not returned after 10s")
+		}
+	}
+}

@@ -35,6 +35,10 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 		res.Skipped = "loopback only"
 		return res, nil
 	}
+	if c.Scenario.Learn && c.Client.Headgate && NewLearningBudget == nil {
+		res.Skipped = ErrNoLearningBudget.Error()
+		return res, nil
+	}
 	srv, err := c.Server.start(serverEnv{
 		w: w, pause: c.Scenario.Pause, inProcess: env.InProcess, redisAddr: env.RedisAddr,
 		key: fmt.Sprintf("matrix:%d", env.key.Add(1)),
