@@ -89,6 +89,7 @@ type Result struct {
 
 	// Pause scenario.
 	Paused     bool          // the pause happened
+	Found      bool          // a request was refused by it
 	IntoKnown  int           // requests that arrived in the pause after the first one refused by it
 	RetrySeen  bool          // the call that found the pause was retried
 	RetryDelay time.Duration // its retry's arrival − the pause's end (negative: into the pause)
@@ -151,6 +152,7 @@ func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, pause time.Durat
 	if first < 0 {
 		return
 	}
+	r.Found = true
 	end := pauseAt.Add(pause)
 	call := arrivals[first].Call
 	for _, a := range arrivals[first+1:] {

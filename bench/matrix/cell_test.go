@@ -27,9 +27,14 @@ func TestMeasure(t *testing.T) {
 	}
 	var r Result
 	r.measure(arrivals, pauseAt, time.Second, 100, 10, 0)
-	if r.Sent != 7 || r.Refused != 4 || r.IntoKnown != 1 || !r.Paused || !r.RetrySeen || r.RetryDelay != 12*time.Millisecond || !r.Told {
-		t.Errorf("measure = sent %d refused %d into %d paused %v retry %v %v told %v; want 7 4 1 true true 12ms true",
-			r.Sent, r.Refused, r.IntoKnown, r.Paused, r.RetrySeen, r.RetryDelay, r.Told)
+	if r.Sent != 7 || r.Refused != 4 || r.IntoKnown != 1 || !r.Paused || !r.Found || !r.RetrySeen || r.RetryDelay != 12*time.Millisecond || !r.Told {
+		t.Errorf("measure = sent %d refused %d into %d paused %v found %v retry %v %v told %v; want 7 4 1 true true true 12ms true",
+			r.Sent, r.Refused, r.IntoKnown, r.Paused, r.Found, r.RetrySeen, r.RetryDelay, r.Told)
+	}
+	var unfound Result // paused, but nothing arrived in the pause
+	unfound.measure([]Arrival{{At: at(0), Call: 1, Status: 200}}, at(10), time.Second, 100, 10, 0)
+	if !unfound.Paused || unfound.Found || unfound.RetrySeen {
+		t.Errorf("a pause nobody met: paused %v found %v retry %v; want true false false", unfound.Paused, unfound.Found, unfound.RetrySeen)
 	}
 
 	// Faster than told: 3 at once with a told burst of 2.
