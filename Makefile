@@ -30,11 +30,11 @@ fuzz: ## run every fuzz target for FUZZTIME (default 20s each)
 	      echo "== $$pkg $$f"; (cd $$m && $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg); \
 	    done; done; done
 
-bench: ## side-by-side benchmarks (5 rounds, 2-4 min) and the feedback matrix (about 15 min): bench/results/ and the README tables
+bench: ## side-by-side benchmarks (5 rounds, 2-4 min) and the feedback matrix (about 20 min): bench/results/ and the README tables
 	cd bench && $(GO) run ./cmd/report -readme ../README.md
 	cd bench && $(GO) run ./cmd/matrix -readme ../README.md
 
-matrix: ## the feedback matrix alone (about 15 min; MATRIX=-quick for a one-minute subset): bench/results/matrix.* and the README table
+matrix: ## the feedback matrix alone (about 20 min; MATRIX=-quick for a one-minute subset): bench/results/matrix.* and the README table
 	cd bench && $(GO) run ./cmd/matrix -readme ../README.md $(MATRIX)
 
 bench-modules: ## quick go test -bench in every module, nothing written

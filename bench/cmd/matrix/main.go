@@ -11,7 +11,7 @@
 // a loaded machine delays paced requests and distorts the figures). Run it
 // from the bench module:
 //
-//	cd bench && go run ./cmd/matrix                    # the whole matrix (about 15 minutes on 2 CPUs)
+//	cd bench && go run ./cmd/matrix                    # the whole matrix (about 20 minutes on 2 CPUs)
 //	go run ./cmd/matrix -quick                         # a subset (about a minute)
 //	go run ./cmd/matrix -virtual=false -scenarios half -clients "headgate transport" -md "" -out /tmp/m.json   # a few cells
 //	go run ./cmd/matrix -from results/matrix.json -readme ../README.md   # tables only, no run
