@@ -89,6 +89,27 @@ func (s *MemoryStore) Status(context.Context) (StoreStatus, error) {
 	return s.statusLocked(now), nil
 }
 
+// Adopt brings the store up to the shared state another store reported:
+// a pause that lasts at least st.Pause from now (with st.PauseStatus; a
+// longer pause is kept), and the adaptive factor st.Factor, counted as
+// changed and decreased just now. A store that fails open over to a
+// MemoryStore (redisstore's WithFailOpen) adopts each status its shared
+// store returns, so that it starts from what the fleet knew.
+func (s *MemoryStore) Adopt(st StoreStatus) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.Pause > 0 && s.pause.extend(now+int64(st.Pause), st.PauseStatus) && s.g.interval > 0 {
+		s.g.floorAfterPause(s.pause.until, 1) // what the server holds then is not known here
+	}
+	if st.Factor > 0 && st.Factor <= 1 && st.Factor != s.aimd.factor {
+		if st.Factor < s.aimd.factor {
+			s.aimd.lastDecrease = now
+		}
+		s.aimd.factor, s.aimd.lastChange = st.Factor, now
+	}
+}
+
 func (s *MemoryStore) statusLocked(now int64) StoreStatus {
 	return StoreStatus{Pause: time.Duration(max(0, s.pause.until-now)), PauseStatus: s.pause.status, Factor: s.aimd.factor}
 }

@@ -59,8 +59,10 @@
 //     down.
 //   - WithFailOpen(share): the store paces calls with a budget in the
 //     process at share of the rate and of the burst (1/N for N processes
-//     keeps the fleet within its quota). The fallback hears every response
-//     while Redis is up, so a pause in force is kept.
+//     keeps the fleet within its quota). While Redis is up the fallback
+//     hears every response and adopts the pause and the adaptive factor in
+//     each of Redis's replies, so it starts from what the fleet knew: a
+//     pause another process heard holds this one too after Redis dies.
 //
 // Either way the budget reports core.StoreFailure (with the error) when
 // the store goes down and core.StoreRecovered when it answers again, once

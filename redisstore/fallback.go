@@ -12,8 +12,10 @@ import (
 // fallback is the local budget a store failing open spends from while
 // Redis is down: a core.MemoryStore at a share of the pace, whose clock is
 // shifted onto the store's (Unix nanoseconds) so that the budgets above
-// see one clock. It hears every report while Redis is up, so a pause in
-// force when Redis fails is kept.
+// see one clock. While Redis is up it hears every report this process
+// makes and adopts every status Redis returns (the pause and the factor
+// the fleet last had), so a pause in force when Redis fails is kept, even
+// one another process heard.
 type fallback struct {
 	share  float64
 	mem    *core.MemoryStore
@@ -101,6 +103,10 @@ func (f *fallback) report(ctx context.Context, r core.Report) core.StoreStatus {
 	st, _ := f.mem.Report(ctx, r)
 	return st
 }
+
+// adopt starts the fallback from a status Redis returned: its pause and
+// its factor (core.MemoryStore.Adopt).
+func (f *fallback) adopt(st core.StoreStatus) { f.mem.Adopt(st) }
 
 func (f *fallback) status(ctx context.Context) (core.StoreStatus, error) {
 	return f.mem.Status(ctx)

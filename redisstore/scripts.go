@@ -110,7 +110,8 @@ end
 //	ARGV[7] maxWait, ns (-1: none)
 //
 // It returns {granted, wait, at, paused, pause status, factor, tat before,
-// tat after, ep}, times in ns since ep (wait from now).
+// tat after, ep, pause left}, times in ns since ep (wait and pause left
+// from now).
 var takeScript = redis.NewScript(prologue + `
 local s = load()
 pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
@@ -126,7 +127,7 @@ end
 local paused = 0
 if s.pu > s.now and at <= s.pu then paused = 1 end
 save(s)
-return {granted, at - s.now, at, paused, s.ps, fmt(s.f), before, after, s.ep}
+return {granted, at - s.now, at, paused, s.ps, fmt(s.f), before, after, s.ep, math.max(0, s.pu - s.now)}
 `)
 
 // refundScript gives a turn back if nobody reserved after it (gcra.cancel).

@@ -136,7 +136,11 @@ func (s *Store) Take(ctx context.Context, p core.Pace, maxWait time.Duration) (c
 	v, err := s.run(ctx, "take", takeScript, s.state,
 		s.stateArgs(int64(p.Interval), p.Burst, int64(maxWait))...)
 	if err == nil {
-		return parseTurn(v)
+		t, pause, err := parseTurn(v)
+		if err == nil && s.fb != nil {
+			s.fb.adopt(core.StoreStatus{Pause: pause, PauseStatus: t.Status, Factor: t.Factor})
+		}
+		return t, err
 	}
 	if s.fb == nil || !isStoreError(err) {
 		return core.Turn{}, err
@@ -200,7 +204,7 @@ func (s *Store) Report(ctx context.Context, r core.Report) (core.StoreStatus, er
 		int64(r.Pace.Interval), r.Pace.Burst, on, a.Decrease, a.MinRate, a.Increase,
 		bit(r.Refused), r.Status, int64(r.Pause), allow, ss, sn)...)
 	if err == nil {
-		return parseStatus(v)
+		return s.adopt(parseStatus(v))
 	}
 	if s.fb == nil || !isStoreError(err) {
 		return core.StoreStatus{}, err
@@ -214,7 +218,7 @@ func (s *Store) Report(ctx context.Context, r core.Report) (core.StoreStatus, er
 func (s *Store) Status(ctx context.Context) (core.StoreStatus, error) {
 	v, err := s.run(ctx, "status", statusScript, s.state, s.stateArgs()...)
 	if err == nil {
-		return parseStatus(v)
+		return s.adopt(parseStatus(v))
 	}
 	if s.fb == nil || !isStoreError(err) {
 		return core.StoreStatus{}, err
@@ -222,6 +226,15 @@ func (s *Store) Status(ctx context.Context) (core.StoreStatus, error) {
 	st, ferr := s.fb.status(ctx)
 	st.Fallback = err
 	return st, ferr
+}
+
+// adopt hands a status Redis returned to the fallback, when failing open,
+// so that it starts from the pause and the factor the fleet last had.
+func (s *Store) adopt(st core.StoreStatus, err error) (core.StoreStatus, error) {
+	if err == nil && s.fb != nil {
+		s.fb.adopt(st)
+	}
+	return st, err
 }
 
 // run runs one script under the store's timeout and failure policy. It
@@ -399,14 +412,15 @@ func bit(b bool) int {
 	return 0
 }
 
-func parseTurn(v []any) (core.Turn, error) {
-	n, err := ints(v, 0, 1, 2, 3, 4, 6, 7, 8)
+// parseTurn reads take's reply: the turn, and the time left in the pause.
+func parseTurn(v []any) (core.Turn, time.Duration, error) {
+	n, err := ints(v, 0, 1, 2, 3, 4, 6, 7, 8, 9)
 	if err != nil {
-		return core.Turn{}, err
+		return core.Turn{}, 0, err
 	}
 	f, err := factor(v, 5)
 	if err != nil {
-		return core.Turn{}, err
+		return core.Turn{}, 0, err
 	}
 	ep := n[8] * 1e9
 	token := "" // nothing to refund when nothing was reserved
@@ -417,7 +431,7 @@ func parseTurn(v []any) (core.Turn, error) {
 		Granted: n[0] == 1, Wait: time.Duration(n[1]), At: ep + n[2],
 		Paused: n[3] == 1, Status: int(n[4]), Factor: f,
 		Token: token,
-	}, nil
+	}, time.Duration(n[9]), nil
 }
 
 func parseStatus(v []any) (core.StoreStatus, error) {
@@ -433,9 +447,9 @@ func parseStatus(v []any) (core.StoreStatus, error) {
 }
 
 // ints reads the integers at the given indexes of a script's reply (at
-// most 9 values).
-func ints(v []any, idx ...int) (*[9]int64, error) {
-	var out [9]int64
+// most 10 values).
+func ints(v []any, idx ...int) (*[10]int64, error) {
+	var out [10]int64
 	for _, i := range idx {
 		if i >= len(v) {
 			return nil, fmt.Errorf("headgate: redis store: short reply (%d values)", len(v))
