@@ -14,6 +14,10 @@ type storePacer struct {
 	b    *Budget
 	s    Store
 	down atomic.Bool // the store failed and has not answered since
+	// skew is the store's clock minus the Unix wall clock (ns), as the
+	// last granted turn measured it, for stamp; skewKnown says a turn did.
+	skew      atomic.Int64
+	skewKnown atomic.Bool
 }
 
 // turn is Acquire's turn when the state is in a Store: one call to Take,
@@ -60,6 +64,8 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64) (at int6
 		}
 		return 0, false, e
 	}
+	p.skew.Store(t.At - int64(t.Wait) - time.Now().UnixNano()) // the store's now, less ours
+	p.skewKnown.Store(true)
 	if t.Wait <= 0 {
 		return t.At, false, nil
 	}
@@ -150,16 +156,37 @@ func cmpOr(a, b int) int {
 	return b
 }
 
-// stamp for a store: a wall time cannot be placed on the store's clock, so
-// it counts as sent after any decrease.
-func (p *storePacer) stamp(time.Time) int64 { return math.MaxInt64 }
+// stamp for a store places sent on the store's clock by the skew the last
+// granted turn measured (off by at most that call's round trip). Before
+// this budget took a turn, and for the zero time, it counts as sent after
+// any decrease: "just now".
+func (p *storePacer) stamp(sent time.Time) int64 {
+	if sent.IsZero() || !p.skewKnown.Load() {
+		return math.MaxInt64
+	}
+	return sent.UnixNano() + p.skew.Load()
+}
 
+// check asks the store when the next turn would come (a Take that may wait
+// for nothing, so it reserves nothing): behind the shared pause and at the
+// shared pace. A store that does not answer leaves the answer to Acquire.
 func (p *storePacer) check(ctx context.Context, now, deadline int64) error {
-	st, err := p.s.Status(ctx)
-	if err != nil || now+int64(st.Pause) < deadline {
+	b := p.b
+	t, err := p.s.Take(ctx, b.storePace(), 0)
+	if err != nil || t.Granted || now+int64(t.Wait) < deadline {
+		if t.Granted { // a store that grants at maxWait 0 broke the contract: give it back
+			p.s.Refund(context.WithoutCancel(ctx), t)
+		}
 		return nil
 	}
-	return &RateLimitError{RetryAfter: st.Pause, StatusCode: st.PauseStatus, Reason: Paused, Budget: p.b.name}
+	e := &RateLimitError{RetryAfter: t.Wait, Reason: Paced, Budget: b.name}
+	switch {
+	case t.Paused:
+		e.Reason, e.StatusCode = Paused, t.Status
+	case t.Factor < 1:
+		e.Reason = Throttled
+	}
+	return e
 }
 
 func (p *storePacer) pauseLeft() time.Duration {

@@ -212,19 +212,87 @@ func TestStorePauseEndsWithNoMoreThanTheServerHolds(t *testing.T) {
 	})
 }
 
-// TestStoreBudgetObserveCountsAsSentAfterAnyDecrease: Budget.Observe on a
-// store-backed budget cannot place its sent time on the store's clock, so
-// each refusal it reports decreases the shared rate, as documented.
-func TestStoreBudgetObserveCountsAsSentAfterAnyDecrease(t *testing.T) {
+// TestStoreBudgetObservePlacesSendTimesOnTheStoresClock: Budget.Observe
+// with a wall time, on a store-backed budget, places it on the store's
+// clock (whose zero is not the budget's): a refusal to a request sent
+// before the fleet's last decrease does not decrease the shared rate
+// again; one sent after it does. Before the budget took a turn, and for
+// the zero time, the send counts as just now.
+func TestStoreBudgetObservePlacesSendTimesOnTheStoresClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewMemoryStore()
-		time.Sleep(time.Second) // the store's clock runs ahead of the budget's
+		time.Sleep(time.Hour) // the store's clock runs ahead of the budgets'
+		a := MustBudget(PerSecond(10), WithStore(s))
 		b := MustBudget(PerSecond(10), WithStore(s))
-		b.Observe(http.StatusTooManyRequests, nil, time.Time{})
+		factor := func() float64 {
+			st, err := s.Status(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.Factor
+		}
+		b.Observe(http.StatusTooManyRequests, nil, time.Now().Add(-time.Minute)) // no turn yet: just now
+		if f := factor(); f != 0.5 {
+			t.Fatalf("a refusal before the budget took a turn: factor %v, want 0.5", f)
+		}
+		time.Sleep(time.Second)
+		if _, err := b.Acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		sent := time.Now()
+		time.Sleep(time.Second)
+		p, err := a.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Observe(http.StatusTooManyRequests, nil) // the fleet's decrease: 0.25
+		time.Sleep(time.Second)
+		b.Observe(http.StatusTooManyRequests, nil, sent)
+		if f := factor(); f != 0.25 {
+			t.Fatalf("a refusal to a request sent before the last decrease: factor %v, want 0.25 (no second decrease)", f)
+		}
 		b.Observe(http.StatusTooManyRequests, nil, time.Now())
-		st, err := s.Status(context.Background())
-		if err != nil || st.Factor != 0.25 {
-			t.Fatalf("after two refusals through Budget.Observe the shared factor is %v (%v), want 0.25", st.Factor, err)
+		if f := factor(); f != 0.125 {
+			t.Fatalf("a refusal to a request sent after the last decrease: factor %v, want 0.125", f)
+		}
+		b.Observe(http.StatusTooManyRequests, nil, time.Time{})
+		if f := factor(); f != 0.1 {
+			t.Fatalf("a refusal sent at the zero time (just now): factor %v, want 0.1 (the floor)", f)
+		}
+	})
+}
+
+// TestStoreCheckCoversThePace: Check on a store-backed budget answers for
+// the shared pace, not only the pause: another budget spent the burst, so
+// a deadline before the next turn is refused at once, a later one is not,
+// and Check reserves nothing (the next Acquire gets that very turn).
+func TestStoreCheckCoversThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		a := MustBudget(PerSecond(1), WithBurst(1), WithStore(s))
+		b := MustBudget(PerSecond(1), WithBurst(1), WithStore(s))
+		if _, err := a.Acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		short, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		var rl *RateLimitError
+		if err := b.Check(short); !errors.As(err, &rl) || rl.Reason != Paced || rl.RetryAfter != time.Second {
+			t.Fatalf("Check with 500ms left, the next turn 1s away = %v, want a Paced RateLimitError after 1s", err)
+		}
+		long, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel2()
+		for range 3 {
+			if err := b.Check(long); err != nil {
+				t.Fatalf("Check with 2s left = %v, want nil", err)
+			}
+		}
+		start := time.Now()
+		if _, err := b.Acquire(long); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Fatalf("Acquire after the Checks waited %v, want 1s: Check reserved a turn", d)
 		}
 	})
 }
