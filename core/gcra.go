@@ -73,6 +73,18 @@ func (g *gcra) reserve(now, notBefore, deadline int64) (t turn, ok bool) {
 	return t, true
 }
 
+// reserveAt is reserve charged at the send time, reserveN(sendAt, 1), as
+// the budget's own reservation is: for a Store's turns with extra
+// dimensions, whose send time may come long after the arrival.
+func (g *gcra) reserveAt(now, notBefore, deadline int64) (t turn, ok bool) {
+	t.sendAt = max(now, notBefore, g.earliest(1))
+	if t.sendAt >= deadline {
+		return t, false
+	}
+	t.tatBefore, t.tatAfter = g.reserveN(t.sendAt, 1)
+	return t, true
+}
+
 // cancel gives a reservation back when nobody reserved after it, and
 // reports whether it did. One in the middle of the queue stays spent:
 // giving it back would move the later turns, which their owners planned on.
@@ -96,6 +108,24 @@ func charge(tat, at, e int64) int64 { return min(max(tat, at)+e, at+maxSpan) }
 // charge spends e ns of debt from at (an overspend settled after the
 // send), saturating at maxSpan past at rather than wrapping.
 func (g *gcra) charge(at, e int64) { g.tat = charge(g.tat, at, e) }
+
+// settle settles a reservation of n units made at sendAt (tat before and
+// after it) at actual units, for a Store: an overspend is charged from
+// sendAt in full, saturating at maxSpan; an underspend is given back when
+// nobody reserved after it (tat is still after), never below its send
+// time's share.
+func (g *gcra) settle(sendAt, before, after, n, actual int64) {
+	switch delta := actual - n; {
+	case delta > 0:
+		e := int64(maxSpan)
+		if delta < maxSpan/g.interval {
+			e = delta * g.interval
+		}
+		g.charge(sendAt, e)
+	case delta < 0 && g.tat == after:
+		g.tat = max(after+delta*g.interval, max(before, sendAt))
+	}
+}
 
 // giveBack returns d of spent time (an underspend no later reservation
 // relied on).

@@ -22,7 +22,15 @@ import (
 // call takes a turn again behind the pause. A pause or decrease another
 // budget reported re-times only the calls that take their turn after it,
 // and the quota reports (Remaining/Reset) that shape an in-memory budget's
-// pace are not shared. Check covers the store's pause, not its pace.
+// pace are not shared. Check covers the store's pause and pace.
+//
+// Extra dimensions (WithDimension) are kept in the store by name: a turn
+// reserves the request and every cost at once, at its send time, behind
+// every turn granted before it to a budget with dimensions (FIFO across
+// the fleet). Commit settles through Settle; unlike a budget in memory,
+// which gives back the part of an underspend no later reservation relied
+// on, a store gives an underspend back only when nobody reserved after the
+// turn in that dimension.
 type Store interface {
 	// Take reserves the next turn at pace p, not before the end of the
 	// shared pause. If the turn would come maxWait or more from now
@@ -39,6 +47,14 @@ type Store interface {
 	// Status returns the time left in the shared pause and the status of the
 	// response that set it, and the adaptive factor.
 	Status(ctx context.Context) (StoreStatus, error)
+	// Settle settles a granted turn's costs in the extra dimensions
+	// (Pace.Cost at Take) at actual, units per dimension in the order of
+	// that Take's Pace.Dims: an overspend is charged from the turn's send
+	// time in full (the dimension goes into debt); an underspend is given
+	// back when nobody reserved after the turn in that dimension. A budget
+	// settles each turn once. A Token the store does not know settles
+	// nothing.
+	Settle(ctx context.Context, t Turn, actual []int64) error
 }
 
 // Pace is the configured pace a budget asks a store for; the store applies
@@ -47,6 +63,20 @@ type Pace struct {
 	Interval time.Duration // the configured emission interval, > 0
 	Burst    int           // requests that may go back to back, >= 1
 	Adaptive Adaptive      // the budget's adaptive throttling (zero: off)
+	// Dims are the budget's extra dimensions (WithDimension), in its
+	// order; a store keeps each by name. Nil for a budget without.
+	Dims []DimPace
+	// Cost is what a Take reserves in each of Dims, in units (nil or a
+	// shorter slice: nothing in the rest). Take reserves them with the
+	// request's turn, at its send time, all or nothing. Report ignores it.
+	Cost []int64
+}
+
+// DimPace is the configured pace of one extra dimension, for a Store.
+type DimPace struct {
+	Name     string
+	Interval time.Duration // per unit, > 0
+	Burst    int64         // units that may go back to back, >= 1
 }
 
 // A Turn is a reservation a store granted (or refused).

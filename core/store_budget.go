@@ -18,14 +18,15 @@ type storePacer struct {
 	// last granted turn measured it, for stamp; skewKnown says a turn did.
 	skew      atomic.Int64
 	skewKnown atomic.Bool
+	dims      []DimPace // the extra dimensions' configured pace; read-only after NewBudget
 }
 
-// turn is Acquire's turn when the state is in a Store: one call to Take,
-// then a wait for the turn; a cancelled wait refunds the turn. A budget on
-// a store has no extra dimensions: r is always nil.
-func (p *storePacer) turn(ctx context.Context, now, deadline int64, _ *reservation) (int64, error) {
+// turn is Acquire's turn when the state is in a Store: one call to Take
+// (with r's costs in the extra dimensions, when r is not nil), then a wait
+// for the turn; a cancelled wait refunds the turn.
+func (p *storePacer) turn(ctx context.Context, now, deadline int64, r *reservation) (int64, error) {
 	for {
-		at, retake, err := p.takeOnce(ctx, now, deadline)
+		at, retake, err := p.takeOnce(ctx, now, deadline, r)
 		if !retake {
 			return at, err
 		}
@@ -33,16 +34,21 @@ func (p *storePacer) turn(ctx context.Context, now, deadline int64, _ *reservati
 	}
 }
 
-// takeFromStoreOnce takes one turn from the store and waits for it. If a
-// pause this budget heard of began while it waited, the turn is given back
-// and retake is true: the call takes a turn again, behind the pause.
-func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64) (at int64, retake bool, err error) {
+// takeOnce takes one turn from the store and waits for it. If a pause this
+// budget heard of began while it waited, the turn is given back and retake
+// is true: the call takes a turn again, behind the pause. A granted turn
+// with costs is kept in r, for Settle.
+func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reservation) (at int64, retake bool, err error) {
 	b := p.b
 	maxWait := time.Duration(-1)
 	if deadline != never {
 		maxWait = time.Duration(deadline - now)
 	}
-	t, err := p.s.Take(ctx, b.storePace(), maxWait)
+	pace := p.pace()
+	if r != nil {
+		pace.Cost = r.n
+	}
+	t, err := p.s.Take(ctx, pace, maxWait)
 	if ctx.Err() == nil {
 		p.health(cmpErr(err, t.Fallback))
 	}
@@ -67,6 +73,7 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64) (at int6
 	p.skew.Store(t.At - int64(t.Wait) - time.Now().UnixNano()) // the store's now, less ours
 	p.skewKnown.Store(true)
 	if t.Wait <= 0 {
+		p.keep(r, t)
 		return t.At, false, nil
 	}
 	timer := time.NewTimer(t.Wait)
@@ -87,20 +94,46 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64) (at int6
 	if t.Paused {
 		reason = Paused
 	}
+	p.keep(r, t)
 	b.emit(Event{Reason: reason, Wait: t.Wait})
 	return t.At, false, nil
 }
 
-func (b *Budget) storePace() Pace {
+// keep records a granted turn in its reservation, for settle.
+func (p *storePacer) keep(r *reservation, t Turn) {
+	if r != nil {
+		r.storeTurn, r.granted, r.sendAt = t, true, t.At
+	}
+}
+
+// settle settles r's costs through the store at actual units (nil: none,
+// giving the estimate back), once.
+func (p *storePacer) settle(r *reservation, actual []int64) {
+	b := p.b
+	b.mu.Lock()
+	done := r.settled || !r.granted
+	r.settled = true
+	b.mu.Unlock()
+	if done {
+		return
+	}
+	if actual == nil {
+		actual = make([]int64, len(r.n))
+	}
+	p.health(p.s.Settle(context.Background(), r.storeTurn, actual))
+}
+
+func (p *storePacer) pace() Pace {
+	b := p.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.cfg}
+	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.cfg, Dims: p.dims}
 }
 
 // feedback is apply for a budget whose state is in a Store.
 func (p *storePacer) feedback(status int, f Feedback, sent, _ int64) {
 	b := p.b
-	pace := b.storePace()
+	pace := p.pace()
 	r := Report{Status: status, Pause: f.Pause, Allow: int(pauseAllowance(f, int64(pace.Burst))),
 		Refused: refused(status, f), Sent: sent, Pace: pace}
 	st, err := p.s.Report(context.Background(), r)
@@ -172,7 +205,7 @@ func (p *storePacer) stamp(sent time.Time) int64 {
 // shared pace. A store that does not answer leaves the answer to Acquire.
 func (p *storePacer) check(ctx context.Context, now, deadline int64) error {
 	b := p.b
-	t, err := p.s.Take(ctx, b.storePace(), 0)
+	t, err := p.s.Take(ctx, p.pace(), 0)
 	if err != nil || t.Granted || now+int64(t.Wait) < deadline {
 		if t.Granted { // a store that grants at maxWait 0 broke the contract: give it back
 			p.s.Refund(context.WithoutCancel(ctx), t)
