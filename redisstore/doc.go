@@ -21,6 +21,13 @@
 // scripts decide exactly as core.MemoryStore does; the tests check it call
 // by call.
 //
+// Extra dimensions (core.WithDimension, such as an LLM key's tokens per
+// minute) are kept in the same hash, by name: one script run reserves the
+// request's turn and every cost at once, at the turn's send time, behind
+// every turn granted before it to a budget with dimensions (FIFO across
+// the fleet), and Permit.Commit settles through another (an overspend is
+// charged, an underspend given back when nobody reserved after it).
+//
 // As with any core.Store, a call waits for the turn it was given: a pause
 // or a decrease re-times the calls that reserve after it, not those already
 // waiting (each process holds at most one reserved turn per waiting call).
@@ -42,7 +49,7 @@
 // they sit in one Cluster slot. Keys expire when unused (WithTTL,
 // WithLeaseTTL): an abandoned budget leaves nothing behind. The store runs
 // only its own scripts, which touch only those keys and call TIME, HMGET,
-// HSET, PEXPIRE, PTTL, EXISTS and ZADD, ZCARD, ZRANGE, ZREM,
+// HGETALL, HSET, PEXPIRE, PTTL, EXISTS and ZADD, ZCARD, ZRANGE, ZREM,
 // ZREMRANGEBYSCORE, ZSCORE. It needs Redis 4.0 or later (or a compatible
 // server that runs Lua scripts); an ACL user needs +evalsha +eval and those
 // commands on ~{key}:*.

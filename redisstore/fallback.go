@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,7 +52,15 @@ func (f *fallback) pace(p core.Pace) core.Pace {
 		slowest = p.Adaptive.MinRate
 	}
 	iv := math.Min(float64(p.Interval)/f.share, maxSpan*slowest/float64(burst))
-	return core.Pace{Interval: time.Duration(iv), Burst: burst, Adaptive: p.Adaptive}
+	q := core.Pace{Interval: time.Duration(iv), Burst: burst, Adaptive: p.Adaptive, Cost: p.Cost}
+	for _, d := range p.Dims {
+		// A cost above the smaller burst still goes, after the debt it
+		// leaves behind it is paid: the share bounds the fallback's rate.
+		b := max(1, int64(float64(d.Burst)*f.share))
+		div := math.Min(float64(d.Interval)/f.share, maxSpan/float64(max(b, d.Burst)))
+		q.Dims = append(q.Dims, core.DimPace{Name: d.Name, Interval: time.Duration(div), Burst: b})
+	}
+	return q
 }
 
 func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration) (core.Turn, error) {
@@ -92,6 +101,18 @@ func (f *fallback) refund(ctx context.Context, t core.Turn) bool {
 	t.At -= f.offset
 	t.Token = t.Token[1:]
 	f.mem.Refund(ctx, t)
+	return true
+}
+
+// settle settles a turn the fallback granted, and reports whether t was
+// one.
+func (f *fallback) settle(ctx context.Context, t core.Turn, actual []int64) bool {
+	tok, ok := strings.CutPrefix(t.Token, "f")
+	if !ok {
+		return false
+	}
+	t.Token = tok
+	f.mem.Settle(ctx, t, actual)
 	return true
 }
 

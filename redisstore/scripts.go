@@ -14,6 +14,11 @@ import "github.com/redis/go-redis/v9"
 //	f    the adaptive factor [1]
 //	ld   the last adaptive decrease, ns since ep [never]
 //	lc   the last adaptive change, ns since ep [0]
+//	la   the latest send time granted to a budget with extra dimensions,
+//	     ns since ep: such turns go in the order they are taken [idle]
+//	d:<name>:t, d:<name>:i, d:<name>:b
+//	     extra dimension <name>'s GCRA: tat, interval and burst, in units
+//	     [new: idle, at its configured pace]
 //
 // Times are kept relative to ep so that every one is an integer below 2^53,
 // exact in Lua's doubles; ep moves forward (and the times with it) when now
@@ -44,12 +49,13 @@ local function load()
     local t = redis.call('TIME')
     sec, nsec = tonumber(t[1]), tonumber(t[2]) * 1000
   end
-  local v = redis.call('HMGET', key, 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc')
+  local v = redis.call('HMGET', key, 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la')
   local s = {
     ep = tonumber(v[1]) or sec, tat = tonumber(v[2]) or IDLE,
     iv = tonumber(v[3]) or 0, bu = tonumber(v[4]) or 0,
     pu = tonumber(v[5]) or IDLE, ps = tonumber(v[6]) or 0,
     f = tonumber(v[7]) or 1, ld = tonumber(v[8]), lc = tonumber(v[9]) or 0,
+    la = tonumber(v[10]) or IDLE, dims = {}, shift = 0,
   }
   local d = sec - s.ep
   if d > tonumber(ARGV[4]) then
@@ -57,89 +63,216 @@ local function load()
     s.ep = sec
     s.tat = math.max(IDLE, s.tat - shift)
     s.pu = math.max(IDLE, s.pu - shift)
+    s.la = math.max(IDLE, s.la - shift)
     s.lc = s.lc - shift
     if s.ld then s.ld = s.ld - shift end
+    s.shift = shift -- for the extra dimensions (dim, save)
     d = 0
   end
   s.now = d * 1e9 + nsec
   return s
 end
 
+-- dim loads extra dimension name (nil when it does not exist and iv is nil;
+-- else new at interval iv and burst bu) into s.dims, to be saved with s.
+local function dim(s, name, iv, bu)
+  local p = 'd:' .. name .. ':'
+  local v = redis.call('HMGET', key, p .. 't', p .. 'i', p .. 'b')
+  local g
+  if v[2] then
+    g = {tat = math.max(IDLE, tonumber(v[1]) - s.shift), iv = tonumber(v[2]), bu = tonumber(v[3])}
+  elseif iv then
+    g = {tat = IDLE, iv = iv, bu = bu}
+  else
+    return nil
+  end
+  g.p = p
+  s.dims[#s.dims + 1] = g
+  return g
+end
+
 local function save(s)
   redis.call('HSET', key, 'ep', fmt(s.ep), 'tat', fmt(s.tat), 'iv', fmt(s.iv), 'bu', fmt(s.bu),
-    'pu', fmt(s.pu), 'ps', fmt(s.ps), 'f', fmt(s.f), 'lc', fmt(s.lc))
+    'pu', fmt(s.pu), 'ps', fmt(s.ps), 'f', fmt(s.f), 'lc', fmt(s.lc), 'la', fmt(s.la))
   if s.ld then redis.call('HSET', key, 'ld', fmt(s.ld)) end
   local ahead = math.max(0, s.tat - s.now, s.pu - s.now)
+  if s.shift > 0 then
+    -- ep moved: so does every extra dimension's tat this run did not load
+    local loaded = {}
+    for _, g in ipairs(s.dims) do loaded[g.p .. 't'] = true end
+    local all = redis.call('HGETALL', key)
+    for i = 1, #all, 2 do
+      local f = all[i]
+      if not loaded[f] and string.sub(f, 1, 2) == 'd:' and string.sub(f, -2) == ':t' then
+        redis.call('HSET', key, f, fmt(math.max(IDLE, tonumber(all[i + 1]) - s.shift)))
+      end
+    end
+  end
+  for _, g in ipairs(s.dims) do
+    redis.call('HSET', key, g.p .. 't', fmt(g.tat), g.p .. 'i', fmt(g.iv), g.p .. 'b', fmt(g.bu))
+    ahead = math.max(ahead, g.tat - s.now)
+  end
   redis.call('PEXPIRE', key, tonumber(ARGV[3]) + math.ceil(ahead / 1e6))
 end
 
 -- abs turns a store-clock time sent as (seconds, nanoseconds) into ns since ep.
 local function abs(s, sec, nsec) return (tonumber(sec) - s.ep) * 1e9 + tonumber(nsec) end
 
+-- setPace brings g ({tat, iv, bu}) to interval and burst at t0
+-- (gcra.setPace: re-times the next turn, creates no credit).
+local function setPace(g, interval, burst, t0)
+  if interval == g.iv and burst == g.bu then return end
+  local nextTurn = g.tat - (g.bu - 1) * g.iv
+  local avail = 0
+  if nextTurn <= t0 then
+    avail = math.min(g.bu, math.floor((t0 - nextTurn) / g.iv) + 1)
+  end
+  local wait = math.max(0, nextTurn - t0)
+  local scaled = math.floor(wait * interval / g.iv)
+  g.iv, g.bu = interval, burst
+  local tau = (burst - 1) * interval
+  if avail == 0 then
+    g.tat = t0 + scaled + tau
+  else
+    g.tat = t0 + tau - (math.min(avail, burst) - 1) * interval
+  end
+end
+
 -- pace brings the state to the configured interval at the shared factor,
--- and to burst (gcra.setPace: re-times the next turn, creates no credit).
+-- and to burst, from the end of any pause: a new pace never stretches a
+-- pause.
 local function pace(s, base, burst)
   local interval = math.floor(base / s.f)
   if s.iv == 0 then
     s.iv, s.bu = interval, burst
     return
   end
-  if interval == s.iv and burst == s.bu then return end
-  -- re-time from the end of any pause: a new pace never stretches a pause
-  local t0 = math.max(s.now, s.pu)
-  local nextTurn = s.tat - (s.bu - 1) * s.iv
-  local avail = 0
-  if nextTurn <= t0 then
-    avail = math.min(s.bu, math.floor((t0 - nextTurn) / s.iv) + 1)
-  end
-  local wait = math.max(0, nextTurn - t0)
-  local scaled = math.floor(wait * interval / s.iv)
-  s.iv, s.bu = interval, burst
-  local tau = (burst - 1) * interval
-  if avail == 0 then
-    s.tat = t0 + scaled + tau
-  else
-    s.tat = t0 + tau - (math.min(avail, burst) - 1) * interval
-  end
+  setPace(s, interval, burst, math.max(s.now, s.pu))
 end
 `
 
-// takeScript reserves the next turn (gcra.reserve behind the pause).
+// takeScript reserves the next turn (gcra.reserve behind the pause) and,
+// with extra dimensions, every cost at the turn's send time (the
+// MemoryStore's Take, decision for decision).
 //
 //	ARGV[5] the configured interval, ns   ARGV[6] the burst
-//	ARGV[7] maxWait, ns (-1: none)
+//	ARGV[7] maxWait, ns (-1: none)        ARGV[8] k, the extra dimensions
+//	then per dimension: name, interval (ns per unit), burst, cost
 //
 // It returns {granted, wait, at, paused, pause status, factor, tat before,
 // tat after, ep, pause left}, times in ns since ep (wait and pause left
-// from now).
+// from now), and with extra dimensions then {la before, and per dimension
+// its tat before and after}.
 var takeScript = redis.NewScript(prologue + `
 local s = load()
 pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
 local maxWait = tonumber(ARGV[7])
-local base = math.max(s.tat, s.now)
-local at = math.max(s.now, s.pu, base - (s.bu - 1) * s.iv)
-local before, after = s.tat, base + s.iv
+local k = tonumber(ARGV[8])
+local gs = {}
+for j = 1, k do
+  local o = 8 + (j - 1) * 4
+  local g = dim(s, ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]))
+  setPace(g, tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), math.max(s.now, s.pu))
+  g.n = math.max(0, tonumber(ARGV[o + 4]))
+  gs[j] = g
+end
+local at, before, after
 local granted = 0
-if maxWait < 0 or at < s.now + maxWait then
-  granted = 1
-  s.tat = after
+if k == 0 then
+  -- charged from the arrival (gcra.reserve)
+  local base = math.max(s.tat, s.now)
+  at = math.max(s.now, s.pu, base - (s.bu - 1) * s.iv)
+  before, after = s.tat, base + s.iv
+  if maxWait < 0 or at < s.now + maxWait then
+    granted = 1
+    s.tat = after
+  end
+else
+  -- behind every dimension turn granted before, when every cost fits,
+  -- charged at the send time (gcra.reserveAt, gcra.reserveN)
+  local nb = math.max(s.pu, s.la)
+  for _, g in ipairs(gs) do
+    if g.n > 0 then nb = math.max(nb, g.tat - (g.bu - g.n) * g.iv) end
+  end
+  at = math.max(s.now, nb, s.tat - (s.bu - 1) * s.iv)
+  before, after = s.tat, s.tat
+  if maxWait < 0 or at < s.now + maxWait then
+    granted = 1
+    s.tat = math.max(s.tat, at) + s.iv
+    after = s.tat
+  end
 end
 local paused = 0
 if s.pu > s.now and at <= s.pu then paused = 1 end
+local out = {granted, at - s.now, at, paused, s.ps, fmt(s.f), before, after, s.ep, math.max(0, s.pu - s.now)}
+if k > 0 and granted == 1 then
+  out[#out + 1] = s.la
+  s.la = at
+  for _, g in ipairs(gs) do
+    out[#out + 1] = g.tat
+    if g.n > 0 then g.tat = math.max(g.tat, at) + g.n * g.iv end
+    out[#out + 1] = g.tat
+  end
+end
 save(s)
-return {granted, at - s.now, at, paused, s.ps, fmt(s.f), before, after, s.ep, math.max(0, s.pu - s.now)}
+return out
 `)
 
-// refundScript gives a turn back if nobody reserved after it (gcra.cancel).
+// refundScript gives a turn back if nobody reserved after it (gcra.cancel),
+// in the requests and in each extra dimension on its own.
 //
 //	ARGV[5], ARGV[6] tat before   ARGV[7], ARGV[8] tat after (seconds, ns)
+//	ARGV[9] k, the extra dimensions; with k > 0, ARGV[10], ARGV[11] la
+//	before, then per dimension: name, tat before, tat after (seconds, ns)
 //
-// It returns 1 if it gave the turn back, else 0.
+// It returns 1 if it gave the request's turn back, else 0.
 var refundScript = redis.NewScript(prologue + `
 if redis.call('EXISTS', key) == 0 then return 0 end
 local s = load()
-if s.tat ~= abs(s, ARGV[7], ARGV[8]) then return 0 end
-s.tat = math.max(IDLE, abs(s, ARGV[5], ARGV[6]))
+local ok = 0
+if s.tat == abs(s, ARGV[7], ARGV[8]) then
+  s.tat = math.max(IDLE, abs(s, ARGV[5], ARGV[6]))
+  ok = 1
+end
+local k = tonumber(ARGV[9])
+if k > 0 and ok == 1 then s.la = math.max(IDLE, abs(s, ARGV[10], ARGV[11])) end
+for j = 1, k do
+  local o = 11 + (j - 1) * 5
+  local g = dim(s, ARGV[o + 1])
+  if g and g.tat == abs(s, ARGV[o + 4], ARGV[o + 5]) then
+    g.tat = math.max(IDLE, abs(s, ARGV[o + 2], ARGV[o + 3]))
+  end
+end
+save(s)
+return ok
+`)
+
+// settleScript settles a granted turn's costs (gcra.settle, per extra
+// dimension): an overspend is charged from the send time, saturating
+// MAXSPAN past it; an underspend is given back if nobody reserved after
+// the turn in that dimension.
+//
+//	ARGV[5], ARGV[6] the turn's send time (seconds, ns)   ARGV[7] k
+//	then per dimension: name, tat before, tat after (seconds, ns), cost, actual
+//
+// It returns 1.
+var settleScript = redis.NewScript(prologue + `
+if redis.call('EXISTS', key) == 0 then return 1 end
+local MAXSPAN = 2305843009213693952
+local s = load()
+local at = abs(s, ARGV[5], ARGV[6])
+for j = 1, tonumber(ARGV[7]) do
+  local o = 7 + (j - 1) * 7
+  local g = dim(s, ARGV[o + 1])
+  local delta = tonumber(ARGV[o + 7]) - tonumber(ARGV[o + 6])
+  if g and delta > 0 then
+    local e = MAXSPAN
+    if delta < math.floor(MAXSPAN / g.iv) then e = delta * g.iv end
+    g.tat = math.min(math.max(g.tat, at) + e, at + MAXSPAN)
+  elseif g and delta < 0 and g.tat == abs(s, ARGV[o + 4], ARGV[o + 5]) then
+    g.tat = math.max(g.tat + delta * g.iv, abs(s, ARGV[o + 2], ARGV[o + 3]), at)
+  end
+end
 save(s)
 return 1
 `)

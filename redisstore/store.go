@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -134,9 +133,9 @@ func (s *Store) Take(ctx context.Context, p core.Pace, maxWait time.Duration) (c
 		maxWait = -1
 	}
 	v, err := s.run(ctx, "take", takeScript, s.state,
-		s.stateArgs(int64(p.Interval), p.Burst, int64(maxWait))...)
+		s.stateArgs(takeArgs(p, maxWait)...)...)
 	if err == nil {
-		t, pause, err := parseTurn(v)
+		t, pause, err := parseTurn(v, p)
 		if err == nil && s.fb != nil {
 			s.fb.adopt(core.StoreStatus{Pause: pause, PauseStatus: t.Status, Factor: t.Factor})
 		}
@@ -151,36 +150,32 @@ func (s *Store) Take(ctx context.Context, p core.Pace, maxWait time.Duration) (c
 }
 
 // Refund implements core.Store: it gives the turn back if nobody took a
-// turn after it.
+// turn after it (in each extra dimension, if nobody reserved after it
+// there).
 func (s *Store) Refund(ctx context.Context, t core.Turn) error {
 	if s.fb != nil && s.fb.refund(ctx, t) {
 		return nil
 	}
-	before, after, ok := parseToken(t.Token)
+	tok, ok := parseToken(t.Token)
 	if !ok {
 		return nil // not a turn this store granted
 	}
-	bs, bn := split(before)
-	as, an := split(after)
-	_, err := s.run(ctx, "refund", refundScript, s.state, s.stateArgs(bs, bn, as, an)...)
+	_, err := s.run(ctx, "refund", refundScript, s.state, s.stateArgs(tok.refundArgs()...)...)
 	return err
 }
 
-// A Redis turn's refund token is "r" and the GCRA state before and after
-// the reservation, in Unix nanoseconds of Redis time, in decimal:
-// "r<before>:<after>". The fallback's tokens start with "f".
-func redisToken(before, after int64) string {
-	return "r" + strconv.FormatInt(before, 10) + ":" + strconv.FormatInt(after, 10)
-}
-
-func parseToken(tok string) (before, after int64, ok bool) {
-	b, a, found := strings.Cut(strings.TrimPrefix(tok, "r"), ":")
-	if !found || !strings.HasPrefix(tok, "r") {
-		return 0, 0, false
+// Settle implements core.Store: it settles a granted turn's costs in the
+// extra dimensions at actual (see core.Store).
+func (s *Store) Settle(ctx context.Context, t core.Turn, actual []int64) error {
+	if s.fb != nil && s.fb.settle(ctx, t, actual) {
+		return nil
 	}
-	before, err1 := strconv.ParseInt(b, 10, 64)
-	after, err2 := strconv.ParseInt(a, 10, 64)
-	return before, after, err1 == nil && err2 == nil
+	tok, ok := parseToken(t.Token)
+	if !ok || len(tok.dims) == 0 {
+		return nil // not a turn this store granted, or nothing to settle
+	}
+	_, err := s.run(ctx, "settle", settleScript, s.state, s.stateArgs(tok.settleArgs(actual)...)...)
+	return err
 }
 
 // Report implements core.Store: it applies a response's pause and adaptive
@@ -412,8 +407,9 @@ func bit(b bool) int {
 	return 0
 }
 
-// parseTurn reads take's reply: the turn, and the time left in the pause.
-func parseTurn(v []any) (core.Turn, time.Duration, error) {
+// parseTurn reads take's reply to a Take at p: the turn, and the time left
+// in the pause.
+func parseTurn(v []any, p core.Pace) (core.Turn, time.Duration, error) {
 	n, err := ints(v, 0, 1, 2, 3, 4, 6, 7, 8, 9)
 	if err != nil {
 		return core.Turn{}, 0, err
@@ -423,14 +419,21 @@ func parseTurn(v []any) (core.Turn, time.Duration, error) {
 		return core.Turn{}, 0, err
 	}
 	ep := n[8] * 1e9
-	token := "" // nothing to refund when nothing was reserved
+	tokText := "" // nothing to refund when nothing was reserved
 	if n[0] == 1 {
-		token = redisToken(ep+n[6], ep+n[7])
+		tok := token{before: ep + n[6], after: ep + n[7]}
+		if len(p.Dims) > 0 {
+			tok.at = ep + n[2]
+			if err := tok.readDims(v[10:], ep, p); err != nil {
+				return core.Turn{}, 0, err
+			}
+		}
+		tokText = tok.String()
 	}
 	return core.Turn{
 		Granted: n[0] == 1, Wait: time.Duration(n[1]), At: ep + n[2],
 		Paused: n[3] == 1, Status: int(n[4]), Factor: f,
-		Token: token,
+		Token: tokText,
 	}, time.Duration(n[9]), nil
 }
 

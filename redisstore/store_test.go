@@ -32,8 +32,9 @@ func fakeClock(s *Store) *int64 {
 // relative: at is when it happens, from the first op.
 type op struct {
 	at      time.Duration
-	kind    byte // 't'ake, 'r'efund, 'o'bserve (Report), 's'tatus
+	kind    byte // 't'ake, 'r'efund, 'o'bserve (Report), 's'tatus, 'c'ommit (Settle)
 	pace    core.Pace
+	actual  []int64       // commit: the units used, per dimension of the turn's Take
 	maxWait time.Duration // take
 	turn    int           // refund: index of the turn given back; report: the turn whose At is Sent (-1: MaxInt64, -2: now)
 	report  core.Report   // report, without Sent and Pace
@@ -44,12 +45,26 @@ var (
 	testAdapt = []core.Adaptive{core.DefaultAdaptive(), {}, {Decrease: 0.7, MinRate: 0.2, Increase: 0.3}}
 )
 
+// testDims are the extra dimensions of the differential test with
+// dimensions: at 1 ms and 0.1 ms per unit, bursts of 40 and 500.
+var testDims = []core.DimPace{
+	{Name: "tokens", Interval: 100_000, Burst: 500},
+	{Name: "images:hd", Interval: time.Millisecond, Burst: 40},
+}
+
 // genOps returns a random sequence of calls: takes with and without a
 // deadline, refunds of recent and old turns, responses with pauses,
-// refusals and quota limits, and changes of pace between calls.
-func genOps(seed uint64, n int) []op {
+// refusals and quota limits, and changes of pace between calls. With
+// dims, takes carry costs in testDims (listed in either order, their paces
+// changing too) and some turns are committed, over or under their
+// estimate.
+func genOps(seed uint64, n int, dims bool) []op {
 	r := rand.New(rand.NewPCG(seed, 1))
 	pace := core.Pace{Interval: 10 * time.Millisecond, Burst: 3, Adaptive: core.DefaultAdaptive()}
+	var costs [][]int64 // per take
+	if dims {
+		pace.Dims = append([]core.DimPace(nil), testDims...)
+	}
 	var ops []op
 	var at time.Duration
 	turns := 0
@@ -72,12 +87,37 @@ func genOps(seed uint64, n int) []op {
 		if r.IntN(30) == 0 {
 			pace.Adaptive = testAdapt[r.IntN(len(testAdapt))]
 		}
+		if dims && r.IntN(20) == 0 {
+			d := append([]core.DimPace(nil), pace.Dims...)
+			i := r.IntN(len(d))
+			switch r.IntN(3) {
+			case 0:
+				d[0], d[1] = d[1], d[0] // the same dimensions, in the other order
+			case 1:
+				d[i].Interval = testDims[i].Interval * time.Duration(1+r.IntN(2))
+			default:
+				d[i].Burst = testDims[i].Burst / int64(1+r.IntN(2))
+			}
+			pace.Dims = d
+		}
 		o := op{at: at, pace: pace}
 		switch x := r.IntN(20); {
 		case x < 11:
 			o.kind = 't'
 			o.maxWait = []time.Duration{-1, -1, 0, time.Duration(r.Int64N(int64(100 * time.Millisecond)))}[r.IntN(4)]
 			turns++
+			var c []int64
+			for _, d := range pace.Dims {
+				c = append(c, []int64{0, r.Int64N(d.Burst + 1), d.Burst}[r.IntN(3)])
+			}
+			o.pace.Cost = c
+			costs = append(costs, c)
+		case dims && x < 13 && turns > 0:
+			o.kind = 'c'
+			o.turn = turns - 1 - r.IntN(min(turns, 4))
+			for _, n := range costs[o.turn] {
+				o.actual = append(o.actual, []int64{0, n, r.Int64N(n + 1), n + r.Int64N(100), n + r.Int64N(500)}[r.IntN(5)])
+			}
 		case x < 14 && turns > 0:
 			o.kind = 'r'
 			o.turn = turns - 1
@@ -128,8 +168,8 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 			turns = append(turns, t)
 			// Tokens are each store's own: the refunds' effect shows in
 			// the turns that follow.
-			out = append(out, fmt.Sprintf("take(%v, %d, %v) = granted %v wait %v at %s paused %v/%d factor %v",
-				o.pace.Interval, o.pace.Burst, o.maxWait, t.Granted, t.Wait, rel(t.At), t.Paused, t.Status, t.Factor))
+			out = append(out, fmt.Sprintf("take(%v, %d, %v, %v) = granted %v wait %v at %s paused %v/%d factor %v",
+				o.pace.Interval, o.pace.Burst, o.maxWait, o.pace.Cost, t.Granted, t.Wait, rel(t.At), t.Paused, t.Status, t.Factor))
 		case 'r':
 			if err := st.Refund(ctx, turns[o.turn]); err != nil {
 				return append(out, "error: "+err.Error())
@@ -152,6 +192,11 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 			}
 			out = append(out, fmt.Sprintf("report(%d, pause %v, allow %d, refused %v, sent turn %d) = %+v",
 				r.Status, r.Pause, r.Allow, r.Refused, o.turn, s))
+		case 'c':
+			if err := st.Settle(ctx, turns[o.turn], o.actual); err != nil {
+				return append(out, "error: "+err.Error())
+			}
+			out = append(out, fmt.Sprintf("settle(turn %d, %v)", o.turn, o.actual))
 		case 's':
 			s, err := st.Status(ctx)
 			if err != nil {
@@ -169,33 +214,46 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 // to every call: the turn, its wait, the tat around it, the pause, the
 // adaptive factor. This is what makes the Lua a faithful port of core's
 // GCRA (reserve, cancel, setPace, floorAfterPause), pause and AIMD.
+//
+// With dims, the takes also reserve costs in two extra dimensions and some
+// turns are settled (Settle): the dimensions' FIFO, their send-time
+// charge, their refunds and settlements decide alike too.
 func TestScriptsDecideLikeMemoryStore(t *testing.T) {
-	for _, rebase := range []int64{rebaseAfter, 2} {
-		for seed := range uint64(12) {
-			t.Run(fmt.Sprintf("rebase=%d/seed=%d", rebase, seed), func(t *testing.T) {
-				ops := genOps(seed, 250)
-				var want []string
-				synctest.Test(t, func(t *testing.T) {
-					mem := core.NewMemoryStore()
-					start := time.Now()
-					want = apply(mem, ops, func(at time.Duration) { time.Sleep(at - time.Since(start)) }, 0)
-				})
-				defer func(old int64) { rebaseAfter = old }(rebaseAfter)
-				rebaseAfter = rebase
-				s := newStore(t)
-				now := fakeClock(s)
-				got := apply(s, ops, func(at time.Duration) { *now = base + int64(at) }, base)
-				for i := range want {
-					if i >= len(got) || got[i] != want[i] {
-						g := "(missing)"
-						if i < len(got) {
-							g = got[i]
-						}
-						t.Fatalf("step %d at %v:\n redis  %s\n memory %s\nprevious steps:\n %s", i, ops[i].at, g, want[i],
-							strings.Join(want[max(0, i-5):i], "\n "))
-					}
+	for _, dims := range []bool{false, true} {
+		for _, rebase := range []int64{rebaseAfter, 2} {
+			for seed := range uint64(12) {
+				t.Run(fmt.Sprintf("dims=%v/rebase=%d/seed=%d", dims, rebase, seed), func(t *testing.T) {
+					n := 250
+				if dims {
+					// Full-burst costs without a deadline queue up fast:
+					// past 2^53 ns from ep (104 days) the script's doubles
+					// round, where core's integers do not.
+					n = 150
 				}
-			})
+				ops := genOps(seed, n, dims)
+					var want []string
+					synctest.Test(t, func(t *testing.T) {
+						mem := core.NewMemoryStore()
+						start := time.Now()
+						want = apply(mem, ops, func(at time.Duration) { time.Sleep(at - time.Since(start)) }, 0)
+					})
+					defer func(old int64) { rebaseAfter = old }(rebaseAfter)
+					rebaseAfter = rebase
+					s := newStore(t)
+					now := fakeClock(s)
+					got := apply(s, ops, func(at time.Duration) { *now = base + int64(at) }, base)
+					for i := range want {
+						if i >= len(got) || got[i] != want[i] {
+							g := "(missing)"
+							if i < len(got) {
+								g = got[i]
+							}
+							t.Fatalf("step %d at %v:\n redis  %s\n memory %s\nprevious steps:\n %s", i, ops[i].at, g, want[i],
+								strings.Join(want[max(0, i-5):i], "\n "))
+						}
+					}
+				})
+			}
 		}
 	}
 }
