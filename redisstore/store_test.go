@@ -224,13 +224,13 @@ func TestScriptsDecideLikeMemoryStore(t *testing.T) {
 			for seed := range uint64(12) {
 				t.Run(fmt.Sprintf("dims=%v/rebase=%d/seed=%d", dims, rebase, seed), func(t *testing.T) {
 					n := 250
-				if dims {
-					// Full-burst costs without a deadline queue up fast:
-					// past 2^53 ns from ep (104 days) the script's doubles
-					// round, where core's integers do not.
-					n = 150
-				}
-				ops := genOps(seed, n, dims)
+					if dims {
+						// Full-burst costs without a deadline queue up fast:
+						// past 2^53 ns from ep (104 days) the script's doubles
+						// round, where core's integers do not.
+						n = 150
+					}
+					ops := genOps(seed, n, dims)
 					var want []string
 					synctest.Test(t, func(t *testing.T) {
 						mem := core.NewMemoryStore()
