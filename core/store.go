@@ -21,8 +21,8 @@ import (
 // it; if the budget hears of a pause meanwhile (a response it sent), the
 // call takes a turn again behind the pause. A pause or decrease another
 // budget reported re-times only the calls that take their turn after it,
-// and the quota reports (Remaining/Reset) that shape an in-memory budget's
-// pace are not shared. Check covers the store's pause and pace.
+// and so does a quota report (Remaining/Reset), which shapes the shared
+// pace as it does a budget's own. Check covers the store's pause and pace.
 //
 // Extra dimensions (WithDimension) are kept in the store by name: a turn
 // reserves the request and every cost at once, at its send time, behind
@@ -98,6 +98,11 @@ type Turn struct {
 }
 
 // A Report is one response's feedback, for Store.Report.
+//
+// Its quota report (Remaining, Limit, Reset, and Quotas for the extra
+// dimensions) shapes the shared pace as it shapes a budget's own until the
+// reset: never spend what remains faster than it returns. The zero values
+// report no quota.
 type Report struct {
 	Status  int
 	Pause   time.Duration // the pause the response asked for; 0 for none
@@ -105,6 +110,18 @@ type Report struct {
 	Refused bool          // a 429, 503 or spent quota: an adaptive decrease
 	Sent    int64         // when the request was sent, on the store's clock (Turn.At)
 	Pace    Pace
+
+	Remaining int           // requests the quota has left; < 0: unknown
+	Limit     int           // the quota's limit; < 0: unknown
+	Reset     time.Duration // until the quota is restored, at most the budget's max pause; <= 0: unknown
+	Quotas    []DimQuota    // the same for extra dimensions
+}
+
+// DimQuota is a quota report for one extra dimension, by its name.
+type DimQuota struct {
+	Name             string
+	Remaining, Limit int
+	Reset            time.Duration
 }
 
 // StoreStatus is what Store.Status reports.

@@ -99,6 +99,16 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 	return t.At, false, nil
 }
 
+// hasDim reports whether the budget has an extra dimension named name.
+func (p *storePacer) hasDim(name string) bool {
+	for _, d := range p.dims {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // keep records a granted turn in its reservation, for settle.
 func (p *storePacer) keep(r *reservation, t Turn) {
 	if r != nil {
@@ -135,7 +145,16 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64) {
 	b := p.b
 	pace := p.pace()
 	r := Report{Status: status, Pause: f.Pause, Allow: int(pauseAllowance(f, int64(pace.Burst))),
-		Refused: refused(status, f), Sent: sent, Pace: pace}
+		Refused: refused(status, f), Sent: sent, Pace: pace,
+		Remaining: f.Remaining, Limit: f.Limit, Reset: min(f.Reset, b.maxPause)}
+	for _, q := range f.Quotas { // a Quota whose Name, or else Unit, is a dimension's
+		for _, d := range p.dims {
+			if q.Name == d.Name || (q.Unit == d.Name && !p.hasDim(q.Name)) {
+				r.Quotas = append(r.Quotas, DimQuota{Name: d.Name, Remaining: q.Remaining, Limit: q.Limit, Reset: min(q.Reset, b.maxPause)})
+				break
+			}
+		}
+	}
 	st, err := p.s.Report(context.Background(), r)
 	p.health(cmpErr(err, st.Fallback))
 	if err == nil && st.Pause > 0 {

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"sync"
 	"time"
 )
@@ -20,6 +21,10 @@ type MemoryStore struct {
 	// dims are the extra dimensions by name, created by the first Take or
 	// Report that names them; guarded by mu.
 	dims map[string]*gcra
+	// shape is what the last quota report for requests allows, and
+	// dimShapes the same per extra dimension, by name; guarded by mu.
+	shape     shape
+	dimShapes map[string]shape
 	// last is the latest send time granted to a budget with extra
 	// dimensions: such turns are served in the order they are taken
 	// (FIFO), as a budget's own queue serves them; guarded by mu.
@@ -34,13 +39,15 @@ func NewMemoryStore() *MemoryStore {
 func (s *MemoryStore) now() int64 { return int64(time.Since(s.epoch)) }
 
 // pace brings g to p at the shared factor, at now.
+// The shared factor and the quota report slow it, as a budget's controller
+// does (controller.pace).
 func (s *MemoryStore) paceLocked(p Pace, now int64) {
-	interval := int64(float64(p.Interval) / s.aimd.factor)
+	interval, burst := s.shape.slow(now, int64(float64(p.Interval)/s.aimd.factor), int64(p.Burst))
 	if s.g.interval == 0 {
-		s.g.interval, s.g.burst = interval, int64(p.Burst)
+		s.g.interval, s.g.burst = interval, burst
 		return
 	}
-	s.g.setPace(max(now, s.pause.until), interval, int64(p.Burst)) // never stretches a pause
+	s.g.setPace(max(now, s.pause.until), interval, burst) // never stretches a pause
 }
 
 // dimsLocked brings the extra dimensions of p to their configured pace at
@@ -56,10 +63,12 @@ func (s *MemoryStore) dimsLocked(p Pace, now int64) []*gcra {
 	for i, d := range p.Dims {
 		g := s.dims[d.Name]
 		if g == nil {
-			g = &gcra{tat: idle, interval: int64(d.Interval), burst: d.Burst}
+			iv, bu := s.dimShapes[d.Name].slow(now, int64(d.Interval), d.Burst)
+			g = &gcra{tat: idle, interval: iv, burst: bu}
 			s.dims[d.Name] = g
 		}
-		g.setPace(max(now, s.pause.until), int64(d.Interval), d.Burst)
+		iv, bu := s.dimShapes[d.Name].slow(now, int64(d.Interval), d.Burst)
+		g.setPace(max(now, s.pause.until), iv, bu)
 		gs[i] = g
 	}
 	return gs
@@ -182,11 +191,30 @@ func (s *MemoryStore) Report(_ context.Context, r Report) (StoreStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.aimd.observe(r.Pace.Adaptive, r.Refused, r.Status, r.Sent, now)
+	s.shapeLocked(r, now)
 	s.paceLocked(r.Pace, now)
 	if r.Pause > 0 && s.pause.extend(now+int64(r.Pause), r.Status) {
 		s.g.floorAfterPause(s.pause.until, int64(cmpOr(r.Allow, r.Pace.Burst)))
 	}
 	return s.statusLocked(now), nil
+}
+
+// shapeLocked keeps the quota reports of r, at now, by the rules of a
+// budget's controller (shapeOf; a pause that lasts until the reset covers
+// the report's window).
+func (s *MemoryStore) shapeLocked(r Report, now int64) {
+	q := Feedback{Remaining: r.Remaining, Limit: r.Limit, Reset: r.Reset}
+	if sh, ok := shapeOf(q, now, math.MaxInt64); ok && (r.Pause == 0 || r.Reset > r.Pause) {
+		s.shape = sh
+	}
+	for _, d := range r.Quotas {
+		if sh, ok := shapeOf(Feedback{Remaining: d.Remaining, Limit: d.Limit, Reset: d.Reset}, now, math.MaxInt64); ok {
+			if s.dimShapes == nil {
+				s.dimShapes = make(map[string]shape)
+			}
+			s.dimShapes[d.Name] = sh
+		}
+	}
 }
 
 // Status implements Store.

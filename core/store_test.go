@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -293,6 +294,60 @@ func TestStoreCheckCoversThePace(t *testing.T) {
 		}
 		if d := time.Since(start); d != time.Second {
 			t.Fatalf("Acquire after the Checks waited %v, want 1s: Check reserved a turn", d)
+		}
+	})
+}
+
+// TestStoreQuotaReportPacesEveryBudget: a quota report one budget hears
+// (2 requests left, reset in 11 s: at most 2 now, then one per 5 s) paces
+// the other budget on the store too, as it would pace the one that heard
+// it in memory: the other's three calls go at 0, 0 and 5 s, not at once.
+// When the report's reset has passed, the configured pace is back. The
+// same holds for an extra dimension's quota (x-ratelimit-remaining-tokens).
+func TestStoreQuotaReportPacesEveryBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		opts := []Option{WithBurst(10), WithStore(s), WithDimension("tokens", PerSecond(1000))}
+		a := MustBudget(PerSecond(100), opts...)
+		b := MustBudget(PerSecond(100), opts...)
+		p, err := a.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Remaining": {"2"}, "X-Ratelimit-Reset": {"11"}})
+		start := time.Now()
+		var at []time.Duration
+		for range 3 {
+			if _, err := b.Acquire(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			at = append(at, time.Since(start))
+		}
+		if want := []time.Duration{0, 0, 5 * time.Second}; !slices.Equal(at, want) {
+			t.Fatalf("the other budget's calls after a quota report of 2 left for 11s went at %v, want %v", at, want)
+		}
+		time.Sleep(10 * time.Second) // past the reset (a pace change creates no burst credit)
+		start = time.Now()
+		for range 10 {
+			if _, err := b.Acquire(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := time.Since(start); d > 100*time.Millisecond {
+			t.Fatalf("after the reset, 10 calls took %v, want the configured pace (at most 100ms), not one per 5s", d)
+		}
+
+		// tokens: 100 left for 11 s (100 at once, then 10 per second)
+		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Remaining-Tokens": {"100"}, "X-Ratelimit-Reset-Tokens": {"11s"}})
+		if _, err := b.AcquireCost(context.Background(), Cost{"tokens", 100}); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		if _, err := b.AcquireCost(context.Background(), Cost{"tokens", 10}); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Fatalf("10 tokens after the 100 a tokens quota report left went %v later, want 1s", d)
 		}
 	})
 }

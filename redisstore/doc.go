@@ -17,7 +17,9 @@
 // extends the shared pause (never shortens it) and bounds what goes at once
 // when it ends; a refusal halves the shared rate once per burst across the
 // whole fleet (a response to a request sent before the last decrease does
-// not decrease it again); other responses restore it with time. The
+// not decrease it again); other responses restore it with time; a quota
+// report (Remaining/Reset, x-ratelimit-remaining-tokens for a dimension)
+// shapes the shared pace until its reset, as it shapes one budget's. The
 // scripts decide exactly as core.MemoryStore does; the tests check it call
 // by call.
 //

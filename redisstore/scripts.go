@@ -16,9 +16,14 @@ import "github.com/redis/go-redis/v9"
 //	lc   the last adaptive change, ns since ep [0]
 //	la   the latest send time granted to a budget with extra dimensions,
 //	     ns since ep: such turns go in the order they are taken [idle]
+//	qi, qb, qu
+//	     the last quota report's shape: the interval and burst it allows
+//	     until qu, ns since ep [none: qu idle]
 //	d:<name>:t, d:<name>:i, d:<name>:b
 //	     extra dimension <name>'s GCRA: tat, interval and burst, in units
 //	     [new: idle, at its configured pace]
+//	d:<name>:qi, d:<name>:qb, d:<name>:qu
+//	     the shape of its last quota report [none]
 //
 // Times are kept relative to ep so that every one is an integer below 2^53,
 // exact in Lua's doubles; ep moves forward (and the times with it) when now
@@ -31,9 +36,10 @@ import "github.com/redis/go-redis/v9"
 //	ARGV[3]           the idle TTL, ms
 //	ARGV[4]           the rebase threshold, seconds
 //
-// The GCRA, pause and AIMD arithmetic is the same as core's (gcra.reserve,
-// gcra.cancel, gcra.setPace, gcra.floorAfterPause, aimd.observe,
-// pause.extend), operation for operation, so that a Redis store and a
+// The GCRA, pause, AIMD and quota-shape arithmetic is the same as core's
+// (gcra.reserve, gcra.reserveAt, gcra.cancel, gcra.settle, gcra.setPace,
+// gcra.floorAfterPause, aimd.observe, pause.extend, shapeOf, shape.slow),
+// operation for operation, so that a Redis store and a
 // core.MemoryStore decide alike; store_test.go checks it step by step.
 const prologue = `
 if redis.replicate_commands then redis.replicate_commands() end
@@ -49,13 +55,14 @@ local function load()
     local t = redis.call('TIME')
     sec, nsec = tonumber(t[1]), tonumber(t[2]) * 1000
   end
-  local v = redis.call('HMGET', key, 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la')
+  local v = redis.call('HMGET', key, 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu')
   local s = {
     ep = tonumber(v[1]) or sec, tat = tonumber(v[2]) or IDLE,
     iv = tonumber(v[3]) or 0, bu = tonumber(v[4]) or 0,
     pu = tonumber(v[5]) or IDLE, ps = tonumber(v[6]) or 0,
     f = tonumber(v[7]) or 1, ld = tonumber(v[8]), lc = tonumber(v[9]) or 0,
     la = tonumber(v[10]) or IDLE, dims = {}, shift = 0,
+    qi = tonumber(v[11]) or 0, qb = tonumber(v[12]) or 0, qu = tonumber(v[13]) or IDLE,
   }
   local d = sec - s.ep
   if d > tonumber(ARGV[4]) then
@@ -64,6 +71,7 @@ local function load()
     s.tat = math.max(IDLE, s.tat - shift)
     s.pu = math.max(IDLE, s.pu - shift)
     s.la = math.max(IDLE, s.la - shift)
+    s.qu = math.max(IDLE, s.qu - shift)
     s.lc = s.lc - shift
     if s.ld then s.ld = s.ld - shift end
     s.shift = shift -- for the extra dimensions (dim, save)
@@ -73,19 +81,21 @@ local function load()
   return s
 end
 
--- dim loads extra dimension name (nil when it does not exist and iv is nil;
--- else new at interval iv and burst bu) into s.dims, to be saved with s.
-local function dim(s, name, iv, bu)
+-- dim loads extra dimension name into s.dims, to be saved with s: nil when
+-- it does not exist, unless create (then new: idle, its pace not yet set).
+local function dim(s, name, create)
   local p = 'd:' .. name .. ':'
-  local v = redis.call('HMGET', key, p .. 't', p .. 'i', p .. 'b')
+  local v = redis.call('HMGET', key, p .. 't', p .. 'i', p .. 'b', p .. 'qi', p .. 'qb', p .. 'qu')
   local g
   if v[2] then
     g = {tat = math.max(IDLE, tonumber(v[1]) - s.shift), iv = tonumber(v[2]), bu = tonumber(v[3])}
-  elseif iv then
-    g = {tat = IDLE, iv = iv, bu = bu}
+  elseif create then
+    g = {tat = IDLE}
   else
     return nil
   end
+  g.qi, g.qb = tonumber(v[4]) or 0, tonumber(v[5]) or 0
+  g.qu = math.max(IDLE, (tonumber(v[6]) or IDLE) - s.shift)
   g.p = p
   s.dims[#s.dims + 1] = g
   return g
@@ -93,23 +103,26 @@ end
 
 local function save(s)
   redis.call('HSET', key, 'ep', fmt(s.ep), 'tat', fmt(s.tat), 'iv', fmt(s.iv), 'bu', fmt(s.bu),
-    'pu', fmt(s.pu), 'ps', fmt(s.ps), 'f', fmt(s.f), 'lc', fmt(s.lc), 'la', fmt(s.la))
+    'pu', fmt(s.pu), 'ps', fmt(s.ps), 'f', fmt(s.f), 'lc', fmt(s.lc), 'la', fmt(s.la),
+    'qi', fmt(s.qi), 'qb', fmt(s.qb), 'qu', fmt(s.qu))
   if s.ld then redis.call('HSET', key, 'ld', fmt(s.ld)) end
   local ahead = math.max(0, s.tat - s.now, s.pu - s.now)
   if s.shift > 0 then
-    -- ep moved: so does every extra dimension's tat this run did not load
+    -- ep moved: so do the times of every extra dimension this run did
+    -- not load (its tat and the end of its quota report)
     local loaded = {}
-    for _, g in ipairs(s.dims) do loaded[g.p .. 't'] = true end
+    for _, g in ipairs(s.dims) do loaded[g.p .. 't'], loaded[g.p .. 'qu'] = true, true end
     local all = redis.call('HGETALL', key)
     for i = 1, #all, 2 do
       local f = all[i]
-      if not loaded[f] and string.sub(f, 1, 2) == 'd:' and string.sub(f, -2) == ':t' then
+      if not loaded[f] and string.sub(f, 1, 2) == 'd:' and (string.sub(f, -2) == ':t' or string.sub(f, -3) == ':qu') then
         redis.call('HSET', key, f, fmt(math.max(IDLE, tonumber(all[i + 1]) - s.shift)))
       end
     end
   end
   for _, g in ipairs(s.dims) do
-    redis.call('HSET', key, g.p .. 't', fmt(g.tat), g.p .. 'i', fmt(g.iv), g.p .. 'b', fmt(g.bu))
+    redis.call('HSET', key, g.p .. 't', fmt(g.tat), g.p .. 'i', fmt(g.iv), g.p .. 'b', fmt(g.bu),
+      g.p .. 'qi', fmt(g.qi), g.p .. 'qb', fmt(g.qb), g.p .. 'qu', fmt(g.qu))
     ahead = math.max(ahead, g.tat - s.now)
   end
   redis.call('PEXPIRE', key, tonumber(ARGV[3]) + math.ceil(ahead / 1e6))
@@ -138,11 +151,31 @@ local function setPace(g, interval, burst, t0)
   end
 end
 
+-- slow returns interval and burst slowed by q's quota report while it
+-- holds (shape.slow).
+local function slow(now, q, interval, burst)
+  if now < q.qu then
+    interval = math.max(interval, q.qi)
+    burst = math.max(1, math.min(burst, q.qb))
+  end
+  return interval, burst
+end
+
+-- shapeOf returns the interval, burst and end of a quota report of rem
+-- left (limit in all) until reset ns from now, or nil (core's shapeOf).
+local function shapeOf(rem, limit, reset, now)
+  if rem < 0 or reset <= 0 then return nil end
+  local spendable = math.max(rem, limit)
+  if spendable <= 0 then return nil end
+  return math.floor(math.max(0, reset - 1e9) / spendable), math.max(1, rem), now + reset
+end
+
 -- pace brings the state to the configured interval at the shared factor,
--- and to burst, from the end of any pause: a new pace never stretches a
--- pause.
+-- and to burst, slowed by the quota report, from the end of any pause: a
+-- new pace never stretches a pause.
 local function pace(s, base, burst)
-  local interval = math.floor(base / s.f)
+  local interval
+  interval, burst = slow(s.now, s, math.floor(base / s.f), burst)
   if s.iv == 0 then
     s.iv, s.bu = interval, burst
     return
@@ -171,8 +204,13 @@ local k = tonumber(ARGV[8])
 local gs = {}
 for j = 1, k do
   local o = 8 + (j - 1) * 4
-  local g = dim(s, ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]))
-  setPace(g, tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), math.max(s.now, s.pu))
+  local g = dim(s, ARGV[o + 1], true)
+  local iv, bu = slow(s.now, g, tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]))
+  if g.iv then
+    setPace(g, iv, bu, math.max(s.now, s.pu))
+  else
+    g.iv, g.bu = iv, bu
+  end
   g.n = math.max(0, tonumber(ARGV[o + 4]))
   gs[j] = g
 end
@@ -277,13 +315,16 @@ save(s)
 return 1
 `)
 
-// reportScript applies one response: AIMD (aimd.observe), the pace, then
-// the pause (pause.extend, gcra.floorAfterPause).
+// reportScript applies one response: AIMD (aimd.observe), the quota
+// reports (shapeOf; a pause that lasts until the reset covers the report's
+// window), the pace, then the pause (pause.extend, gcra.floorAfterPause).
 //
 //	ARGV[5] the configured interval, ns   ARGV[6] the burst
 //	ARGV[7] adaptive on (1/0)   ARGV[8] Decrease   ARGV[9] MinRate   ARGV[10] Increase
 //	ARGV[11] refused (1/0)   ARGV[12] status   ARGV[13] pause, ns
 //	ARGV[14] allowed at once after the pause   ARGV[15], ARGV[16] sent (seconds, ns)
+//	ARGV[17] remaining   ARGV[18] limit   ARGV[19] reset, ns: the quota report
+//	ARGV[20] k, then per extra dimension's quota report: name, remaining, limit, reset
 //
 // It returns {pause left, pause status, factor}.
 var reportScript = redis.NewScript(prologue + `
@@ -303,14 +344,25 @@ if ARGV[7] == '1' then
     end
   end
 end
-pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
 local p = tonumber(ARGV[13])
+local qi, qb, qu = shapeOf(tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19]), s.now)
+if qi and (p == 0 or tonumber(ARGV[19]) > p) then s.qi, s.qb, s.qu = qi, qb, qu end
+local quotas = {}
+for j = 1, tonumber(ARGV[20]) do
+  local o = 20 + (j - 1) * 4
+  local qi, qb, qu = shapeOf(tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), s.now)
+  if qi then quotas[#quotas + 1] = {'d:' .. ARGV[o + 1] .. ':', qi, qb, qu} end
+end
+pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
 if p > 0 and s.now + p > s.pu then
   s.pu, s.ps = s.now + p, tonumber(ARGV[12])
   local allow = math.min(math.max(tonumber(ARGV[14]), 1), s.bu)
   s.tat = math.max(s.tat, s.pu + (s.bu - allow) * s.iv)
 end
 save(s)
+for _, q in ipairs(quotas) do -- after save: ep has moved, if it moved
+  redis.call('HSET', key, q[1] .. 'qi', fmt(q[2]), q[1] .. 'qb', fmt(q[3]), q[1] .. 'qu', fmt(q[4]))
+end
 return {math.max(0, s.pu - s.now), s.ps, fmt(s.f)}
 `)
 

@@ -195,9 +195,13 @@ func (s *Store) Report(ctx context.Context, r core.Report) (core.StoreStatus, er
 		allow = r.Pace.Burst
 	}
 	ss, sn := split(r.Sent)
-	v, err := s.run(ctx, "report", reportScript, s.state, s.stateArgs(
-		int64(r.Pace.Interval), r.Pace.Burst, on, a.Decrease, a.MinRate, a.Increase,
-		bit(r.Refused), r.Status, int64(r.Pause), allow, ss, sn)...)
+	args := []any{int64(r.Pace.Interval), r.Pace.Burst, on, a.Decrease, a.MinRate, a.Increase,
+		bit(r.Refused), r.Status, int64(r.Pause), allow, ss, sn,
+		r.Remaining, r.Limit, int64(r.Reset), len(r.Quotas)}
+	for _, q := range r.Quotas {
+		args = append(args, q.Name, q.Remaining, q.Limit, int64(q.Reset))
+	}
+	v, err := s.run(ctx, "report", reportScript, s.state, s.stateArgs(args...)...)
 	if err == nil {
 		return s.adopt(parseStatus(v))
 	}

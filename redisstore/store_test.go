@@ -136,6 +136,24 @@ func genOps(seed uint64, n int, dims bool) []op {
 				o.report.Pause = time.Duration(r.Int64N(int64(2 * time.Second)))
 				o.report.Allow = r.IntN(12)
 			}
+			o.report.Remaining, o.report.Limit, o.report.Reset = -1, -1, -1
+			if r.IntN(3) == 0 { // a quota report: what remains until the reset
+				// (mild: a pace change re-times the wait in proportion, and
+				// the test's times must stay within 2^53 ns of ep)
+				o.report.Remaining, o.report.Limit = r.IntN(20)-1, r.IntN(30)-1
+				o.report.Reset = time.Duration(r.Int64N(int64(1500*time.Millisecond))) - time.Second/10
+				if o.report.Remaining+o.report.Limit < 10 {
+					o.report.Reset = min(o.report.Reset, time.Second)
+				}
+			}
+			for _, d := range pace.Dims {
+				if r.IntN(4) == 0 {
+					o.report.Quotas = append(o.report.Quotas, core.DimQuota{Name: d.Name,
+						// mild, so that the costs' debts stay within 2^53 ns of ep
+						Remaining: int(d.Burst)/2 + r.IntN(int(d.Burst)/2+1), Limit: r.IntN(2*int(d.Burst)) - 1,
+						Reset: time.Duration(r.Int64N(int64(2*time.Second))) - time.Second/10})
+				}
+			}
 		default:
 			o.kind = 's'
 		}
@@ -190,8 +208,8 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 			if err != nil {
 				return append(out, "error: "+err.Error())
 			}
-			out = append(out, fmt.Sprintf("report(%d, pause %v, allow %d, refused %v, sent turn %d) = %+v",
-				r.Status, r.Pause, r.Allow, r.Refused, o.turn, s))
+			out = append(out, fmt.Sprintf("report(%d, pause %v, allow %d, refused %v, sent turn %d, quota %d/%d/%v %v) = %+v",
+				r.Status, r.Pause, r.Allow, r.Refused, o.turn, r.Remaining, r.Limit, r.Reset, r.Quotas, s))
 		case 'c':
 			if err := st.Settle(ctx, turns[o.turn], o.actual); err != nil {
 				return append(out, "error: "+err.Error())
