@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -84,5 +85,57 @@ func TestFailOpenFleetKeepsAPauseHeardThroughRedis(t *testing.T) {
 	}
 	if inside > 0 {
 		t.Errorf("the other budgets admitted %d calls inside the pause; want none, with Redis up or down", inside)
+	}
+}
+
+// TestFailOpenFleetOfProcessesKeepsThePause is the same with three OS
+// processes: this test's budget hears the 429 with Retry-After: 3, Redis
+// is killed 0.5 s later, and the processes — which learned of the pause
+// only through Redis — admit nothing until it ends.
+func TestFailOpenFleetOfProcessesKeepsThePause(t *testing.T) {
+	srv := ownRedis(t)
+	key := testKey(t)
+	start := time.Now().Add(time.Second)
+	var hs []*helper
+	for range 3 {
+		hs = append(hs, startHelper(t, "failopen", map[string]string{
+			"ADDR": srv.addr, "KEY": key, "RATE": "100",
+			"START": strconv.FormatInt(start.UnixNano(), 10), "DUR": "2500ms",
+		}))
+	}
+	s, err := New(newClient(t, srv.addr), key, WithFailOpen(0.25), WithTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := core.MustBudget(core.PerSecond(100), core.WithBurst(4), core.WithStore(s))
+	time.Sleep(time.Until(start.Add(300 * time.Millisecond))) // the processes admit through Redis
+	p, err := b.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}})
+	heard := time.Now()
+	time.Sleep(500 * time.Millisecond)
+	srv.kill()
+	var before, inside int
+	for i, h := range hs {
+		r := h.report(t)
+		for _, ns := range r.Sends {
+			at := time.Unix(0, ns)
+			switch {
+			case at.Before(heard):
+				before++
+			case at.After(heard.Add(250*time.Millisecond)) && at.Before(heard.Add(2900*time.Millisecond)):
+				inside++
+				t.Logf("process %d admitted a call %v after the 429", i, at.Sub(heard))
+			}
+		}
+	}
+	t.Logf("the processes admitted %d calls before the 429 and %d inside the pause", before, inside)
+	if before == 0 {
+		t.Fatal("the processes admitted nothing before the 429: nothing to test")
+	}
+	if inside > 0 {
+		t.Errorf("the processes admitted %d calls inside the pause; want none, with Redis up or down", inside)
 	}
 }

@@ -60,6 +60,8 @@ func helperMain(mode string) int {
 		return leaseHelper(client, env, atoi)
 	case "tokens":
 		return tokensHelper(client, env, atoi)
+	case "failopen":
+		return failOpenHelper(client, env, atoi)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 	return 2
@@ -188,6 +190,37 @@ func tokensHelper(client *redis.Client, env func(string) string, atoi func(strin
 		})
 	}
 	wg.Wait()
+	json.NewEncoder(os.Stdout).Encode(rep)
+	return 0
+}
+
+// failOpenHelper acquires from a PerSecond(HG_RATE) budget (burst 4) on
+// HG_KEY, failing open at a quarter, from 4 goroutines, from HG_START for
+// HG_DUR, feeding a 200 back for each permit, and reports when each call
+// was admitted (Sends, Unix ns; OK counts them).
+func failOpenHelper(client *redis.Client, env func(string) string, atoi func(string) int) int {
+	store, err := New(client, env("KEY"), WithFailOpen(0.25),
+		WithTimeout(100*time.Millisecond), WithProbeInterval(50*time.Millisecond))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	redis.SetLogger(quiet{})
+	budget := core.MustBudget(core.PerSecond(atoi("RATE")), core.WithBurst(4), core.WithStore(store))
+	start, _ := strconv.ParseInt(env("START"), 10, 64)
+	dur, _ := time.ParseDuration(env("DUR"))
+	time.Sleep(time.Until(time.Unix(0, start)))
+	stop := make(chan struct{})
+	wait := load(budget, stop)
+	time.Sleep(time.Until(time.Unix(0, start).Add(dur)))
+	close(stop)
+	var rep fleetReport
+	for _, a := range wait() {
+		if a.err == nil {
+			rep.OK++
+			rep.Sends = append(rep.Sends, a.at.UnixNano())
+		}
+	}
 	json.NewEncoder(os.Stdout).Encode(rep)
 	return 0
 }
