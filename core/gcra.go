@@ -109,24 +109,6 @@ func charge(tat, at, e int64) int64 { return min(max(tat, at)+e, at+maxSpan) }
 // send), saturating at maxSpan past at rather than wrapping.
 func (g *gcra) charge(at, e int64) { g.tat = charge(g.tat, at, e) }
 
-// settle settles a reservation of n units made at sendAt (tat before and
-// after it) at actual units, for a Store: an overspend is charged from
-// sendAt in full, saturating at maxSpan; an underspend is given back when
-// nobody reserved after it (tat is still after), never below its send
-// time's share.
-func (g *gcra) settle(sendAt, before, after, n, actual int64) {
-	switch delta := actual - n; {
-	case delta > 0:
-		e := int64(maxSpan)
-		if delta < maxSpan/g.interval {
-			e = delta * g.interval
-		}
-		g.charge(sendAt, e)
-	case delta < 0 && g.tat == after:
-		g.tat = max(after+delta*g.interval, max(before, sendAt))
-	}
-}
-
 // giveBack returns d of spent time (an underspend no later reservation
 // relied on).
 func (g *gcra) giveBack(d int64) { g.tat -= d }

@@ -27,10 +27,10 @@ import (
 // Extra dimensions (WithDimension) are kept in the store by name: a turn
 // reserves the request and every cost at once, at its send time, behind
 // every turn granted before it to a budget with dimensions (FIFO across
-// the fleet). Commit settles through Settle; unlike a budget in memory,
-// which gives back the part of an underspend no later reservation relied
-// on, a store gives an underspend back only when nobody reserved after the
-// turn in that dimension.
+// the fleet). Commit settles through Settle, by a budget's rules. A turn
+// waits for the instant it was given: when a quota report's shape ends,
+// the turns already given are not re-timed (a budget in memory re-times
+// its waiting calls).
 type Store interface {
 	// Take reserves the next turn at pace p, not before the end of the
 	// shared pause. If the turn would come maxWait or more from now
@@ -49,9 +49,10 @@ type Store interface {
 	Status(ctx context.Context) (StoreStatus, error)
 	// Settle settles a granted turn's costs in the extra dimensions
 	// (Pace.Cost at Take) at actual, units per dimension in the order of
-	// that Take's Pace.Dims: an overspend is charged from the turn's send
-	// time in full (the dimension goes into debt); an underspend is given
-	// back when nobody reserved after the turn in that dimension. A budget
+	// that Take's Pace.Dims, as a budget in memory settles (see
+	// WithDimension): an overspend is charged from the turn's send time in
+	// full (the dimension goes into debt); an underspend is given back as
+	// far as no reservation made after the turn relied on it. A budget
 	// settles each turn once. A Token the store does not know settles
 	// nothing.
 	Settle(ctx context.Context, t Turn, actual []int64) error

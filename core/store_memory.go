@@ -20,7 +20,7 @@ type MemoryStore struct {
 	pause pause // guarded by mu
 	// dims are the extra dimensions by name, created by the first Take or
 	// Report that names them; guarded by mu.
-	dims map[string]*gcra
+	dims map[string]*storeDim
 	// shape is what the last quota report for requests allows, and
 	// dimShapes the same per extra dimension, by name; guarded by mu.
 	shape     shape
@@ -52,22 +52,21 @@ func (s *MemoryStore) paceLocked(p Pace, now int64) {
 
 // dimsLocked brings the extra dimensions of p to their configured pace at
 // now (created idle when new) and returns them in p's order.
-func (s *MemoryStore) dimsLocked(p Pace, now int64) []*gcra {
+func (s *MemoryStore) dimsLocked(p Pace, now int64) []*storeDim {
 	if len(p.Dims) == 0 {
 		return nil
 	}
 	if s.dims == nil {
-		s.dims = make(map[string]*gcra)
+		s.dims = make(map[string]*storeDim)
 	}
-	gs := make([]*gcra, len(p.Dims))
+	gs := make([]*storeDim, len(p.Dims))
 	for i, d := range p.Dims {
+		iv, bu := s.dimShapes[d.Name].slow(now, int64(d.Interval), d.Burst)
 		g := s.dims[d.Name]
 		if g == nil {
-			iv, bu := s.dimShapes[d.Name].slow(now, int64(d.Interval), d.Burst)
-			g = &gcra{tat: idle, interval: iv, burst: bu}
+			g = &storeDim{g: gcra{tat: idle, interval: iv, burst: bu}}
 			s.dims[d.Name] = g
 		}
-		iv, bu := s.dimShapes[d.Name].slow(now, int64(d.Interval), d.Burst)
 		g.setPace(max(now, s.pause.until), iv, bu)
 		gs[i] = g
 	}
@@ -93,7 +92,7 @@ func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Tu
 		notBefore = max(notBefore, s.last)
 		for i, g := range gs {
 			if n := costAt(p.Cost, i); n > 0 {
-				notBefore = max(notBefore, g.earliest(n))
+				notBefore = max(notBefore, g.g.earliest(n))
 			}
 		}
 	}
@@ -129,17 +128,18 @@ func costAt(cost []int64, i int) int64 {
 // reserveDimsLocked spends p's costs at sendAt and returns tok extended
 // with what Refund and Settle need: the FIFO mark before the turn, the
 // send time, and per dimension its state around the reservation, the
-// cost and the name.
-func (s *MemoryStore) reserveDimsLocked(tok string, sendAt int64, p Pace, gs []*gcra) string {
+// cost, the reservation's number and the name.
+func (s *MemoryStore) reserveDimsLocked(tok string, sendAt int64, p Pace, gs []*storeDim) string {
 	b := binary.BigEndian.AppendUint64([]byte(tok), uint64(s.last))
 	b = binary.BigEndian.AppendUint64(b, uint64(sendAt))
 	s.last = sendAt
 	for i, g := range gs {
 		n := costAt(p.Cost, i)
-		before, after := g.reserveN(sendAt, n)
+		before, after, seq := g.reserve(sendAt, n)
 		b = binary.BigEndian.AppendUint64(b, uint64(before))
 		b = binary.BigEndian.AppendUint64(b, uint64(after))
 		b = binary.BigEndian.AppendUint64(b, uint64(n))
+		b = binary.BigEndian.AppendUint64(b, uint64(seq))
 		b = binary.BigEndian.AppendUint16(b, uint16(min(len(p.Dims[i].Name), 1<<16-1)))
 		b = append(b, p.Dims[i].Name[:min(len(p.Dims[i].Name), 1<<16-1)]...)
 	}
@@ -163,7 +163,7 @@ func (s *MemoryStore) Refund(_ context.Context, t Turn) error {
 	}
 	for _, d := range r.dims {
 		if g := s.dims[d.name]; g != nil {
-			g.cancel(d.before, d.after)
+			g.cancel(d.before, d.after, d.seq)
 		}
 	}
 	return nil
@@ -179,7 +179,7 @@ func (s *MemoryStore) Settle(_ context.Context, t Turn, actual []int64) error {
 	}
 	for i, d := range r.dims {
 		if g := s.dims[d.name]; g != nil {
-			g.settle(r.sendAt, d.before, d.after, d.n, costAt(actual, i))
+			g.settle(r.sendAt, d.n, costAt(actual, i), d.seq)
 		}
 	}
 	return nil
@@ -193,6 +193,7 @@ func (s *MemoryStore) Report(_ context.Context, r Report) (StoreStatus, error) {
 	s.aimd.observe(r.Pace.Adaptive, r.Refused, r.Status, r.Sent, now)
 	s.shapeLocked(r, now)
 	s.paceLocked(r.Pace, now)
+	s.dimsLocked(r.Pace, now) // re-paced now, as a budget re-paces on a report
 	if r.Pause > 0 && s.pause.extend(now+int64(r.Pause), r.Status) {
 		s.g.floorAfterPause(s.pause.until, int64(cmpOr(r.Allow, r.Pace.Burst)))
 	}
@@ -268,10 +269,11 @@ type memoryTurn struct {
 }
 
 // dimTurn is one extra dimension of a turn: its state around the
-// reservation, the units reserved and the dimension's name.
+// reservation, the units reserved, the reservation's number
+// (storeDim.reserve) and the dimension's name.
 type dimTurn struct {
-	before, after, n int64
-	name             string
+	before, after, n, seq int64
+	name                  string
 }
 
 // parseMemoryToken reads a token memoryToken (and reserveDimsLocked)
@@ -292,10 +294,10 @@ func parseMemoryToken(tok string) (memoryTurn, bool) {
 	r.lastBefore, r.sendAt = u(), u()
 	r.dims = []dimTurn{}
 	for len(b) > 0 {
-		if len(b) < 26 {
+		if len(b) < 34 {
 			return memoryTurn{}, false
 		}
-		d := dimTurn{before: u(), after: u(), n: u()}
+		d := dimTurn{before: u(), after: u(), n: u(), seq: u()}
 		l := int(binary.BigEndian.Uint16(b))
 		b = b[2:]
 		if len(b) < l {

@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -350,4 +352,95 @@ func TestStoreQuotaReportPacesEveryBudget(t *testing.T) {
 			t.Fatalf("10 tokens after the 100 a tokens quota report left went %v later, want 1s", d)
 		}
 	})
+}
+
+// TestStoreDimsSettleLikeABudget runs one random sequence of calls with
+// costs — each granted, then committed over, at or under its estimate (or
+// released) at some later step — through a budget in memory and through a
+// budget on a MemoryStore, and requires every grant at the same instant:
+// the store charges, gives back (only what no later reservation relied on)
+// and waits exactly as a budget does. (A quota report's pace change is
+// TestStoreDimsSettleAfterAPaceChangeLikeABudget's: a store re-times no
+// turn it granted when a report's shape ends, so waits across that end
+// differ by design.)
+func TestStoreDimsSettleLikeABudget(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			run := func(store bool) []time.Duration {
+				var got []time.Duration
+				synctest.Test(t, func(t *testing.T) {
+					opts := []Option{WithBurst(3), WithoutAdaptive(),
+						WithDimension("tokens", PerSecond(100), WithDimensionBurst(50)),
+						WithDimension("images", PerSecond(2), WithDimensionBurst(4))}
+					if store {
+						opts = append(opts, WithStore(NewMemoryStore()))
+					}
+					b := MustBudget(PerSecond(20), opts...)
+					rng := rand.New(rand.NewPCG(seed, 3))
+					start := time.Now()
+					var open []Permit
+					for range 150 {
+						time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+						if len(open) > 0 && rng.IntN(2) == 0 {
+							i := rng.IntN(len(open))
+							p := open[i]
+							open = append(open[:i], open[i+1:]...)
+							if rng.IntN(5) > 0 {
+								p.Commit(Cost{"tokens", rng.Int64N(60)}, Cost{"images", rng.Int64N(5)})
+							}
+							p.Release()
+							continue
+						}
+						p, err := b.AcquireCost(context.Background(), Cost{"tokens", rng.Int64N(51)}, Cost{"images", rng.Int64N(3)})
+						if err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, time.Since(start))
+						open = append(open, p)
+					}
+				})
+				return got
+			}
+			mem, st := run(false), run(true)
+			for i := range mem {
+				if i >= len(st) || st[i] != mem[i] {
+					t.Fatalf("grant %d: on a store at %v, in memory at %v (the grants before: %v)", i, st[min(i, len(st)-1)], mem[i], mem[max(0, i-3):i])
+				}
+			}
+		})
+	}
+}
+
+// TestStoreDimsSettleAfterAPaceChangeLikeABudget: what an underspend may
+// give back is kept in units across a pace change, on a store as in
+// memory. A spends the burst of 50 tokens, B's 10 stack on it (A may give
+// back 40 of its 50), a quota report slows tokens tenfold and caps the
+// burst at 20 (A may give back 20), A uses nothing: the next 20 tokens go
+// at the same instant on both.
+func TestStoreDimsSettleAfterAPaceChangeLikeABudget(t *testing.T) {
+	run := func(store bool) (at time.Duration) {
+		synctest.Test(t, func(t *testing.T) {
+			opts := []Option{WithoutAdaptive(), WithDimension("tokens", PerSecond(100), WithDimensionBurst(50))}
+			if store {
+				opts = append(opts, WithStore(NewMemoryStore()))
+			}
+			b := MustBudget(PerSecond(1000), opts...)
+			ctx := context.Background()
+			start := time.Now()
+			a, _ := b.AcquireCost(ctx, Cost{"tokens", 50})
+			p, _ := b.AcquireCost(ctx, Cost{"tokens", 10}) // at 100 ms
+			p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Remaining-Tokens": {"20"}, "X-Ratelimit-Reset-Tokens": {"201s"}})
+			a.Commit(Cost{"tokens", 0})
+			if _, err := b.AcquireCost(ctx, Cost{"tokens", 20}); err != nil {
+				t.Fatal(err)
+			}
+			at = time.Since(start)
+		})
+		return at
+	}
+	mem, st := run(false), run(true)
+	t.Logf("the 20 tokens went at %v in memory, %v on a store", mem, st)
+	if mem != st {
+		t.Fatalf("the 20 tokens after the pace change went at %v on a store, %v in memory", st, mem)
+	}
 }

@@ -28,7 +28,8 @@
 // request's turn and every cost at once, at the turn's send time, behind
 // every turn granted before it to a budget with dimensions (FIFO across
 // the fleet), and Permit.Commit settles through another (an overspend is
-// charged, an underspend given back when nobody reserved after it).
+// charged, an underspend given back as far as no later reservation relied
+// on it, by the rule of a budget in memory).
 //
 // As with any core.Store, a call waits for the turn it was given: a pause
 // or a decrease re-times the calls that reserve after it, not those already

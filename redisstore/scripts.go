@@ -24,6 +24,10 @@ import "github.com/redis/go-redis/v9"
 //	     [new: idle, at its configured pace]
 //	d:<name>:qi, d:<name>:qb, d:<name>:qu
 //	     the shape of its last quota report [none]
+//	d:<name>:n, d:<name>:f, d:<name>:m
+//	     what an underspend may give back (core's storeDim): the number
+//	     of the next reservation with a cost [0], the first whose marks
+//	     are kept [0], and the marks, "seq slack seq slack …" [none]
 //
 // Times are kept relative to ep so that every one is an integer below 2^53,
 // exact in Lua's doubles; ep moves forward (and the times with it) when now
@@ -85,7 +89,8 @@ end
 -- it does not exist, unless create (then new: idle, its pace not yet set).
 local function dim(s, name, create)
   local p = 'd:' .. name .. ':'
-  local v = redis.call('HMGET', key, p .. 't', p .. 'i', p .. 'b', p .. 'qi', p .. 'qb', p .. 'qu')
+  local v = redis.call('HMGET', key, p .. 't', p .. 'i', p .. 'b', p .. 'qi', p .. 'qb', p .. 'qu',
+    p .. 'n', p .. 'f', p .. 'm')
   local g
   if v[2] then
     g = {tat = math.max(IDLE, tonumber(v[1]) - s.shift), iv = tonumber(v[2]), bu = tonumber(v[3])}
@@ -96,6 +101,10 @@ local function dim(s, name, create)
   end
   g.qi, g.qb = tonumber(v[4]) or 0, tonumber(v[5]) or 0
   g.qu = math.max(IDLE, (tonumber(v[6]) or IDLE) - s.shift)
+  g.seq, g.floor, g.marks = tonumber(v[7]) or 0, tonumber(v[8]) or 0, {}
+  local m = {}
+  for x in string.gmatch(v[9] or '', '%S+') do m[#m + 1] = tonumber(x) end
+  for i = 1, #m, 2 do g.marks[#g.marks + 1] = {seq = m[i], slack = m[i + 1]} end
   g.p = p
   s.dims[#s.dims + 1] = g
   return g
@@ -121,8 +130,11 @@ local function save(s)
     end
   end
   for _, g in ipairs(s.dims) do
+    local m = {}
+    for _, x in ipairs(g.marks) do m[#m + 1] = fmt(x.seq) .. ' ' .. fmt(x.slack) end
     redis.call('HSET', key, g.p .. 't', fmt(g.tat), g.p .. 'i', fmt(g.iv), g.p .. 'b', fmt(g.bu),
-      g.p .. 'qi', fmt(g.qi), g.p .. 'qb', fmt(g.qb), g.p .. 'qu', fmt(g.qu))
+      g.p .. 'qi', fmt(g.qi), g.p .. 'qb', fmt(g.qb), g.p .. 'qu', fmt(g.qu),
+      g.p .. 'n', fmt(g.seq), g.p .. 'f', fmt(g.floor), g.p .. 'm', table.concat(m, ' '))
     ahead = math.max(ahead, g.tat - s.now)
   end
   redis.call('PEXPIRE', key, tonumber(ARGV[3]) + math.ceil(ahead / 1e6))
@@ -170,6 +182,43 @@ local function shapeOf(rem, limit, reset, now)
   return math.floor(math.max(0, reset - 1e9) / spendable), math.max(1, rem), now + reset
 end
 
+-- MAXMARKS is core's maxSlackMarks.
+local MAXMARKS = 32
+
+-- dimPace brings extra dimension g to its configured interval iv and
+-- burst bu, slowed by its quota report, at t0 (storeDim.setPace: the marks
+-- are converted in units, rounded down, capped at the new burst); a new
+-- dimension takes them as they are.
+local function dimPace(s, g, iv, bu, t0)
+  iv, bu = slow(s.now, g, iv, bu)
+  if not g.iv then
+    g.iv, g.bu = iv, bu
+    return
+  end
+  if iv == g.iv and bu == g.bu then return end
+  local old = g.iv
+  setPace(g, iv, bu, t0)
+  for _, x in ipairs(g.marks) do x.slack = math.min(math.floor(x.slack / old), bu) * iv end
+end
+
+-- reserveDim spends g.n units sent at at (storeDim.reserve): it pushes the
+-- reservation's mark, popping those it undercuts, and returns its number
+-- (-1 for no cost).
+local function reserveDim(g, at)
+  if g.n == 0 then return -1 end
+  local before = g.tat
+  g.tat = math.max(g.tat, at) + g.n * g.iv
+  local term = math.max(0, before - at)
+  while #g.marks > 0 and g.marks[#g.marks].slack >= term do table.remove(g.marks) end
+  g.marks[#g.marks + 1] = {seq = g.seq, slack = term}
+  if #g.marks > MAXMARKS then
+    g.floor = g.marks[1].seq + 1
+    table.remove(g.marks, 1)
+  end
+  g.seq = g.seq + 1
+  return g.seq - 1
+end
+
 -- pace brings the state to the configured interval at the shared factor,
 -- and to burst, slowed by the quota report, from the end of any pause: a
 -- new pace never stretches a pause.
@@ -195,7 +244,7 @@ end
 // It returns {granted, wait, at, paused, pause status, factor, tat before,
 // tat after, ep, pause left}, times in ns since ep (wait and pause left
 // from now), and with extra dimensions then {la before, and per dimension
-// its tat before and after}.
+// its tat before and after and the reservation's number}.
 var takeScript = redis.NewScript(prologue + `
 local s = load()
 pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
@@ -205,12 +254,7 @@ local gs = {}
 for j = 1, k do
   local o = 8 + (j - 1) * 4
   local g = dim(s, ARGV[o + 1], true)
-  local iv, bu = slow(s.now, g, tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]))
-  if g.iv then
-    setPace(g, iv, bu, math.max(s.now, s.pu))
-  else
-    g.iv, g.bu = iv, bu
-  end
+  dimPace(s, g, tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), math.max(s.now, s.pu))
   g.n = math.max(0, tonumber(ARGV[o + 4]))
   gs[j] = g
 end
@@ -248,8 +292,9 @@ if k > 0 and granted == 1 then
   s.la = at
   for _, g in ipairs(gs) do
     out[#out + 1] = g.tat
-    if g.n > 0 then g.tat = math.max(g.tat, at) + g.n * g.iv end
+    local seq = reserveDim(g, at)
     out[#out + 1] = g.tat
+    out[#out + 1] = seq
   end
 end
 save(s)
@@ -261,7 +306,8 @@ return out
 //
 //	ARGV[5], ARGV[6] tat before   ARGV[7], ARGV[8] tat after (seconds, ns)
 //	ARGV[9] k, the extra dimensions; with k > 0, ARGV[10], ARGV[11] la
-//	before, then per dimension: name, tat before, tat after (seconds, ns)
+//	before, then per dimension: name, tat before, tat after (seconds, ns),
+//	the reservation's number
 //
 // It returns 1 if it gave the request's turn back, else 0.
 var refundScript = redis.NewScript(prologue + `
@@ -275,23 +321,25 @@ end
 local k = tonumber(ARGV[9])
 if k > 0 and ok == 1 then s.la = math.max(IDLE, abs(s, ARGV[10], ARGV[11])) end
 for j = 1, k do
-  local o = 11 + (j - 1) * 5
+  local o = 11 + (j - 1) * 6
   local g = dim(s, ARGV[o + 1])
   if g and g.tat == abs(s, ARGV[o + 4], ARGV[o + 5]) then
     g.tat = math.max(IDLE, abs(s, ARGV[o + 2], ARGV[o + 3]))
+    if #g.marks > 0 and g.marks[#g.marks].seq == tonumber(ARGV[o + 6]) then table.remove(g.marks) end
   end
 end
 save(s)
 return ok
 `)
 
-// settleScript settles a granted turn's costs (gcra.settle, per extra
+// settleScript settles a granted turn's costs (storeDim.settle, per extra
 // dimension): an overspend is charged from the send time, saturating
-// MAXSPAN past it; an underspend is given back if nobody reserved after
-// the turn in that dimension.
+// MAXSPAN past it; an underspend gives back as much as the reservation's
+// slack allows (the first mark after it; none: all of it), and lowers
+// every mark by what it gave.
 //
 //	ARGV[5], ARGV[6] the turn's send time (seconds, ns)   ARGV[7] k
-//	then per dimension: name, tat before, tat after (seconds, ns), cost, actual
+//	then per dimension: name, the reservation's number, cost, actual
 //
 // It returns 1.
 var settleScript = redis.NewScript(prologue + `
@@ -300,15 +348,28 @@ local MAXSPAN = 2305843009213693952
 local s = load()
 local at = abs(s, ARGV[5], ARGV[6])
 for j = 1, tonumber(ARGV[7]) do
-  local o = 7 + (j - 1) * 7
+  local o = 7 + (j - 1) * 4
   local g = dim(s, ARGV[o + 1])
-  local delta = tonumber(ARGV[o + 7]) - tonumber(ARGV[o + 6])
+  local seq = tonumber(ARGV[o + 2])
+  local delta = tonumber(ARGV[o + 4]) - tonumber(ARGV[o + 3])
   if g and delta > 0 then
     local e = MAXSPAN
     if delta < math.floor(MAXSPAN / g.iv) then e = delta * g.iv end
     g.tat = math.min(math.max(g.tat, at) + e, at + MAXSPAN)
-  elseif g and delta < 0 and g.tat == abs(s, ARGV[o + 4], ARGV[o + 5]) then
-    g.tat = math.max(g.tat + delta * g.iv, abs(s, ARGV[o + 2], ARGV[o + 3]), at)
+  elseif g and delta < 0 then
+    local slack = math.huge
+    if seq < g.floor then slack = 0 end
+    for _, x in ipairs(g.marks) do
+      if slack ~= 0 and x.seq > seq then
+        slack = x.slack
+        break
+      end
+    end
+    local give = math.min(-delta * g.iv, slack)
+    if give > 0 then
+      g.tat = g.tat - give
+      for _, x in ipairs(g.marks) do x.slack = math.max(0, x.slack - give) end
+    end
   end
 end
 save(s)
@@ -325,6 +386,7 @@ return 1
 //	ARGV[14] allowed at once after the pause   ARGV[15], ARGV[16] sent (seconds, ns)
 //	ARGV[17] remaining   ARGV[18] limit   ARGV[19] reset, ns: the quota report
 //	ARGV[20] k, then per extra dimension's quota report: name, remaining, limit, reset
+//	then k2, then per extra dimension of the pace: name, interval, burst
 //
 // It returns {pause left, pause status, factor}.
 var reportScript = redis.NewScript(prologue + `
@@ -347,13 +409,26 @@ end
 local p = tonumber(ARGV[13])
 local qi, qb, qu = shapeOf(tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19]), s.now)
 if qi and (p == 0 or tonumber(ARGV[19]) > p) then s.qi, s.qb, s.qu = qi, qb, qu end
-local quotas = {}
-for j = 1, tonumber(ARGV[20]) do
+local quotas, byName = {}, {}
+local kq = tonumber(ARGV[20])
+for j = 1, kq do
   local o = 20 + (j - 1) * 4
   local qi, qb, qu = shapeOf(tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), s.now)
-  if qi then quotas[#quotas + 1] = {'d:' .. ARGV[o + 1] .. ':', qi, qb, qu} end
+  if qi then
+    quotas[#quotas + 1] = {'d:' .. ARGV[o + 1] .. ':', qi, qb, qu}
+    byName[ARGV[o + 1]] = quotas[#quotas]
+  end
 end
 pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
+-- the extra dimensions are re-paced now, as a budget re-paces on a report
+local od = 21 + kq * 4
+for j = 1, tonumber(ARGV[od]) do
+  local o = od + (j - 1) * 3
+  local g = dim(s, ARGV[o + 1], true)
+  local q = byName[ARGV[o + 1]]
+  if q then g.qi, g.qb, g.qu = q[2], q[3], q[4] end
+  dimPace(s, g, tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), math.max(s.now, s.pu))
+end
 if p > 0 and s.now + p > s.pu then
   s.pu, s.ps = s.now + p, tonumber(ARGV[12])
   local allow = math.min(math.max(tonumber(ARGV[14]), 1), s.bu)

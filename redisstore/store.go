@@ -201,6 +201,10 @@ func (s *Store) Report(ctx context.Context, r core.Report) (core.StoreStatus, er
 	for _, q := range r.Quotas {
 		args = append(args, q.Name, q.Remaining, q.Limit, int64(q.Reset))
 	}
+	args = append(args, len(r.Pace.Dims))
+	for _, d := range r.Pace.Dims {
+		args = append(args, d.Name, int64(d.Interval), d.Burst)
+	}
 	v, err := s.run(ctx, "report", reportScript, s.state, s.stateArgs(args...)...)
 	if err == nil {
 		return s.adopt(parseStatus(v))

@@ -13,12 +13,13 @@ import (
 // A token is what a Redis turn's refund token holds: the GCRA state
 // before and after the reservation and, for a turn with extra dimensions,
 // the FIFO mark (la) before it, its send time and, per dimension, its name,
-// its tat before and after and the units reserved. Times are Unix
+// its tat before and after, the units reserved and the reservation's
+// number (core's storeDim.reserve). Times are Unix
 // nanoseconds of Redis time.
 //
 // Its text is "r" and the decimal fields joined by ":" — names in hex, so
 // that they hold no ":" — as "r<before>:<after>" or
-// "r<before>:<after>:<la>:<at>" and "<name>:<before>:<after>:<n>" per
+// "r<before>:<after>:<la>:<at>" and "<name>:<before>:<after>:<n>:<seq>" per
 // dimension. The fallback's tokens start with "f".
 type token struct {
 	before, after int64
@@ -29,7 +30,7 @@ type token struct {
 type dimToken struct {
 	name          string
 	before, after int64
-	n             int64
+	n, seq        int64 // the units reserved, the reservation's number
 }
 
 func (t token) String() string {
@@ -38,7 +39,8 @@ func (t token) String() string {
 		f = append(f, strconv.FormatInt(t.la, 10), strconv.FormatInt(t.at, 10))
 		for _, d := range t.dims {
 			f = append(f, hex.EncodeToString([]byte(d.name)),
-				strconv.FormatInt(d.before, 10), strconv.FormatInt(d.after, 10), strconv.FormatInt(d.n, 10))
+				strconv.FormatInt(d.before, 10), strconv.FormatInt(d.after, 10), strconv.FormatInt(d.n, 10),
+				strconv.FormatInt(d.seq, 10))
 		}
 	}
 	return "r" + strings.Join(f, ":")
@@ -50,7 +52,7 @@ func parseToken(s string) (token, bool) {
 		return token{}, false
 	}
 	f := strings.Split(rest, ":")
-	if len(f) < 2 || (len(f) > 2 && (len(f)-4)%4 != 0) || len(f) == 3 {
+	if len(f) < 2 || (len(f) > 2 && (len(f) < 4 || (len(f)-4)%5 != 0)) {
 		return token{}, false
 	}
 	num := func(i int) int64 {
@@ -64,12 +66,12 @@ func parseToken(s string) (token, bool) {
 	if len(f) > 2 {
 		t.la, t.at = num(2), num(3)
 		t.dims = []dimToken{}
-		for i := 4; i < len(f); i += 4 {
+		for i := 4; i < len(f); i += 5 {
 			name, err := hex.DecodeString(f[i])
 			if err != nil {
 				ok = false
 			}
-			t.dims = append(t.dims, dimToken{name: string(name), before: num(i + 1), after: num(i + 2), n: num(i + 3)})
+			t.dims = append(t.dims, dimToken{name: string(name), before: num(i + 1), after: num(i + 2), n: num(i + 3), seq: num(i + 4)})
 		}
 	}
 	return t, ok
@@ -77,9 +79,9 @@ func parseToken(s string) (token, bool) {
 
 // readDims reads the extra dimensions of take's reply (v from its 11th
 // value: la before, then each dimension's tat before and after, in ns
-// since ep) for a Take at p.
+// since ep, and the reservation's number) for a Take at p.
 func (t *token) readDims(v []any, ep int64, p core.Pace) error {
-	if len(v) != 1+2*len(p.Dims) {
+	if len(v) != 1+3*len(p.Dims) {
 		return fmt.Errorf("headgate: redis store: take replied %d dimension values for %d dimensions", len(v), len(p.Dims))
 	}
 	n := make([]int64, len(v))
@@ -92,7 +94,7 @@ func (t *token) readDims(v []any, ep int64, p core.Pace) error {
 	t.la = ep + n[0]
 	t.dims = make([]dimToken, len(p.Dims))
 	for i, d := range p.Dims {
-		t.dims[i] = dimToken{name: d.Name, before: ep + n[1+2*i], after: ep + n[2+2*i], n: cost(p.Cost, i)}
+		t.dims[i] = dimToken{name: d.Name, before: ep + n[1+3*i], after: ep + n[2+3*i], n: cost(p.Cost, i), seq: n[3+3*i]}
 	}
 	return nil
 }
@@ -127,7 +129,7 @@ func (t token) refundArgs() []any {
 	for _, d := range t.dims {
 		bs, bn := split(d.before)
 		as, an := split(d.after)
-		args = append(args, d.name, bs, bn, as, an)
+		args = append(args, d.name, bs, bn, as, an, d.seq)
 	}
 	return args
 }
@@ -138,9 +140,7 @@ func (t token) settleArgs(actual []int64) []any {
 	ts, tn := split(t.at)
 	args := []any{ts, tn, len(t.dims)}
 	for i, d := range t.dims {
-		bs, bn := split(d.before)
-		as, an := split(d.after)
-		args = append(args, d.name, bs, bn, as, an, d.n, cost(actual, i))
+		args = append(args, d.name, d.seq, d.n, cost(actual, i))
 	}
 	return args
 }
