@@ -60,8 +60,8 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 	if err := rate.validate("rate"); err != nil {
 		c.errs = append([]error{err}, c.errs...)
 	}
-	if len(c.dims) > 0 && c.store != nil {
-		c.fail(configErrorf("WithDimension", "cannot be combined with WithStore"))
+	if c.backfill && c.store != nil {
+		c.fail(configErrorf("WithBackfill", "cannot be combined with WithStore (a store serves its turns in order)"))
 	}
 	if len(c.errs) > 0 {
 		return nil, c.err()
@@ -93,6 +93,11 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		b.dims = newDimSet(c.dims, c.backfill)
 		b.ctl.dimShapes = make([]shape, len(c.dims))
 		b.ctl.dimIndex = b.dims.index
+		if sp, ok := b.pacer.(*storePacer); ok {
+			for _, d := range c.dims {
+				sp.dims = append(sp.dims, DimPace{Name: d.name, Interval: d.rate.Interval(), Burst: d.burst})
+			}
+		}
 	}
 	return b, nil
 }

@@ -59,7 +59,9 @@ func WithDimensionBurst(n int64) DimensionOption {
 // refer to; it must be non-empty, unique, and not "requests", which is the
 // budget's own dimension. The burst is r.Requests unless
 // WithDimensionBurst says otherwise. A budget has no extra dimension by
-// default. Dimensions cannot be combined with WithStore.
+// default. On a budget WithStore, the dimensions are kept in the store by
+// name, shared with every budget on it (see Store.Settle for how a commit
+// settles there).
 func WithDimension(name string, r Rate, opts ...DimensionOption) Option {
 	return optionFunc(func(c *config) {
 		field := "WithDimension(" + strconv.Quote(name) + ")"
@@ -142,6 +144,7 @@ type reservation struct {
 	sendAt    int64 // when it consumes (its send time)
 	inPending bool  // in the dimSet's pending list
 	settled   bool
+	storeTurn Turn // the store's turn (WithStore), for Store.Settle
 	link[reservation]
 }
 
@@ -348,10 +351,7 @@ func (p *Permit) Commit(actual ...Cost) {
 			n[i] += c.Amount
 		}
 	}
-	now := b.now()
-	b.mu.Lock()
-	b.settleLocked(p.res, n, now)
-	b.mu.Unlock()
+	p.settle(n)
 }
 
 // releaseCost gives back an uncommitted estimate (Release without Commit).
@@ -359,8 +359,19 @@ func (p *Permit) releaseCost() {
 	if p.res == nil || p.b.dims == nil {
 		return
 	}
-	now := p.b.now()
-	p.b.mu.Lock()
-	p.b.settleLocked(p.res, make([]int64, len(p.b.dims.d)), now)
-	p.b.mu.Unlock()
+	p.settle(make([]int64, len(p.b.dims.d)))
+}
+
+// settle settles the permit's reservation at actual units per dimension:
+// in the budget, or through its Store.
+func (p *Permit) settle(actual []int64) {
+	b := p.b
+	if sp, ok := b.pacer.(*storePacer); ok {
+		sp.settle(p.res, actual)
+		return
+	}
+	now := b.now()
+	b.mu.Lock()
+	b.settleLocked(p.res, actual, now)
+	b.mu.Unlock()
 }

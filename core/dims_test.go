@@ -26,7 +26,7 @@ func TestWithDimensionValidates(t *testing.T) {
 		{"zero burst", []Option{WithDimension("tokens", PerMinute(10), WithDimensionBurst(0))}},
 		{"200 years", []Option{WithDimension("tokens", Rate{Requests: 1, Period: 200 * 365 * 24 * time.Hour})}},
 		{"burst spans 73 years", []Option{WithDimension("tokens", PerSecond(1), WithDimensionBurst(3e9))}},
-		{"with store", []Option{WithDimension("tokens", PerMinute(10)), WithStore(NewMemoryStore())}},
+		{"backfill with store", []Option{WithDimension("tokens", PerMinute(10)), WithBackfill(), WithStore(NewMemoryStore())}},
 	} {
 		if _, err := NewBudget(PerSecond(1), tc.opts...); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: NewBudget = %v, want ErrInvalidConfig", tc.name, err)
@@ -199,12 +199,27 @@ type propEvent struct {
 func TestAcquireCostPropertyWindowsFIFONoLeak(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { runDimsProperty(t, seed) })
+			synctest.Test(t, func(t *testing.T) { runDimsProperty(t, seed, false) })
 		})
 	}
 }
 
-func runDimsProperty(t *testing.T, seed uint64) {
+// TestStoreDimsPropertyWindowsFIFONoLeak is the same property for three
+// budgets on one MemoryStore, each taking a third of the calls: the fleet
+// keeps every dimension's bound, serves the calls in the order they came,
+// and leaks nothing.
+func TestStoreDimsPropertyWindowsFIFONoLeak(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { runDimsProperty(t, seed, true) })
+		})
+	}
+}
+
+// runDimsProperty runs 120 random calls with costs through one budget (or,
+// with store, three budgets on one MemoryStore) and checks the windows,
+// FIFO and that nothing leaks.
+func runDimsProperty(t *testing.T, seed uint64, store bool) {
 	rng := rand.New(rand.NewPCG(seed, seed*7919))
 	type dimSpec struct {
 		name  string
@@ -220,12 +235,21 @@ func runDimsProperty(t *testing.T, seed uint64) {
 		dims[i].burst = int64(1 + rng.IntN(dims[i].rate.Requests*2))
 		opts = append(opts, WithDimension(dims[i].name, dims[i].rate, WithDimensionBurst(dims[i].burst)))
 	}
-	backfill := seed%3 == 0 // windows and leaks hold with backfilling too
+	backfill := seed%3 == 0 && !store // windows and leaks hold with backfilling too
 	if backfill {
 		opts = append(opts, WithBackfill())
 	}
 	reqRate := PerSecond(1 + rng.IntN(50))
-	b := MustBudget(reqRate, opts...)
+	var budgets []*Budget
+	if store {
+		opts = append(opts, WithStore(NewMemoryStore()))
+		for range 3 {
+			budgets = append(budgets, MustBudget(reqRate, opts...))
+		}
+	} else {
+		budgets = append(budgets, MustBudget(reqRate, opts...))
+	}
+	b := budgets[0]
 	start := time.Now()
 	const n = 120
 	events := make([]*propEvent, n)
@@ -268,7 +292,7 @@ func runDimsProperty(t *testing.T, seed uint64) {
 				time.AfterFunc(wait, cancel)
 			}
 			defer cancel()
-			p, err := b.AcquireCost(ctx, costs...)
+			p, err := budgets[i%len(budgets)].AcquireCost(ctx, costs...)
 			if err != nil {
 				return
 			}
@@ -334,7 +358,7 @@ func runDimsProperty(t *testing.T, seed uint64) {
 	b.mu.Lock()
 	pending := b.dims.pending.head
 	b.mu.Unlock()
-	if pending != nil {
+	if pending != nil && !store {
 		t.Fatalf("a reservation is left pending: %+v", pending)
 	}
 	time.Sleep(time.Hour)

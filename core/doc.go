@@ -69,7 +69,8 @@
 // SDK, which reads and closes the body itself, either let the Transport
 // read the usage as the body passes (WithUsage: OpenAI's and Anthropic's
 // JSON and event streams) or settle after the call returns with the
-// Commitment WithCommit gives. Dimensions cannot be combined with WithStore.
+// Commitment WithCommit gives. With WithStore the dimensions live in the
+// store, shared by every budget on it, and Commit settles through it.
 //
 // # Observability and configuration
 //

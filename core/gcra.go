@@ -73,6 +73,18 @@ func (g *gcra) reserve(now, notBefore, deadline int64) (t turn, ok bool) {
 	return t, true
 }
 
+// reserveAt is reserve charged at the send time, reserveN(sendAt, 1), as
+// the budget's own reservation is: for a Store's turns with extra
+// dimensions, whose send time may come long after the arrival.
+func (g *gcra) reserveAt(now, notBefore, deadline int64) (t turn, ok bool) {
+	t.sendAt = max(now, notBefore, g.earliest(1))
+	if t.sendAt >= deadline {
+		return t, false
+	}
+	t.tatBefore, t.tatAfter = g.reserveN(t.sendAt, 1)
+	return t, true
+}
+
 // cancel gives a reservation back when nobody reserved after it, and
 // reports whether it did. One in the middle of the queue stays spent:
 // giving it back would move the later turns, which their owners planned on.

@@ -23,9 +23,10 @@ func (p *Permit) Observe(status int, h http.Header) Feedback {
 // response whose permit is not at hand (a response decoded far from where
 // it was sent). sent is when the request was sent; the zero time means
 // "just now", which lets a refusal decrease the rate even right after
-// another decrease. On a budget WithStore, sent cannot be placed on the
-// store's clock and counts as "just now": prefer Permit.Observe there, or
-// one burst of refusals may decrease the shared rate more than once.
+// another decrease. On a budget WithStore, sent is placed on the store's
+// clock by the offset between the clocks its last turn measured (so one
+// burst of refusals decreases the shared rate once, fleet-wide); before
+// the budget has taken a turn from the store it counts as "just now".
 func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
 	var at int64
 	if b.pacer != nil {

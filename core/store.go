@@ -21,8 +21,16 @@ import (
 // it; if the budget hears of a pause meanwhile (a response it sent), the
 // call takes a turn again behind the pause. A pause or decrease another
 // budget reported re-times only the calls that take their turn after it,
-// and the quota reports (Remaining/Reset) that shape an in-memory budget's
-// pace are not shared. Check covers the store's pause, not its pace.
+// and so does a quota report (Remaining/Reset), which shapes the shared
+// pace as it does a budget's own. Check covers the store's pause and pace.
+//
+// Extra dimensions (WithDimension) are kept in the store by name: a turn
+// reserves the request and every cost at once, at its send time, behind
+// every turn granted before it to a budget with dimensions (FIFO across
+// the fleet). Commit settles through Settle, by a budget's rules. A turn
+// waits for the instant it was given: when a quota report's shape ends,
+// the turns already given are not re-timed (a budget in memory re-times
+// its waiting calls).
 type Store interface {
 	// Take reserves the next turn at pace p, not before the end of the
 	// shared pause. If the turn would come maxWait or more from now
@@ -39,6 +47,15 @@ type Store interface {
 	// Status returns the time left in the shared pause and the status of the
 	// response that set it, and the adaptive factor.
 	Status(ctx context.Context) (StoreStatus, error)
+	// Settle settles a granted turn's costs in the extra dimensions
+	// (Pace.Cost at Take) at actual, units per dimension in the order of
+	// that Take's Pace.Dims, as a budget in memory settles (see
+	// WithDimension): an overspend is charged from the turn's send time in
+	// full (the dimension goes into debt); an underspend is given back as
+	// far as no reservation made after the turn relied on it. A budget
+	// settles each turn once. A Token the store does not know settles
+	// nothing.
+	Settle(ctx context.Context, t Turn, actual []int64) error
 }
 
 // Pace is the configured pace a budget asks a store for; the store applies
@@ -47,6 +64,20 @@ type Pace struct {
 	Interval time.Duration // the configured emission interval, > 0
 	Burst    int           // requests that may go back to back, >= 1
 	Adaptive Adaptive      // the budget's adaptive throttling (zero: off)
+	// Dims are the budget's extra dimensions (WithDimension), in its
+	// order; a store keeps each by name. Nil for a budget without.
+	Dims []DimPace
+	// Cost is what a Take reserves in each of Dims, in units (nil or a
+	// shorter slice: nothing in the rest). Take reserves them with the
+	// request's turn, at its send time, all or nothing. Report ignores it.
+	Cost []int64
+}
+
+// DimPace is the configured pace of one extra dimension, for a Store.
+type DimPace struct {
+	Name     string
+	Interval time.Duration // per unit, > 0
+	Burst    int64         // units that may go back to back, >= 1
 }
 
 // A Turn is a reservation a store granted (or refused).
@@ -68,6 +99,11 @@ type Turn struct {
 }
 
 // A Report is one response's feedback, for Store.Report.
+//
+// Its quota report (Remaining, Limit, Reset, and Quotas for the extra
+// dimensions) shapes the shared pace as it shapes a budget's own until the
+// reset: never spend what remains faster than it returns. The zero values
+// report no quota.
 type Report struct {
 	Status  int
 	Pause   time.Duration // the pause the response asked for; 0 for none
@@ -75,6 +111,18 @@ type Report struct {
 	Refused bool          // a 429, 503 or spent quota: an adaptive decrease
 	Sent    int64         // when the request was sent, on the store's clock (Turn.At)
 	Pace    Pace
+
+	Remaining int           // requests the quota has left; < 0: unknown
+	Limit     int           // the quota's limit; < 0: unknown
+	Reset     time.Duration // until the quota is restored, at most the budget's max pause; <= 0: unknown
+	Quotas    []DimQuota    // the same for extra dimensions
+}
+
+// DimQuota is a quota report for one extra dimension, by its name.
+type DimQuota struct {
+	Name             string
+	Remaining, Limit int
+	Reset            time.Duration
 }
 
 // StoreStatus is what Store.Status reports.

@@ -14,14 +14,19 @@ type storePacer struct {
 	b    *Budget
 	s    Store
 	down atomic.Bool // the store failed and has not answered since
+	// skew is the store's clock minus the Unix wall clock (ns), as the
+	// last granted turn measured it, for stamp; skewKnown says a turn did.
+	skew      atomic.Int64
+	skewKnown atomic.Bool
+	dims      []DimPace // the extra dimensions' configured pace; read-only after NewBudget
 }
 
-// turn is Acquire's turn when the state is in a Store: one call to Take,
-// then a wait for the turn; a cancelled wait refunds the turn. A budget on
-// a store has no extra dimensions: r is always nil.
-func (p *storePacer) turn(ctx context.Context, now, deadline int64, _ *reservation) (int64, error) {
+// turn is Acquire's turn when the state is in a Store: one call to Take
+// (with r's costs in the extra dimensions, when r is not nil), then a wait
+// for the turn; a cancelled wait refunds the turn.
+func (p *storePacer) turn(ctx context.Context, now, deadline int64, r *reservation) (int64, error) {
 	for {
-		at, retake, err := p.takeOnce(ctx, now, deadline)
+		at, retake, err := p.takeOnce(ctx, now, deadline, r)
 		if !retake {
 			return at, err
 		}
@@ -29,16 +34,21 @@ func (p *storePacer) turn(ctx context.Context, now, deadline int64, _ *reservati
 	}
 }
 
-// takeFromStoreOnce takes one turn from the store and waits for it. If a
-// pause this budget heard of began while it waited, the turn is given back
-// and retake is true: the call takes a turn again, behind the pause.
-func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64) (at int64, retake bool, err error) {
+// takeOnce takes one turn from the store and waits for it. If a pause this
+// budget heard of began while it waited, the turn is given back and retake
+// is true: the call takes a turn again, behind the pause. A granted turn
+// with costs is kept in r, for Settle.
+func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reservation) (at int64, retake bool, err error) {
 	b := p.b
 	maxWait := time.Duration(-1)
 	if deadline != never {
 		maxWait = time.Duration(deadline - now)
 	}
-	t, err := p.s.Take(ctx, b.storePace(), maxWait)
+	pace := p.pace()
+	if r != nil {
+		pace.Cost = r.n
+	}
+	t, err := p.s.Take(ctx, pace, maxWait)
 	if ctx.Err() == nil {
 		p.health(cmpErr(err, t.Fallback))
 	}
@@ -60,7 +70,10 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64) (at int6
 		}
 		return 0, false, e
 	}
+	p.skew.Store(t.At - int64(t.Wait) - time.Now().UnixNano()) // the store's now, less ours
+	p.skewKnown.Store(true)
 	if t.Wait <= 0 {
+		p.keep(r, t)
 		return t.At, false, nil
 	}
 	timer := time.NewTimer(t.Wait)
@@ -81,22 +94,67 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64) (at int6
 	if t.Paused {
 		reason = Paused
 	}
+	p.keep(r, t)
 	b.emit(Event{Reason: reason, Wait: t.Wait})
 	return t.At, false, nil
 }
 
-func (b *Budget) storePace() Pace {
+// hasDim reports whether the budget has an extra dimension named name.
+func (p *storePacer) hasDim(name string) bool {
+	for _, d := range p.dims {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// keep records a granted turn in its reservation, for settle.
+func (p *storePacer) keep(r *reservation, t Turn) {
+	if r != nil {
+		r.storeTurn, r.granted, r.sendAt = t, true, t.At
+	}
+}
+
+// settle settles r's costs through the store at actual units (nil: none,
+// giving the estimate back), once.
+func (p *storePacer) settle(r *reservation, actual []int64) {
+	b := p.b
+	b.mu.Lock()
+	done := r.settled || !r.granted
+	r.settled = true
+	b.mu.Unlock()
+	if done {
+		return
+	}
+	if actual == nil {
+		actual = make([]int64, len(r.n))
+	}
+	p.health(p.s.Settle(context.Background(), r.storeTurn, actual))
+}
+
+func (p *storePacer) pace() Pace {
+	b := p.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.cfg}
+	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.cfg, Dims: p.dims}
 }
 
 // feedback is apply for a budget whose state is in a Store.
 func (p *storePacer) feedback(status int, f Feedback, sent, _ int64) {
 	b := p.b
-	pace := b.storePace()
+	pace := p.pace()
 	r := Report{Status: status, Pause: f.Pause, Allow: int(pauseAllowance(f, int64(pace.Burst))),
-		Refused: refused(status, f), Sent: sent, Pace: pace}
+		Refused: refused(status, f), Sent: sent, Pace: pace,
+		Remaining: f.Remaining, Limit: f.Limit, Reset: min(f.Reset, b.maxPause)}
+	for _, q := range f.Quotas { // a Quota whose Name, or else Unit, is a dimension's
+		for _, d := range p.dims {
+			if q.Name == d.Name || (q.Unit == d.Name && !p.hasDim(q.Name)) {
+				r.Quotas = append(r.Quotas, DimQuota{Name: d.Name, Remaining: q.Remaining, Limit: q.Limit, Reset: min(q.Reset, b.maxPause)})
+				break
+			}
+		}
+	}
 	st, err := p.s.Report(context.Background(), r)
 	p.health(cmpErr(err, st.Fallback))
 	if err == nil && st.Pause > 0 {
@@ -150,16 +208,37 @@ func cmpOr(a, b int) int {
 	return b
 }
 
-// stamp for a store: a wall time cannot be placed on the store's clock, so
-// it counts as sent after any decrease.
-func (p *storePacer) stamp(time.Time) int64 { return math.MaxInt64 }
+// stamp for a store places sent on the store's clock by the skew the last
+// granted turn measured (off by at most that call's round trip). Before
+// this budget took a turn, and for the zero time, it counts as sent after
+// any decrease: "just now".
+func (p *storePacer) stamp(sent time.Time) int64 {
+	if sent.IsZero() || !p.skewKnown.Load() {
+		return math.MaxInt64
+	}
+	return sent.UnixNano() + p.skew.Load()
+}
 
+// check asks the store when the next turn would come (a Take that may wait
+// for nothing, so it reserves nothing): behind the shared pause and at the
+// shared pace. A store that does not answer leaves the answer to Acquire.
 func (p *storePacer) check(ctx context.Context, now, deadline int64) error {
-	st, err := p.s.Status(ctx)
-	if err != nil || now+int64(st.Pause) < deadline {
+	b := p.b
+	t, err := p.s.Take(ctx, p.pace(), 0)
+	if err != nil || t.Granted || now+int64(t.Wait) < deadline {
+		if t.Granted { // a store that grants at maxWait 0 broke the contract: give it back
+			p.s.Refund(context.WithoutCancel(ctx), t)
+		}
 		return nil
 	}
-	return &RateLimitError{RetryAfter: st.Pause, StatusCode: st.PauseStatus, Reason: Paused, Budget: p.b.name}
+	e := &RateLimitError{RetryAfter: t.Wait, Reason: Paced, Budget: b.name}
+	switch {
+	case t.Paused:
+		e.Reason, e.StatusCode = Paused, t.Status
+	case t.Factor < 1:
+		e.Reason = Throttled
+	}
+	return e
 }
 
 func (p *storePacer) pauseLeft() time.Duration {

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"sync"
 	"time"
 )
@@ -17,26 +18,65 @@ type MemoryStore struct {
 	g     gcra  // guarded by mu
 	aimd  aimd  // guarded by mu
 	pause pause // guarded by mu
+	// dims are the extra dimensions by name, created by the first Take or
+	// Report that names them; guarded by mu.
+	dims map[string]*storeDim
+	// shape is what the last quota report for requests allows, and
+	// dimShapes the same per extra dimension, by name; guarded by mu.
+	shape     shape
+	dimShapes map[string]shape
+	// last is the latest send time granted to a budget with extra
+	// dimensions: such turns are served in the order they are taken
+	// (FIFO), as a budget's own queue serves them; guarded by mu.
+	last int64
 }
 
 // NewMemoryStore returns an empty MemoryStore: an idle quota, no pause.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{epoch: time.Now(), g: newGCRA(0, 0), aimd: newAIMD()}
+	return &MemoryStore{epoch: time.Now(), g: newGCRA(0, 0), aimd: newAIMD(), last: idle}
 }
 
 func (s *MemoryStore) now() int64 { return int64(time.Since(s.epoch)) }
 
 // pace brings g to p at the shared factor, at now.
+// The shared factor and the quota report slow it, as a budget's controller
+// does (controller.pace).
 func (s *MemoryStore) paceLocked(p Pace, now int64) {
-	interval := int64(float64(p.Interval) / s.aimd.factor)
+	interval, burst := s.shape.slow(now, int64(float64(p.Interval)/s.aimd.factor), int64(p.Burst))
 	if s.g.interval == 0 {
-		s.g.interval, s.g.burst = interval, int64(p.Burst)
+		s.g.interval, s.g.burst = interval, burst
 		return
 	}
-	s.g.setPace(max(now, s.pause.until), interval, int64(p.Burst)) // never stretches a pause
+	s.g.setPace(max(now, s.pause.until), interval, burst) // never stretches a pause
 }
 
-// Take implements Store.
+// dimsLocked brings the extra dimensions of p to their configured pace at
+// now (created idle when new) and returns them in p's order.
+func (s *MemoryStore) dimsLocked(p Pace, now int64) []*storeDim {
+	if len(p.Dims) == 0 {
+		return nil
+	}
+	if s.dims == nil {
+		s.dims = make(map[string]*storeDim)
+	}
+	gs := make([]*storeDim, len(p.Dims))
+	for i, d := range p.Dims {
+		iv, bu := s.dimShapes[d.Name].slow(now, int64(d.Interval), d.Burst)
+		g := s.dims[d.Name]
+		if g == nil {
+			g = &storeDim{g: gcra{tat: idle, interval: iv, burst: bu}}
+			s.dims[d.Name] = g
+		}
+		g.setPace(max(now, s.pause.until), iv, bu)
+		gs[i] = g
+	}
+	return gs
+}
+
+// Take implements Store. With extra dimensions (p.Dims), the turn comes
+// when every dimension holds its cost, and no sooner than any turn granted
+// before it to a budget with extra dimensions; the turn and each cost are
+// charged at the turn's send time, as a budget's own reservation is.
 func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Turn, error) {
 	now := s.now()
 	deadline := int64(never)
@@ -46,10 +86,29 @@ func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Tu
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.paceLocked(p, now)
-	t, ok := s.g.reserve(now, s.pause.until, deadline)
+	gs := s.dimsLocked(p, now)
+	notBefore := s.pause.until
+	if gs != nil {
+		notBefore = max(notBefore, s.last)
+		for i, g := range gs {
+			if n := costAt(p.Cost, i); n > 0 {
+				notBefore = max(notBefore, g.g.earliest(n))
+			}
+		}
+	}
+	var t turn
+	var ok bool
+	if gs == nil {
+		t, ok = s.g.reserve(now, notBefore, deadline)
+	} else {
+		t, ok = s.g.reserveAt(now, notBefore, deadline)
+	}
 	tok := ""
 	if ok {
 		tok = memoryToken(t)
+		if gs != nil {
+			tok = s.reserveDimsLocked(tok, t.sendAt, p, gs)
+		}
 	}
 	return Turn{
 		Granted: ok, Wait: time.Duration(t.sendAt - now), At: t.sendAt,
@@ -58,13 +117,71 @@ func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Tu
 	}, nil
 }
 
+// costAt is the cost in dimension i (0 past the end or below zero).
+func costAt(cost []int64, i int) int64 {
+	if i < len(cost) {
+		return max(0, cost[i])
+	}
+	return 0
+}
+
+// reserveDimsLocked spends p's costs at sendAt and returns tok extended
+// with what Refund and Settle need: the FIFO mark before the turn, the
+// send time, and per dimension its state around the reservation, the
+// cost, the reservation's number and the name.
+func (s *MemoryStore) reserveDimsLocked(tok string, sendAt int64, p Pace, gs []*storeDim) string {
+	b := binary.BigEndian.AppendUint64([]byte(tok), uint64(s.last))
+	b = binary.BigEndian.AppendUint64(b, uint64(sendAt))
+	s.last = sendAt
+	for i, g := range gs {
+		n := costAt(p.Cost, i)
+		before, after, seq := g.reserve(sendAt, n)
+		b = binary.BigEndian.AppendUint64(b, uint64(before))
+		b = binary.BigEndian.AppendUint64(b, uint64(after))
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
+		b = binary.BigEndian.AppendUint64(b, uint64(seq))
+		b = binary.BigEndian.AppendUint16(b, uint16(min(len(p.Dims[i].Name), 1<<16-1)))
+		b = append(b, p.Dims[i].Name[:min(len(p.Dims[i].Name), 1<<16-1)]...)
+	}
+	return string(b)
+}
+
 // Refund implements Store.
 func (s *MemoryStore) Refund(_ context.Context, t Turn) error {
 	s.mu.Lock()
-	if r, ok := parseMemoryToken(t.Token); ok {
-		s.g.cancel(r.tatBefore, r.tatAfter)
+	defer s.mu.Unlock()
+	r, ok := parseMemoryToken(t.Token)
+	if !ok {
+		return nil
 	}
-	s.mu.Unlock()
+	last := s.g.cancel(r.tatBefore, r.tatAfter) // nobody took a turn after it
+	if r.dims == nil {
+		return nil
+	}
+	if last {
+		s.last = r.lastBefore
+	}
+	for _, d := range r.dims {
+		if g := s.dims[d.name]; g != nil {
+			g.cancel(d.before, d.after, d.seq)
+		}
+	}
+	return nil
+}
+
+// Settle implements Store.
+func (s *MemoryStore) Settle(_ context.Context, t Turn, actual []int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := parseMemoryToken(t.Token)
+	if !ok {
+		return nil
+	}
+	for i, d := range r.dims {
+		if g := s.dims[d.name]; g != nil {
+			g.settle(r.sendAt, d.n, costAt(actual, i), d.seq)
+		}
+	}
 	return nil
 }
 
@@ -74,11 +191,31 @@ func (s *MemoryStore) Report(_ context.Context, r Report) (StoreStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.aimd.observe(r.Pace.Adaptive, r.Refused, r.Status, r.Sent, now)
+	s.shapeLocked(r, now)
 	s.paceLocked(r.Pace, now)
+	s.dimsLocked(r.Pace, now) // re-paced now, as a budget re-paces on a report
 	if r.Pause > 0 && s.pause.extend(now+int64(r.Pause), r.Status) {
 		s.g.floorAfterPause(s.pause.until, int64(cmpOr(r.Allow, r.Pace.Burst)))
 	}
 	return s.statusLocked(now), nil
+}
+
+// shapeLocked keeps the quota reports of r, at now, by the rules of a
+// budget's controller (shapeOf; a pause that lasts until the reset covers
+// the report's window).
+func (s *MemoryStore) shapeLocked(r Report, now int64) {
+	q := Feedback{Remaining: r.Remaining, Limit: r.Limit, Reset: r.Reset}
+	if sh, ok := shapeOf(q, now, math.MaxInt64); ok && (r.Pause == 0 || r.Reset > r.Pause) {
+		s.shape = sh
+	}
+	for _, d := range r.Quotas {
+		if sh, ok := shapeOf(Feedback{Remaining: d.Remaining, Limit: d.Limit, Reset: d.Reset}, now, math.MaxInt64); ok {
+			if s.dimShapes == nil {
+				s.dimShapes = make(map[string]shape)
+			}
+			s.dimShapes[d.Name] = sh
+		}
+	}
 }
 
 // Status implements Store.
@@ -89,12 +226,34 @@ func (s *MemoryStore) Status(context.Context) (StoreStatus, error) {
 	return s.statusLocked(now), nil
 }
 
+// Adopt brings the store up to the shared state another store reported:
+// a pause that lasts at least st.Pause from now (with st.PauseStatus; a
+// longer pause is kept), and the adaptive factor st.Factor, counted as
+// changed and decreased just now. A store that fails open over to a
+// MemoryStore (redisstore's WithFailOpen) adopts each status its shared
+// store returns, so that it starts from what the fleet knew.
+func (s *MemoryStore) Adopt(st StoreStatus) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.Pause > 0 && s.pause.extend(now+int64(st.Pause), st.PauseStatus) && s.g.interval > 0 {
+		s.g.floorAfterPause(s.pause.until, 1) // what the server holds then is not known here
+	}
+	if st.Factor > 0 && st.Factor <= 1 && st.Factor != s.aimd.factor {
+		if st.Factor < s.aimd.factor {
+			s.aimd.lastDecrease = now
+		}
+		s.aimd.factor, s.aimd.lastChange = st.Factor, now
+	}
+}
+
 func (s *MemoryStore) statusLocked(now int64) StoreStatus {
 	return StoreStatus{Pause: time.Duration(max(0, s.pause.until-now)), PauseStatus: s.pause.status, Factor: s.aimd.factor}
 }
 
 // memoryToken is a MemoryStore turn's refund token: the GCRA state before
-// and after the reservation, 16 bytes.
+// and after the reservation, 16 bytes; a turn with extra dimensions has
+// more (reserveDimsLocked).
 func memoryToken(t turn) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(t.tatBefore))
@@ -102,14 +261,50 @@ func memoryToken(t turn) string {
 	return string(b[:])
 }
 
-// parseMemoryToken reads a token memoryToken wrote; anything else is not
-// ok.
-func parseMemoryToken(tok string) (turn, bool) {
-	if len(tok) != 16 {
-		return turn{}, false
+// memoryTurn is what a MemoryStore token holds.
+type memoryTurn struct {
+	tatBefore, tatAfter int64
+	lastBefore, sendAt  int64     // with extra dimensions
+	dims                []dimTurn // nil without
+}
+
+// dimTurn is one extra dimension of a turn: its state around the
+// reservation, the units reserved, the reservation's number
+// (storeDim.reserve) and the dimension's name.
+type dimTurn struct {
+	before, after, n, seq int64
+	name                  string
+}
+
+// parseMemoryToken reads a token memoryToken (and reserveDimsLocked)
+// wrote; anything else is not ok.
+func parseMemoryToken(tok string) (memoryTurn, bool) {
+	b := []byte(tok)
+	u := func() int64 { v := int64(binary.BigEndian.Uint64(b)); b = b[8:]; return v }
+	if len(b) < 16 {
+		return memoryTurn{}, false
 	}
-	return turn{
-		tatBefore: int64(binary.BigEndian.Uint64([]byte(tok[:8]))),
-		tatAfter:  int64(binary.BigEndian.Uint64([]byte(tok[8:]))),
-	}, true
+	r := memoryTurn{tatBefore: u(), tatAfter: u()}
+	if len(b) == 0 {
+		return r, true
+	}
+	if len(b) < 16 {
+		return memoryTurn{}, false
+	}
+	r.lastBefore, r.sendAt = u(), u()
+	r.dims = []dimTurn{}
+	for len(b) > 0 {
+		if len(b) < 34 {
+			return memoryTurn{}, false
+		}
+		d := dimTurn{before: u(), after: u(), n: u(), seq: u()}
+		l := int(binary.BigEndian.Uint16(b))
+		b = b[2:]
+		if len(b) < l {
+			return memoryTurn{}, false
+		}
+		d.name, b = string(b[:l]), b[l:]
+		r.dims = append(r.dims, d)
+	}
+	return r, true
 }

@@ -3,7 +3,10 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -212,19 +215,232 @@ func TestStorePauseEndsWithNoMoreThanTheServerHolds(t *testing.T) {
 	})
 }
 
-// TestStoreBudgetObserveCountsAsSentAfterAnyDecrease: Budget.Observe on a
-// store-backed budget cannot place its sent time on the store's clock, so
-// each refusal it reports decreases the shared rate, as documented.
-func TestStoreBudgetObserveCountsAsSentAfterAnyDecrease(t *testing.T) {
+// TestStoreBudgetObservePlacesSendTimesOnTheStoresClock: Budget.Observe
+// with a wall time, on a store-backed budget, places it on the store's
+// clock (whose zero is not the budget's): a refusal to a request sent
+// before the fleet's last decrease does not decrease the shared rate
+// again; one sent after it does. Before the budget took a turn, and for
+// the zero time, the send counts as just now.
+func TestStoreBudgetObservePlacesSendTimesOnTheStoresClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewMemoryStore()
-		time.Sleep(time.Second) // the store's clock runs ahead of the budget's
+		time.Sleep(time.Hour) // the store's clock runs ahead of the budgets'
+		a := MustBudget(PerSecond(10), WithStore(s))
 		b := MustBudget(PerSecond(10), WithStore(s))
-		b.Observe(http.StatusTooManyRequests, nil, time.Time{})
+		factor := func() float64 {
+			st, err := s.Status(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.Factor
+		}
+		b.Observe(http.StatusTooManyRequests, nil, time.Now().Add(-time.Minute)) // no turn yet: just now
+		if f := factor(); f != 0.5 {
+			t.Fatalf("a refusal before the budget took a turn: factor %v, want 0.5", f)
+		}
+		time.Sleep(time.Second)
+		if _, err := b.Acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		sent := time.Now()
+		time.Sleep(time.Second)
+		p, err := a.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Observe(http.StatusTooManyRequests, nil) // the fleet's decrease: 0.25
+		time.Sleep(time.Second)
+		b.Observe(http.StatusTooManyRequests, nil, sent)
+		if f := factor(); f != 0.25 {
+			t.Fatalf("a refusal to a request sent before the last decrease: factor %v, want 0.25 (no second decrease)", f)
+		}
 		b.Observe(http.StatusTooManyRequests, nil, time.Now())
-		st, err := s.Status(context.Background())
-		if err != nil || st.Factor != 0.25 {
-			t.Fatalf("after two refusals through Budget.Observe the shared factor is %v (%v), want 0.25", st.Factor, err)
+		if f := factor(); f != 0.125 {
+			t.Fatalf("a refusal to a request sent after the last decrease: factor %v, want 0.125", f)
+		}
+		b.Observe(http.StatusTooManyRequests, nil, time.Time{})
+		if f := factor(); f != 0.1 {
+			t.Fatalf("a refusal sent at the zero time (just now): factor %v, want 0.1 (the floor)", f)
 		}
 	})
+}
+
+// TestStoreCheckCoversThePace: Check on a store-backed budget answers for
+// the shared pace, not only the pause: another budget spent the burst, so
+// a deadline before the next turn is refused at once, a later one is not,
+// and Check reserves nothing (the next Acquire gets that very turn).
+func TestStoreCheckCoversThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		a := MustBudget(PerSecond(1), WithBurst(1), WithStore(s))
+		b := MustBudget(PerSecond(1), WithBurst(1), WithStore(s))
+		if _, err := a.Acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		short, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		var rl *RateLimitError
+		if err := b.Check(short); !errors.As(err, &rl) || rl.Reason != Paced || rl.RetryAfter != time.Second {
+			t.Fatalf("Check with 500ms left, the next turn 1s away = %v, want a Paced RateLimitError after 1s", err)
+		}
+		long, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel2()
+		for range 3 {
+			if err := b.Check(long); err != nil {
+				t.Fatalf("Check with 2s left = %v, want nil", err)
+			}
+		}
+		start := time.Now()
+		if _, err := b.Acquire(long); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Fatalf("Acquire after the Checks waited %v, want 1s: Check reserved a turn", d)
+		}
+	})
+}
+
+// TestStoreQuotaReportPacesEveryBudget: a quota report one budget hears
+// (2 requests left, reset in 11 s: at most 2 now, then one per 5 s) paces
+// the other budget on the store too, as it would pace the one that heard
+// it in memory: the other's three calls go at 0, 0 and 5 s, not at once.
+// When the report's reset has passed, the configured pace is back. The
+// same holds for an extra dimension's quota (x-ratelimit-remaining-tokens).
+func TestStoreQuotaReportPacesEveryBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		opts := []Option{WithBurst(10), WithStore(s), WithDimension("tokens", PerSecond(1000))}
+		a := MustBudget(PerSecond(100), opts...)
+		b := MustBudget(PerSecond(100), opts...)
+		p, err := a.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Remaining": {"2"}, "X-Ratelimit-Reset": {"11"}})
+		start := time.Now()
+		var at []time.Duration
+		for range 3 {
+			if _, err := b.Acquire(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			at = append(at, time.Since(start))
+		}
+		if want := []time.Duration{0, 0, 5 * time.Second}; !slices.Equal(at, want) {
+			t.Fatalf("the other budget's calls after a quota report of 2 left for 11s went at %v, want %v", at, want)
+		}
+		time.Sleep(10 * time.Second) // past the reset (a pace change creates no burst credit)
+		start = time.Now()
+		for range 10 {
+			if _, err := b.Acquire(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := time.Since(start); d > 100*time.Millisecond {
+			t.Fatalf("after the reset, 10 calls took %v, want the configured pace (at most 100ms), not one per 5s", d)
+		}
+
+		// tokens: 100 left for 11 s (100 at once, then 10 per second)
+		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Remaining-Tokens": {"100"}, "X-Ratelimit-Reset-Tokens": {"11s"}})
+		if _, err := b.AcquireCost(context.Background(), Cost{"tokens", 100}); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		if _, err := b.AcquireCost(context.Background(), Cost{"tokens", 10}); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Fatalf("10 tokens after the 100 a tokens quota report left went %v later, want 1s", d)
+		}
+	})
+}
+
+// TestStoreDimsSettleLikeABudget runs one random sequence of calls with
+// costs — each granted, then committed over, at or under its estimate (or
+// released) at some later step — through a budget in memory and through a
+// budget on a MemoryStore, and requires every grant at the same instant:
+// the store charges, gives back (only what no later reservation relied on)
+// and waits exactly as a budget does. (A quota report's pace change is
+// TestStoreDimsSettleAfterAPaceChangeLikeABudget's: a store re-times no
+// turn it granted when a report's shape ends, so waits across that end
+// differ by design.)
+func TestStoreDimsSettleLikeABudget(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			run := func(store bool) []time.Duration {
+				var got []time.Duration
+				synctest.Test(t, func(t *testing.T) {
+					opts := []Option{WithBurst(3), WithoutAdaptive(),
+						WithDimension("tokens", PerSecond(100), WithDimensionBurst(50)),
+						WithDimension("images", PerSecond(2), WithDimensionBurst(4))}
+					if store {
+						opts = append(opts, WithStore(NewMemoryStore()))
+					}
+					b := MustBudget(PerSecond(20), opts...)
+					rng := rand.New(rand.NewPCG(seed, 3))
+					start := time.Now()
+					var open []Permit
+					for range 150 {
+						time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+						if len(open) > 0 && rng.IntN(2) == 0 {
+							i := rng.IntN(len(open))
+							p := open[i]
+							open = append(open[:i], open[i+1:]...)
+							if rng.IntN(5) > 0 {
+								p.Commit(Cost{"tokens", rng.Int64N(60)}, Cost{"images", rng.Int64N(5)})
+							}
+							p.Release()
+							continue
+						}
+						p, err := b.AcquireCost(context.Background(), Cost{"tokens", rng.Int64N(51)}, Cost{"images", rng.Int64N(3)})
+						if err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, time.Since(start))
+						open = append(open, p)
+					}
+				})
+				return got
+			}
+			mem, st := run(false), run(true)
+			for i := range mem {
+				if i >= len(st) || st[i] != mem[i] {
+					t.Fatalf("grant %d: on a store at %v, in memory at %v (the grants before: %v)", i, st[min(i, len(st)-1)], mem[i], mem[max(0, i-3):i])
+				}
+			}
+		})
+	}
+}
+
+// TestStoreDimsSettleAfterAPaceChangeLikeABudget: what an underspend may
+// give back is kept in units across a pace change, on a store as in
+// memory. A spends the burst of 50 tokens, B's 10 stack on it (A may give
+// back 40 of its 50), a quota report slows tokens tenfold and caps the
+// burst at 20 (A may give back 20), A uses nothing: the next 20 tokens go
+// at the same instant on both.
+func TestStoreDimsSettleAfterAPaceChangeLikeABudget(t *testing.T) {
+	run := func(store bool) (at time.Duration) {
+		synctest.Test(t, func(t *testing.T) {
+			opts := []Option{WithoutAdaptive(), WithDimension("tokens", PerSecond(100), WithDimensionBurst(50))}
+			if store {
+				opts = append(opts, WithStore(NewMemoryStore()))
+			}
+			b := MustBudget(PerSecond(1000), opts...)
+			ctx := context.Background()
+			start := time.Now()
+			a, _ := b.AcquireCost(ctx, Cost{"tokens", 50})
+			p, _ := b.AcquireCost(ctx, Cost{"tokens", 10}) // at 100 ms
+			p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Remaining-Tokens": {"20"}, "X-Ratelimit-Reset-Tokens": {"201s"}})
+			a.Commit(Cost{"tokens", 0})
+			if _, err := b.AcquireCost(ctx, Cost{"tokens", 20}); err != nil {
+				t.Fatal(err)
+			}
+			at = time.Since(start)
+		})
+		return at
+	}
+	mem, st := run(false), run(true)
+	t.Logf("the 20 tokens went at %v in memory, %v on a store", mem, st)
+	if mem != st {
+		t.Fatalf("the 20 tokens after the pace change went at %v on a store, %v in memory", st, mem)
+	}
 }

@@ -207,10 +207,7 @@ func settleByStatus(p *Permit, status int) {
 		return
 	}
 	if is2xx(status) {
-		now := p.b.now()
-		p.b.mu.Lock()
-		p.b.settleLocked(p.res, p.res.n, now)
-		p.b.mu.Unlock()
+		p.settle(p.res.n)
 		return
 	}
 	p.releaseCost()

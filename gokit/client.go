@@ -63,9 +63,9 @@ func SetClient(client *http.Client, b *core.Budget, opts ...core.TransportOption
 // When a limiter on b admitted the call, the response is fed to the call's
 // own permit, which knows when it was sent; otherwise it is fed to b with the
 // time the request left (a ClientBefore), so a burst of refusals sent
-// together slows the budget once. (A budget on a core.WithStore cannot place
-// that time on the store's clock and counts each refusal of the burst; put a
-// limiter in front of such endpoints, whose permit carries the send time.)
+// together slows the budget once. (A budget on a core.WithStore places that
+// time on the store's clock by the offset its last turn measured; until it
+// has taken a turn, each refusal counts as sent just now.)
 // ClientFeedback sends nothing and spends no turn. Do not combine it with
 // SetClient on the same budget: the budget's transport already feeds every
 // response back.

@@ -17,9 +17,19 @@
 // extends the shared pause (never shortens it) and bounds what goes at once
 // when it ends; a refusal halves the shared rate once per burst across the
 // whole fleet (a response to a request sent before the last decrease does
-// not decrease it again); other responses restore it with time. The
+// not decrease it again); other responses restore it with time; a quota
+// report (Remaining/Reset, x-ratelimit-remaining-tokens for a dimension)
+// shapes the shared pace until its reset, as it shapes one budget's. The
 // scripts decide exactly as core.MemoryStore does; the tests check it call
 // by call.
+//
+// Extra dimensions (core.WithDimension, such as an LLM key's tokens per
+// minute) are kept in the same hash, by name: one script run reserves the
+// request's turn and every cost at once, at the turn's send time, behind
+// every turn granted before it to a budget with dimensions (FIFO across
+// the fleet), and Permit.Commit settles through another (an overspend is
+// charged, an underspend given back as far as no later reservation relied
+// on it, by the rule of a budget in memory).
 //
 // As with any core.Store, a call waits for the turn it was given: a pause
 // or a decrease re-times the calls that reserve after it, not those already
@@ -42,7 +52,7 @@
 // they sit in one Cluster slot. Keys expire when unused (WithTTL,
 // WithLeaseTTL): an abandoned budget leaves nothing behind. The store runs
 // only its own scripts, which touch only those keys and call TIME, HMGET,
-// HSET, PEXPIRE, PTTL, EXISTS and ZADD, ZCARD, ZRANGE, ZREM,
+// HGETALL, HSET, PEXPIRE, PTTL, EXISTS and ZADD, ZCARD, ZRANGE, ZREM,
 // ZREMRANGEBYSCORE, ZSCORE. It needs Redis 4.0 or later (or a compatible
 // server that runs Lua scripts); an ACL user needs +evalsha +eval and those
 // commands on ~{key}:*.
@@ -59,8 +69,10 @@
 //     down.
 //   - WithFailOpen(share): the store paces calls with a budget in the
 //     process at share of the rate and of the burst (1/N for N processes
-//     keeps the fleet within its quota). The fallback hears every response
-//     while Redis is up, so a pause in force is kept.
+//     keeps the fleet within its quota). While Redis is up the fallback
+//     hears every response and adopts the pause and the adaptive factor in
+//     each of Redis's replies, so it starts from what the fleet knew: a
+//     pause another process heard holds this one too after Redis dies.
 //
 // Either way the budget reports core.StoreFailure (with the error) when
 // the store goes down and core.StoreRecovered when it answers again, once

@@ -436,3 +436,41 @@ func TestFailClosedKeepsTheCause(t *testing.T) {
 		}
 	}
 }
+
+// TestFailOpenSharesTokensInTheFallback: with Redis out of reach, a budget
+// with a tokens dimension failing open at half spends its tokens from the
+// fallback at half the rate and burst: the fallback's burst of 100 (of
+// 200) goes at once, the next 10 wait for their return (100 ms at 100
+// tokens/s), and an underspend committed comes back.
+func TestFailOpenSharesTokensInTheFallback(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there: every call to Redis is refused
+	s, err := New(newClient(t, addr), testKey(t), WithFailOpen(0.5), WithTimeout(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := core.MustBudget(core.PerSecond(1000), core.WithStore(s), core.WithDimension("tokens", core.PerSecond(200)))
+	ctx := context.Background()
+	p, err := b.AcquireCost(ctx, core.Cost{Dimension: "tokens", Amount: 100})
+	if err != nil {
+		t.Fatalf("100 tokens from the fallback: %v", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := b.AcquireCost(short, core.Cost{Dimension: "tokens", Amount: 10}); !core.IsBudgetError(err) {
+		t.Fatalf("10 more tokens with 50ms to wait = %v, want a RateLimitError (the fallback's burst is 100)", err)
+	}
+	p.Commit(core.Cost{Dimension: "tokens", Amount: 70}) // 30 come back
+	p.Release()
+	short2, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	q, err := b.AcquireCost(short2, core.Cost{Dimension: "tokens", Amount: 30})
+	if err != nil {
+		t.Fatalf("30 tokens after 30 came back = %v, want them at once", err)
+	}
+	q.Release()
+}

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 // fallback is the local budget a store failing open spends from while
 // Redis is down: a core.MemoryStore at a share of the pace, whose clock is
 // shifted onto the store's (Unix nanoseconds) so that the budgets above
-// see one clock. It hears every report while Redis is up, so a pause in
-// force when Redis fails is kept.
+// see one clock. While Redis is up it hears every report this process
+// makes and adopts every status Redis returns (the pause and the factor
+// the fleet last had), so a pause in force when Redis fails is kept, even
+// one another process heard.
 type fallback struct {
 	share  float64
 	mem    *core.MemoryStore
@@ -49,7 +52,15 @@ func (f *fallback) pace(p core.Pace) core.Pace {
 		slowest = p.Adaptive.MinRate
 	}
 	iv := math.Min(float64(p.Interval)/f.share, maxSpan*slowest/float64(burst))
-	return core.Pace{Interval: time.Duration(iv), Burst: burst, Adaptive: p.Adaptive}
+	q := core.Pace{Interval: time.Duration(iv), Burst: burst, Adaptive: p.Adaptive, Cost: p.Cost}
+	for _, d := range p.Dims {
+		// A cost above the smaller burst still goes, after the debt it
+		// leaves behind it is paid: the share bounds the fallback's rate.
+		b := max(1, int64(float64(d.Burst)*f.share))
+		div := math.Min(float64(d.Interval)/f.share, maxSpan/float64(max(b, d.Burst)))
+		q.Dims = append(q.Dims, core.DimPace{Name: d.Name, Interval: time.Duration(div), Burst: b})
+	}
+	return q
 }
 
 func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration) (core.Turn, error) {
@@ -93,6 +104,18 @@ func (f *fallback) refund(ctx context.Context, t core.Turn) bool {
 	return true
 }
 
+// settle settles a turn the fallback granted, and reports whether t was
+// one.
+func (f *fallback) settle(ctx context.Context, t core.Turn, actual []int64) bool {
+	tok, ok := strings.CutPrefix(t.Token, "f")
+	if !ok {
+		return false
+	}
+	t.Token = tok
+	f.mem.Settle(ctx, t, actual)
+	return true
+}
+
 func (f *fallback) report(ctx context.Context, r core.Report) core.StoreStatus {
 	r.Pace = f.pace(r.Pace)
 	if r.Sent != math.MaxInt64 { // "sent after any decrease" stays so
@@ -101,6 +124,10 @@ func (f *fallback) report(ctx context.Context, r core.Report) core.StoreStatus {
 	st, _ := f.mem.Report(ctx, r)
 	return st
 }
+
+// adopt starts the fallback from a status Redis returned: its pause and
+// its factor (core.MemoryStore.Adopt).
+func (f *fallback) adopt(st core.StoreStatus) { f.mem.Adopt(st) }
 
 func (f *fallback) status(ctx context.Context) (core.StoreStatus, error) {
 	return f.mem.Status(ctx)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/headgate-go/headgate/core"
+	"github.com/headgate-go/headgate/core/quotatest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -31,6 +32,7 @@ type fleetReport struct {
 	OK, Refused, Errors int
 	FirstError          string
 	Sends               []int64 // when each request was handed to the network, Unix ns
+	Tokens              []int64 // "tokens" mode: the tokens of each send
 }
 
 // sendClock records when each request leaves the budget's transport.
@@ -56,6 +58,10 @@ func helperMain(mode string) int {
 		return fleetHelper(client, env, atoi)
 	case "lease":
 		return leaseHelper(client, env, atoi)
+	case "tokens":
+		return tokensHelper(client, env, atoi)
+	case "failopen":
+		return failOpenHelper(client, env, atoi)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 	return 2
@@ -114,6 +120,109 @@ func fleetHelper(client *redis.Client, env func(string) string, atoi func(string
 	}
 	wg.Wait()
 	rep.Sends = clock.sends
+	json.NewEncoder(os.Stdout).Encode(rep)
+	return 0
+}
+
+// tokensHelper calls HG_URL (a quotatest server in token mode) from
+// HG_WORKERS goroutines, from HG_START (Unix ns) for HG_DUR, as fast as a
+// budget of HG_RATE requests/s with a "tokens" dimension of HG_TOK/s
+// (burst HG_TOKBURST) lets it, all on one key. Call k of a worker
+// estimates 50 + (k×37 mod HG_COST) tokens, uses up to a quarter fewer
+// (the provider charges what it uses) and commits what it used.
+func tokensHelper(client *redis.Client, env func(string) string, atoi func(string) int) int {
+	store, err := New(client, env("KEY"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	budget := core.MustBudget(core.PerSecond(atoi("RATE")), core.WithStore(store),
+		core.WithDimension("tokens", core.PerSecond(atoi("TOK")), core.WithDimensionBurst(int64(atoi("TOKBURST")))))
+	start, _ := strconv.ParseInt(env("START"), 10, 64)
+	dur, _ := time.ParseDuration(env("DUR"))
+	deadline := time.Unix(0, start).Add(dur)
+	time.Sleep(time.Until(time.Unix(0, start)))
+	var mu sync.Mutex
+	var rep fleetReport
+	var wg sync.WaitGroup
+	for w := range atoi("WORKERS") {
+		wg.Go(func() {
+			for k := w; time.Now().Before(deadline); k++ {
+				n := 50 + int64(k*37%atoi("COST"))
+				used := n - int64(k*13)%(n/4+1)
+				ctx, cancel := context.WithDeadline(context.Background(), deadline)
+				p, err := budget.AcquireCost(ctx, core.Cost{Dimension: "tokens", Amount: n})
+				if err != nil {
+					cancel()
+					if !core.IsBudgetError(err) && !errors.Is(err, context.DeadlineExceeded) {
+						mu.Lock()
+						rep.Errors++
+						rep.FirstError = err.Error()
+						mu.Unlock()
+					}
+					continue
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env("URL")+"/v1/chat", nil)
+				req.Header.Set(quotatest.TokensHeader, strconv.FormatInt(used, 10))
+				sent := time.Now().UnixNano()
+				resp, err := http.DefaultTransport.RoundTrip(req)
+				mu.Lock()
+				rep.Sends = append(rep.Sends, sent)
+				rep.Tokens = append(rep.Tokens, used)
+				switch {
+				case err != nil && errors.Is(err, context.DeadlineExceeded):
+				case err != nil:
+					rep.Errors++
+					rep.FirstError = err.Error()
+				case resp.StatusCode == http.StatusOK:
+					rep.OK++
+				default:
+					rep.Refused++
+				}
+				mu.Unlock()
+				if err == nil {
+					p.Observe(resp.StatusCode, resp.Header)
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				p.Commit(core.Cost{Dimension: "tokens", Amount: used})
+				p.Release()
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	json.NewEncoder(os.Stdout).Encode(rep)
+	return 0
+}
+
+// failOpenHelper acquires from a PerSecond(HG_RATE) budget (burst 4) on
+// HG_KEY, failing open at a quarter, from 4 goroutines, from HG_START for
+// HG_DUR, feeding a 200 back for each permit, and reports when each call
+// was admitted (Sends, Unix ns; OK counts them).
+func failOpenHelper(client *redis.Client, env func(string) string, atoi func(string) int) int {
+	store, err := New(client, env("KEY"), WithFailOpen(0.25),
+		WithTimeout(100*time.Millisecond), WithProbeInterval(50*time.Millisecond))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	redis.SetLogger(quiet{})
+	budget := core.MustBudget(core.PerSecond(atoi("RATE")), core.WithBurst(4), core.WithStore(store))
+	start, _ := strconv.ParseInt(env("START"), 10, 64)
+	dur, _ := time.ParseDuration(env("DUR"))
+	time.Sleep(time.Until(time.Unix(0, start)))
+	stop := make(chan struct{})
+	wait := load(budget, stop)
+	time.Sleep(time.Until(time.Unix(0, start).Add(dur)))
+	close(stop)
+	var rep fleetReport
+	for _, a := range wait() {
+		if a.err == nil {
+			rep.OK++
+			rep.Sends = append(rep.Sends, a.at.UnixNano())
+		}
+	}
 	json.NewEncoder(os.Stdout).Encode(rep)
 	return 0
 }

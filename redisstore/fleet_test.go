@@ -1,6 +1,8 @@
 package redisstore
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -14,7 +16,8 @@ import (
 // four: the processes' merged send times obey GCRA's bound for burst 200
 // at 5 ms (with 10 ms of slack for scheduling), the provider — enforcing
 // the same rate with room for 100 ms of network jitter — refuses nothing,
-// and the rate after the burst is within 20% of 200/s (real processes on a
+// the fleet sends at least 90 % of burst + rate × W over the run, and the
+// rate after the burst is within 20% of 200/s (real processes on a
 // machine that may be loaded: core's TestSynctestFleetOnOneStoreSpendsOneBudget
 // holds the 5% bound in virtual time, on the MemoryStore these scripts are
 // checked against).
@@ -73,6 +76,9 @@ func TestFleetOfFourProcessesSpendsOneBudget(t *testing.T) {
 	t.Logf("%d requests from %d processes in %v: %.1f/s after the burst of %d (one budget: %d/s)", len(arrivals), procs, dur, got, burst, rate)
 	if got < rate*0.8 || got > rate*1.05 {
 		t.Errorf("throughput %.1f/s after the burst, want within 20%% below (5%% above) %d/s", got, rate)
+	}
+	if bound := burst + rate*dur.Seconds(); float64(len(arrivals)) < 0.9*bound {
+		t.Errorf("the fleet sent %d requests, under 90 %% of the %.0f the bound allows (burst + rate × W)", len(arrivals), bound)
 	}
 	if ok > len(arrivals) {
 		t.Errorf("processes report %d admitted, the provider saw only %d arrivals", ok, len(arrivals))
@@ -153,4 +159,93 @@ func TestFleetPauseFromOneProcessStopsTheOthers(t *testing.T) {
 	if resumed.IsZero() {
 		t.Error("the other processes sent nothing after the pause")
 	}
+}
+
+// TestFleetOfFourProcessesSharesATokensBudget: four OS processes, each with
+// a budget of 2000 requests/s and a "tokens" dimension of 20,000/s (burst
+// 2000) on one Redis key, call a provider enforcing those tokens for 4 s,
+// each call reserving its tokens (50 to 449) before it goes and committing
+// them after. The fleet keeps one tokens budget: the processes' merged
+// sends hold at most burst + rate × W tokens in every window W (with 25 ms
+// of slack for scheduling), the provider refuses nothing, and the fleet
+// uses at least 90 % of what the bound allows over the run. (The exact
+// bounds hold in virtual time: core's TestStoreDimsPropertyWindowsFIFONoLeak,
+// on the MemoryStore these scripts are checked against.)
+func TestFleetOfFourProcessesSharesATokensBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4 s of real time")
+	}
+	const (
+		procs    = 4
+		tok      = 20000
+		tokBurst = 2000
+		dur      = 4 * time.Second
+		slack    = 25 * time.Millisecond
+	)
+	srv, err := quotatest.NewServer(quotatest.Config{Requests: 100000, Period: time.Second,
+		Tokens: tok, TokenBurst: tokBurst + tok*int(slack)/int(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	key := testKey(t)
+	start := time.Now().Add(time.Second)
+	var hs []*helper
+	for range procs {
+		hs = append(hs, startHelper(t, "tokens", map[string]string{
+			"ADDR": testAddr, "KEY": key, "URL": srv.URL, "RATE": "2000", "TOK": strconv.Itoa(tok),
+			"TOKBURST": strconv.Itoa(tokBurst), "COST": "400", "WORKERS": "4",
+			"START": strconv.FormatInt(start.UnixNano(), 10), "DUR": dur.String(),
+		}))
+	}
+	var sends []weighted
+	var total int64
+	for i, h := range hs {
+		r := h.report(t)
+		var mine int64
+		for j, at := range r.Sends {
+			sends = append(sends, weighted{at, r.Tokens[j]})
+			mine += r.Tokens[j]
+		}
+		t.Logf("process %d: %d calls, %d tokens, %d refused, %d errors", i, len(r.Sends), mine, r.Refused, r.Errors)
+		if r.Errors > 0 {
+			t.Errorf("process %d: %d errors, first: %s", i, r.Errors, r.FirstError)
+		}
+		if mine == 0 {
+			t.Errorf("process %d sent nothing", i)
+		}
+		total += mine
+	}
+	if err := checkWeighted(sends, tokBurst, tok, slack); err != nil {
+		t.Errorf("the fleet's merged sends break one tokens budget: %v", err)
+	}
+	if n := srv.Refused(); n > 0 {
+		t.Errorf("the provider refused %d calls", n)
+	}
+	bound := tokBurst + tok*dur.Seconds()
+	t.Logf("%d tokens in %v from %d processes: %.1f %% of the bound %.0f (burst + rate × W)", total, dur, procs, 100*float64(total)/bound, bound)
+	if float64(total) < 0.9*bound {
+		t.Errorf("the fleet used %d tokens, under 90 %% of the %.0f the bound allows", total, bound)
+	}
+}
+
+// weighted is one send and the units it spent.
+type weighted struct{ at, n int64 }
+
+// checkWeighted checks that sends (in any order) hold at most burst +
+// rate × (W + slack) units in every window W between two of them.
+func checkWeighted(sends []weighted, burst, rate int64, slack time.Duration) error {
+	s := slices.Clone(sends)
+	slices.SortFunc(s, func(a, b weighted) int { return int(a.at - b.at) })
+	for i := range s {
+		var sum int64
+		for j := i; j < len(s); j++ {
+			sum += s[j].n
+			w := time.Duration(s[j].at - s[i].at)
+			if bound := float64(burst) + float64(rate)*(w+slack).Seconds(); float64(sum) > bound {
+				return fmt.Errorf("%d units in the %v from send %d to send %d, bound %.0f", sum, w, i, j, bound)
+			}
+		}
+	}
+	return nil
 }

@@ -93,8 +93,9 @@ func WithFailClosed() Option {
 // Redis is unreachable or slow, at share of the rate (and of the burst, at
 // least 1): with N processes, a share of 1/N keeps the fleet within its
 // quota. The fallback keeps its own pause and adaptive factor; while Redis
-// is up it hears every response too, so a pause in force when Redis fails
-// is kept. share must be in (0, 1]. The default is WithFailClosed.
+// is up it hears every response too and adopts the pause and factor of
+// every reply from Redis, so a pause in force when Redis fails is kept,
+// whichever process heard it. share must be in (0, 1]. The default is WithFailClosed.
 func WithFailOpen(share float64) Option {
 	return optionFunc(func(c *config) {
 		if math.IsNaN(share) || share <= 0 || share > 1 {

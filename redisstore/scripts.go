@@ -14,6 +14,20 @@ import "github.com/redis/go-redis/v9"
 //	f    the adaptive factor [1]
 //	ld   the last adaptive decrease, ns since ep [never]
 //	lc   the last adaptive change, ns since ep [0]
+//	la   the latest send time granted to a budget with extra dimensions,
+//	     ns since ep: such turns go in the order they are taken [idle]
+//	qi, qb, qu
+//	     the last quota report's shape: the interval and burst it allows
+//	     until qu, ns since ep [none: qu idle]
+//	d:<name>:t, d:<name>:i, d:<name>:b
+//	     extra dimension <name>'s GCRA: tat, interval and burst, in units
+//	     [new: idle, at its configured pace]
+//	d:<name>:qi, d:<name>:qb, d:<name>:qu
+//	     the shape of its last quota report [none]
+//	d:<name>:n, d:<name>:f, d:<name>:m
+//	     what an underspend may give back (core's storeDim): the number
+//	     of the next reservation with a cost [0], the first whose marks
+//	     are kept [0], and the marks, "seq slack seq slack …" [none]
 //
 // Times are kept relative to ep so that every one is an integer below 2^53,
 // exact in Lua's doubles; ep moves forward (and the times with it) when now
@@ -26,9 +40,10 @@ import "github.com/redis/go-redis/v9"
 //	ARGV[3]           the idle TTL, ms
 //	ARGV[4]           the rebase threshold, seconds
 //
-// The GCRA, pause and AIMD arithmetic is the same as core's (gcra.reserve,
-// gcra.cancel, gcra.setPace, gcra.floorAfterPause, aimd.observe,
-// pause.extend), operation for operation, so that a Redis store and a
+// The GCRA, pause, AIMD and quota-shape arithmetic is the same as core's
+// (gcra.reserve, gcra.reserveAt, gcra.cancel, gcra.settle, gcra.setPace,
+// gcra.floorAfterPause, aimd.observe, pause.extend, shapeOf, shape.slow),
+// operation for operation, so that a Redis store and a
 // core.MemoryStore decide alike; store_test.go checks it step by step.
 const prologue = `
 if redis.replicate_commands then redis.replicate_commands() end
@@ -44,12 +59,14 @@ local function load()
     local t = redis.call('TIME')
     sec, nsec = tonumber(t[1]), tonumber(t[2]) * 1000
   end
-  local v = redis.call('HMGET', key, 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc')
+  local v = redis.call('HMGET', key, 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu')
   local s = {
     ep = tonumber(v[1]) or sec, tat = tonumber(v[2]) or IDLE,
     iv = tonumber(v[3]) or 0, bu = tonumber(v[4]) or 0,
     pu = tonumber(v[5]) or IDLE, ps = tonumber(v[6]) or 0,
     f = tonumber(v[7]) or 1, ld = tonumber(v[8]), lc = tonumber(v[9]) or 0,
+    la = tonumber(v[10]) or IDLE, dims = {}, shift = 0,
+    qi = tonumber(v[11]) or 0, qb = tonumber(v[12]) or 0, qu = tonumber(v[13]) or IDLE,
   }
   local d = sec - s.ep
   if d > tonumber(ARGV[4]) then
@@ -57,99 +74,319 @@ local function load()
     s.ep = sec
     s.tat = math.max(IDLE, s.tat - shift)
     s.pu = math.max(IDLE, s.pu - shift)
+    s.la = math.max(IDLE, s.la - shift)
+    s.qu = math.max(IDLE, s.qu - shift)
     s.lc = s.lc - shift
     if s.ld then s.ld = s.ld - shift end
+    s.shift = shift -- for the extra dimensions (dim, save)
     d = 0
   end
   s.now = d * 1e9 + nsec
   return s
 end
 
+-- dim loads extra dimension name into s.dims, to be saved with s: nil when
+-- it does not exist, unless create (then new: idle, its pace not yet set).
+local function dim(s, name, create)
+  local p = 'd:' .. name .. ':'
+  local v = redis.call('HMGET', key, p .. 't', p .. 'i', p .. 'b', p .. 'qi', p .. 'qb', p .. 'qu',
+    p .. 'n', p .. 'f', p .. 'm')
+  local g
+  if v[2] then
+    g = {tat = math.max(IDLE, tonumber(v[1]) - s.shift), iv = tonumber(v[2]), bu = tonumber(v[3])}
+  elseif create then
+    g = {tat = IDLE}
+  else
+    return nil
+  end
+  g.qi, g.qb = tonumber(v[4]) or 0, tonumber(v[5]) or 0
+  g.qu = math.max(IDLE, (tonumber(v[6]) or IDLE) - s.shift)
+  g.seq, g.floor, g.marks = tonumber(v[7]) or 0, tonumber(v[8]) or 0, {}
+  local m = {}
+  for x in string.gmatch(v[9] or '', '%S+') do m[#m + 1] = tonumber(x) end
+  for i = 1, #m, 2 do g.marks[#g.marks + 1] = {seq = m[i], slack = m[i + 1]} end
+  g.p = p
+  s.dims[#s.dims + 1] = g
+  return g
+end
+
 local function save(s)
   redis.call('HSET', key, 'ep', fmt(s.ep), 'tat', fmt(s.tat), 'iv', fmt(s.iv), 'bu', fmt(s.bu),
-    'pu', fmt(s.pu), 'ps', fmt(s.ps), 'f', fmt(s.f), 'lc', fmt(s.lc))
+    'pu', fmt(s.pu), 'ps', fmt(s.ps), 'f', fmt(s.f), 'lc', fmt(s.lc), 'la', fmt(s.la),
+    'qi', fmt(s.qi), 'qb', fmt(s.qb), 'qu', fmt(s.qu))
   if s.ld then redis.call('HSET', key, 'ld', fmt(s.ld)) end
   local ahead = math.max(0, s.tat - s.now, s.pu - s.now)
+  if s.shift > 0 then
+    -- ep moved: so do the times of every extra dimension this run did
+    -- not load (its tat and the end of its quota report)
+    local loaded = {}
+    for _, g in ipairs(s.dims) do loaded[g.p .. 't'], loaded[g.p .. 'qu'] = true, true end
+    local all = redis.call('HGETALL', key)
+    for i = 1, #all, 2 do
+      local f = all[i]
+      if not loaded[f] and string.sub(f, 1, 2) == 'd:' and (string.sub(f, -2) == ':t' or string.sub(f, -3) == ':qu') then
+        redis.call('HSET', key, f, fmt(math.max(IDLE, tonumber(all[i + 1]) - s.shift)))
+      end
+    end
+  end
+  for _, g in ipairs(s.dims) do
+    local m = {}
+    for _, x in ipairs(g.marks) do m[#m + 1] = fmt(x.seq) .. ' ' .. fmt(x.slack) end
+    redis.call('HSET', key, g.p .. 't', fmt(g.tat), g.p .. 'i', fmt(g.iv), g.p .. 'b', fmt(g.bu),
+      g.p .. 'qi', fmt(g.qi), g.p .. 'qb', fmt(g.qb), g.p .. 'qu', fmt(g.qu),
+      g.p .. 'n', fmt(g.seq), g.p .. 'f', fmt(g.floor), g.p .. 'm', table.concat(m, ' '))
+    ahead = math.max(ahead, g.tat - s.now)
+  end
   redis.call('PEXPIRE', key, tonumber(ARGV[3]) + math.ceil(ahead / 1e6))
 end
 
 -- abs turns a store-clock time sent as (seconds, nanoseconds) into ns since ep.
 local function abs(s, sec, nsec) return (tonumber(sec) - s.ep) * 1e9 + tonumber(nsec) end
 
+-- setPace brings g ({tat, iv, bu}) to interval and burst at t0
+-- (gcra.setPace: re-times the next turn, creates no credit).
+local function setPace(g, interval, burst, t0)
+  if interval == g.iv and burst == g.bu then return end
+  local nextTurn = g.tat - (g.bu - 1) * g.iv
+  local avail = 0
+  if nextTurn <= t0 then
+    avail = math.min(g.bu, math.floor((t0 - nextTurn) / g.iv) + 1)
+  end
+  local wait = math.max(0, nextTurn - t0)
+  local scaled = math.floor(wait * interval / g.iv)
+  g.iv, g.bu = interval, burst
+  local tau = (burst - 1) * interval
+  if avail == 0 then
+    g.tat = t0 + scaled + tau
+  else
+    g.tat = t0 + tau - (math.min(avail, burst) - 1) * interval
+  end
+end
+
+-- slow returns interval and burst slowed by q's quota report while it
+-- holds (shape.slow).
+local function slow(now, q, interval, burst)
+  if now < q.qu then
+    interval = math.max(interval, q.qi)
+    burst = math.max(1, math.min(burst, q.qb))
+  end
+  return interval, burst
+end
+
+-- shapeOf returns the interval, burst and end of a quota report of rem
+-- left (limit in all) until reset ns from now, or nil (core's shapeOf).
+local function shapeOf(rem, limit, reset, now)
+  if rem < 0 or reset <= 0 then return nil end
+  local spendable = math.max(rem, limit)
+  if spendable <= 0 then return nil end
+  return math.floor(math.max(0, reset - 1e9) / spendable), math.max(1, rem), now + reset
+end
+
+-- MAXMARKS is core's maxSlackMarks.
+local MAXMARKS = 32
+
+-- dimPace brings extra dimension g to its configured interval iv and
+-- burst bu, slowed by its quota report, at t0 (storeDim.setPace: the marks
+-- are converted in units, rounded down, capped at the new burst); a new
+-- dimension takes them as they are.
+local function dimPace(s, g, iv, bu, t0)
+  iv, bu = slow(s.now, g, iv, bu)
+  if not g.iv then
+    g.iv, g.bu = iv, bu
+    return
+  end
+  if iv == g.iv and bu == g.bu then return end
+  local old = g.iv
+  setPace(g, iv, bu, t0)
+  for _, x in ipairs(g.marks) do x.slack = math.min(math.floor(x.slack / old), bu) * iv end
+end
+
+-- reserveDim spends g.n units sent at at (storeDim.reserve): it pushes the
+-- reservation's mark, popping those it undercuts, and returns its number
+-- (-1 for no cost).
+local function reserveDim(g, at)
+  if g.n == 0 then return -1 end
+  local before = g.tat
+  g.tat = math.max(g.tat, at) + g.n * g.iv
+  local term = math.max(0, before - at)
+  while #g.marks > 0 and g.marks[#g.marks].slack >= term do table.remove(g.marks) end
+  g.marks[#g.marks + 1] = {seq = g.seq, slack = term}
+  if #g.marks > MAXMARKS then
+    g.floor = g.marks[1].seq + 1
+    table.remove(g.marks, 1)
+  end
+  g.seq = g.seq + 1
+  return g.seq - 1
+end
+
 -- pace brings the state to the configured interval at the shared factor,
--- and to burst (gcra.setPace: re-times the next turn, creates no credit).
+-- and to burst, slowed by the quota report, from the end of any pause: a
+-- new pace never stretches a pause.
 local function pace(s, base, burst)
-  local interval = math.floor(base / s.f)
+  local interval
+  interval, burst = slow(s.now, s, math.floor(base / s.f), burst)
   if s.iv == 0 then
     s.iv, s.bu = interval, burst
     return
   end
-  if interval == s.iv and burst == s.bu then return end
-  -- re-time from the end of any pause: a new pace never stretches a pause
-  local t0 = math.max(s.now, s.pu)
-  local nextTurn = s.tat - (s.bu - 1) * s.iv
-  local avail = 0
-  if nextTurn <= t0 then
-    avail = math.min(s.bu, math.floor((t0 - nextTurn) / s.iv) + 1)
-  end
-  local wait = math.max(0, nextTurn - t0)
-  local scaled = math.floor(wait * interval / s.iv)
-  s.iv, s.bu = interval, burst
-  local tau = (burst - 1) * interval
-  if avail == 0 then
-    s.tat = t0 + scaled + tau
-  else
-    s.tat = t0 + tau - (math.min(avail, burst) - 1) * interval
-  end
+  setPace(s, interval, burst, math.max(s.now, s.pu))
 end
 `
 
-// takeScript reserves the next turn (gcra.reserve behind the pause).
+// takeScript reserves the next turn (gcra.reserve behind the pause) and,
+// with extra dimensions, every cost at the turn's send time (the
+// MemoryStore's Take, decision for decision).
 //
 //	ARGV[5] the configured interval, ns   ARGV[6] the burst
-//	ARGV[7] maxWait, ns (-1: none)
+//	ARGV[7] maxWait, ns (-1: none)        ARGV[8] k, the extra dimensions
+//	then per dimension: name, interval (ns per unit), burst, cost
 //
 // It returns {granted, wait, at, paused, pause status, factor, tat before,
-// tat after, ep}, times in ns since ep (wait from now).
+// tat after, ep, pause left}, times in ns since ep (wait and pause left
+// from now), and with extra dimensions then {la before, and per dimension
+// its tat before and after and the reservation's number}.
 var takeScript = redis.NewScript(prologue + `
 local s = load()
 pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
 local maxWait = tonumber(ARGV[7])
-local base = math.max(s.tat, s.now)
-local at = math.max(s.now, s.pu, base - (s.bu - 1) * s.iv)
-local before, after = s.tat, base + s.iv
+local k = tonumber(ARGV[8])
+local gs = {}
+for j = 1, k do
+  local o = 8 + (j - 1) * 4
+  local g = dim(s, ARGV[o + 1], true)
+  dimPace(s, g, tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), math.max(s.now, s.pu))
+  g.n = math.max(0, tonumber(ARGV[o + 4]))
+  gs[j] = g
+end
+local at, before, after
 local granted = 0
-if maxWait < 0 or at < s.now + maxWait then
-  granted = 1
-  s.tat = after
+if k == 0 then
+  -- charged from the arrival (gcra.reserve)
+  local base = math.max(s.tat, s.now)
+  at = math.max(s.now, s.pu, base - (s.bu - 1) * s.iv)
+  before, after = s.tat, base + s.iv
+  if maxWait < 0 or at < s.now + maxWait then
+    granted = 1
+    s.tat = after
+  end
+else
+  -- behind every dimension turn granted before, when every cost fits,
+  -- charged at the send time (gcra.reserveAt, gcra.reserveN)
+  local nb = math.max(s.pu, s.la)
+  for _, g in ipairs(gs) do
+    if g.n > 0 then nb = math.max(nb, g.tat - (g.bu - g.n) * g.iv) end
+  end
+  at = math.max(s.now, nb, s.tat - (s.bu - 1) * s.iv)
+  before, after = s.tat, s.tat
+  if maxWait < 0 or at < s.now + maxWait then
+    granted = 1
+    s.tat = math.max(s.tat, at) + s.iv
+    after = s.tat
+  end
 end
 local paused = 0
 if s.pu > s.now and at <= s.pu then paused = 1 end
+local out = {granted, at - s.now, at, paused, s.ps, fmt(s.f), before, after, s.ep, math.max(0, s.pu - s.now)}
+if k > 0 and granted == 1 then
+  out[#out + 1] = s.la
+  s.la = at
+  for _, g in ipairs(gs) do
+    out[#out + 1] = g.tat
+    local seq = reserveDim(g, at)
+    out[#out + 1] = g.tat
+    out[#out + 1] = seq
+  end
+end
 save(s)
-return {granted, at - s.now, at, paused, s.ps, fmt(s.f), before, after, s.ep}
+return out
 `)
 
-// refundScript gives a turn back if nobody reserved after it (gcra.cancel).
+// refundScript gives a turn back if nobody reserved after it (gcra.cancel),
+// in the requests and in each extra dimension on its own.
 //
 //	ARGV[5], ARGV[6] tat before   ARGV[7], ARGV[8] tat after (seconds, ns)
+//	ARGV[9] k, the extra dimensions; with k > 0, ARGV[10], ARGV[11] la
+//	before, then per dimension: name, tat before, tat after (seconds, ns),
+//	the reservation's number
 //
-// It returns 1 if it gave the turn back, else 0.
+// It returns 1 if it gave the request's turn back, else 0.
 var refundScript = redis.NewScript(prologue + `
 if redis.call('EXISTS', key) == 0 then return 0 end
 local s = load()
-if s.tat ~= abs(s, ARGV[7], ARGV[8]) then return 0 end
-s.tat = math.max(IDLE, abs(s, ARGV[5], ARGV[6]))
+local ok = 0
+if s.tat == abs(s, ARGV[7], ARGV[8]) then
+  s.tat = math.max(IDLE, abs(s, ARGV[5], ARGV[6]))
+  ok = 1
+end
+local k = tonumber(ARGV[9])
+if k > 0 and ok == 1 then s.la = math.max(IDLE, abs(s, ARGV[10], ARGV[11])) end
+for j = 1, k do
+  local o = 11 + (j - 1) * 6
+  local g = dim(s, ARGV[o + 1])
+  if g and g.tat == abs(s, ARGV[o + 4], ARGV[o + 5]) then
+    g.tat = math.max(IDLE, abs(s, ARGV[o + 2], ARGV[o + 3]))
+    if #g.marks > 0 and g.marks[#g.marks].seq == tonumber(ARGV[o + 6]) then table.remove(g.marks) end
+  end
+end
+save(s)
+return ok
+`)
+
+// settleScript settles a granted turn's costs (storeDim.settle, per extra
+// dimension): an overspend is charged from the send time, saturating
+// MAXSPAN past it; an underspend gives back as much as the reservation's
+// slack allows (the first mark after it; none: all of it), and lowers
+// every mark by what it gave.
+//
+//	ARGV[5], ARGV[6] the turn's send time (seconds, ns)   ARGV[7] k
+//	then per dimension: name, the reservation's number, cost, actual
+//
+// It returns 1.
+var settleScript = redis.NewScript(prologue + `
+if redis.call('EXISTS', key) == 0 then return 1 end
+local MAXSPAN = 2305843009213693952
+local s = load()
+local at = abs(s, ARGV[5], ARGV[6])
+for j = 1, tonumber(ARGV[7]) do
+  local o = 7 + (j - 1) * 4
+  local g = dim(s, ARGV[o + 1])
+  local seq = tonumber(ARGV[o + 2])
+  local delta = tonumber(ARGV[o + 4]) - tonumber(ARGV[o + 3])
+  if g and delta > 0 then
+    local e = MAXSPAN
+    if delta < math.floor(MAXSPAN / g.iv) then e = delta * g.iv end
+    g.tat = math.min(math.max(g.tat, at) + e, at + MAXSPAN)
+  elseif g and delta < 0 then
+    local slack = math.huge
+    if seq < g.floor then slack = 0 end
+    for _, x in ipairs(g.marks) do
+      if slack ~= 0 and x.seq > seq then
+        slack = x.slack
+        break
+      end
+    end
+    local give = math.min(-delta * g.iv, slack)
+    if give > 0 then
+      g.tat = g.tat - give
+      for _, x in ipairs(g.marks) do x.slack = math.max(0, x.slack - give) end
+    end
+  end
+end
 save(s)
 return 1
 `)
 
-// reportScript applies one response: AIMD (aimd.observe), the pace, then
-// the pause (pause.extend, gcra.floorAfterPause).
+// reportScript applies one response: AIMD (aimd.observe), the quota
+// reports (shapeOf; a pause that lasts until the reset covers the report's
+// window), the pace, then the pause (pause.extend, gcra.floorAfterPause).
 //
 //	ARGV[5] the configured interval, ns   ARGV[6] the burst
 //	ARGV[7] adaptive on (1/0)   ARGV[8] Decrease   ARGV[9] MinRate   ARGV[10] Increase
 //	ARGV[11] refused (1/0)   ARGV[12] status   ARGV[13] pause, ns
 //	ARGV[14] allowed at once after the pause   ARGV[15], ARGV[16] sent (seconds, ns)
+//	ARGV[17] remaining   ARGV[18] limit   ARGV[19] reset, ns: the quota report
+//	ARGV[20] k, then per extra dimension's quota report: name, remaining, limit, reset
+//	then k2, then per extra dimension of the pace: name, interval, burst
 //
 // It returns {pause left, pause status, factor}.
 var reportScript = redis.NewScript(prologue + `
@@ -169,14 +406,38 @@ if ARGV[7] == '1' then
     end
   end
 end
-pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
 local p = tonumber(ARGV[13])
+local qi, qb, qu = shapeOf(tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19]), s.now)
+if qi and (p == 0 or tonumber(ARGV[19]) > p) then s.qi, s.qb, s.qu = qi, qb, qu end
+local quotas, byName = {}, {}
+local kq = tonumber(ARGV[20])
+for j = 1, kq do
+  local o = 20 + (j - 1) * 4
+  local qi, qb, qu = shapeOf(tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), s.now)
+  if qi then
+    quotas[#quotas + 1] = {'d:' .. ARGV[o + 1] .. ':', qi, qb, qu}
+    byName[ARGV[o + 1]] = quotas[#quotas]
+  end
+end
+pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
+-- the extra dimensions are re-paced now, as a budget re-paces on a report
+local od = 21 + kq * 4
+for j = 1, tonumber(ARGV[od]) do
+  local o = od + (j - 1) * 3
+  local g = dim(s, ARGV[o + 1], true)
+  local q = byName[ARGV[o + 1]]
+  if q then g.qi, g.qb, g.qu = q[2], q[3], q[4] end
+  dimPace(s, g, tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), math.max(s.now, s.pu))
+end
 if p > 0 and s.now + p > s.pu then
   s.pu, s.ps = s.now + p, tonumber(ARGV[12])
   local allow = math.min(math.max(tonumber(ARGV[14]), 1), s.bu)
   s.tat = math.max(s.tat, s.pu + (s.bu - allow) * s.iv)
 end
 save(s)
+for _, q in ipairs(quotas) do -- after save: ep has moved, if it moved
+  redis.call('HSET', key, q[1] .. 'qi', fmt(q[2]), q[1] .. 'qb', fmt(q[3]), q[1] .. 'qu', fmt(q[4]))
+end
 return {math.max(0, s.pu - s.now), s.ps, fmt(s.f)}
 `)
 

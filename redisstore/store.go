@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -134,9 +133,13 @@ func (s *Store) Take(ctx context.Context, p core.Pace, maxWait time.Duration) (c
 		maxWait = -1
 	}
 	v, err := s.run(ctx, "take", takeScript, s.state,
-		s.stateArgs(int64(p.Interval), p.Burst, int64(maxWait))...)
+		s.stateArgs(takeArgs(p, maxWait)...)...)
 	if err == nil {
-		return parseTurn(v)
+		t, pause, err := parseTurn(v, p)
+		if err == nil && s.fb != nil {
+			s.fb.adopt(core.StoreStatus{Pause: pause, PauseStatus: t.Status, Factor: t.Factor})
+		}
+		return t, err
 	}
 	if s.fb == nil || !isStoreError(err) {
 		return core.Turn{}, err
@@ -147,36 +150,32 @@ func (s *Store) Take(ctx context.Context, p core.Pace, maxWait time.Duration) (c
 }
 
 // Refund implements core.Store: it gives the turn back if nobody took a
-// turn after it.
+// turn after it (in each extra dimension, if nobody reserved after it
+// there).
 func (s *Store) Refund(ctx context.Context, t core.Turn) error {
 	if s.fb != nil && s.fb.refund(ctx, t) {
 		return nil
 	}
-	before, after, ok := parseToken(t.Token)
+	tok, ok := parseToken(t.Token)
 	if !ok {
 		return nil // not a turn this store granted
 	}
-	bs, bn := split(before)
-	as, an := split(after)
-	_, err := s.run(ctx, "refund", refundScript, s.state, s.stateArgs(bs, bn, as, an)...)
+	_, err := s.run(ctx, "refund", refundScript, s.state, s.stateArgs(tok.refundArgs()...)...)
 	return err
 }
 
-// A Redis turn's refund token is "r" and the GCRA state before and after
-// the reservation, in Unix nanoseconds of Redis time, in decimal:
-// "r<before>:<after>". The fallback's tokens start with "f".
-func redisToken(before, after int64) string {
-	return "r" + strconv.FormatInt(before, 10) + ":" + strconv.FormatInt(after, 10)
-}
-
-func parseToken(tok string) (before, after int64, ok bool) {
-	b, a, found := strings.Cut(strings.TrimPrefix(tok, "r"), ":")
-	if !found || !strings.HasPrefix(tok, "r") {
-		return 0, 0, false
+// Settle implements core.Store: it settles a granted turn's costs in the
+// extra dimensions at actual (see core.Store).
+func (s *Store) Settle(ctx context.Context, t core.Turn, actual []int64) error {
+	if s.fb != nil && s.fb.settle(ctx, t, actual) {
+		return nil
 	}
-	before, err1 := strconv.ParseInt(b, 10, 64)
-	after, err2 := strconv.ParseInt(a, 10, 64)
-	return before, after, err1 == nil && err2 == nil
+	tok, ok := parseToken(t.Token)
+	if !ok || len(tok.dims) == 0 {
+		return nil // not a turn this store granted, or nothing to settle
+	}
+	_, err := s.run(ctx, "settle", settleScript, s.state, s.stateArgs(tok.settleArgs(actual)...)...)
+	return err
 }
 
 // Report implements core.Store: it applies a response's pause and adaptive
@@ -196,11 +195,19 @@ func (s *Store) Report(ctx context.Context, r core.Report) (core.StoreStatus, er
 		allow = r.Pace.Burst
 	}
 	ss, sn := split(r.Sent)
-	v, err := s.run(ctx, "report", reportScript, s.state, s.stateArgs(
-		int64(r.Pace.Interval), r.Pace.Burst, on, a.Decrease, a.MinRate, a.Increase,
-		bit(r.Refused), r.Status, int64(r.Pause), allow, ss, sn)...)
+	args := []any{int64(r.Pace.Interval), r.Pace.Burst, on, a.Decrease, a.MinRate, a.Increase,
+		bit(r.Refused), r.Status, int64(r.Pause), allow, ss, sn,
+		r.Remaining, r.Limit, int64(r.Reset), len(r.Quotas)}
+	for _, q := range r.Quotas {
+		args = append(args, q.Name, q.Remaining, q.Limit, int64(q.Reset))
+	}
+	args = append(args, len(r.Pace.Dims))
+	for _, d := range r.Pace.Dims {
+		args = append(args, d.Name, int64(d.Interval), d.Burst)
+	}
+	v, err := s.run(ctx, "report", reportScript, s.state, s.stateArgs(args...)...)
 	if err == nil {
-		return parseStatus(v)
+		return s.adopt(parseStatus(v))
 	}
 	if s.fb == nil || !isStoreError(err) {
 		return core.StoreStatus{}, err
@@ -214,7 +221,7 @@ func (s *Store) Report(ctx context.Context, r core.Report) (core.StoreStatus, er
 func (s *Store) Status(ctx context.Context) (core.StoreStatus, error) {
 	v, err := s.run(ctx, "status", statusScript, s.state, s.stateArgs()...)
 	if err == nil {
-		return parseStatus(v)
+		return s.adopt(parseStatus(v))
 	}
 	if s.fb == nil || !isStoreError(err) {
 		return core.StoreStatus{}, err
@@ -222,6 +229,15 @@ func (s *Store) Status(ctx context.Context) (core.StoreStatus, error) {
 	st, ferr := s.fb.status(ctx)
 	st.Fallback = err
 	return st, ferr
+}
+
+// adopt hands a status Redis returned to the fallback, when failing open,
+// so that it starts from the pause and the factor the fleet last had.
+func (s *Store) adopt(st core.StoreStatus, err error) (core.StoreStatus, error) {
+	if err == nil && s.fb != nil {
+		s.fb.adopt(st)
+	}
+	return st, err
 }
 
 // run runs one script under the store's timeout and failure policy. It
@@ -399,25 +415,34 @@ func bit(b bool) int {
 	return 0
 }
 
-func parseTurn(v []any) (core.Turn, error) {
-	n, err := ints(v, 0, 1, 2, 3, 4, 6, 7, 8)
+// parseTurn reads take's reply to a Take at p: the turn, and the time left
+// in the pause.
+func parseTurn(v []any, p core.Pace) (core.Turn, time.Duration, error) {
+	n, err := ints(v, 0, 1, 2, 3, 4, 6, 7, 8, 9)
 	if err != nil {
-		return core.Turn{}, err
+		return core.Turn{}, 0, err
 	}
 	f, err := factor(v, 5)
 	if err != nil {
-		return core.Turn{}, err
+		return core.Turn{}, 0, err
 	}
 	ep := n[8] * 1e9
-	token := "" // nothing to refund when nothing was reserved
+	tokText := "" // nothing to refund when nothing was reserved
 	if n[0] == 1 {
-		token = redisToken(ep+n[6], ep+n[7])
+		tok := token{before: ep + n[6], after: ep + n[7]}
+		if len(p.Dims) > 0 {
+			tok.at = ep + n[2]
+			if err := tok.readDims(v[10:], ep, p); err != nil {
+				return core.Turn{}, 0, err
+			}
+		}
+		tokText = tok.String()
 	}
 	return core.Turn{
 		Granted: n[0] == 1, Wait: time.Duration(n[1]), At: ep + n[2],
 		Paused: n[3] == 1, Status: int(n[4]), Factor: f,
-		Token: token,
-	}, nil
+		Token: tokText,
+	}, time.Duration(n[9]), nil
 }
 
 func parseStatus(v []any) (core.StoreStatus, error) {
@@ -433,9 +458,9 @@ func parseStatus(v []any) (core.StoreStatus, error) {
 }
 
 // ints reads the integers at the given indexes of a script's reply (at
-// most 9 values).
-func ints(v []any, idx ...int) (*[9]int64, error) {
-	var out [9]int64
+// most 10 values).
+func ints(v []any, idx ...int) (*[10]int64, error) {
+	var out [10]int64
 	for _, i := range idx {
 		if i >= len(v) {
 			return nil, fmt.Errorf("headgate: redis store: short reply (%d values)", len(v))

@@ -32,8 +32,9 @@ func fakeClock(s *Store) *int64 {
 // relative: at is when it happens, from the first op.
 type op struct {
 	at      time.Duration
-	kind    byte // 't'ake, 'r'efund, 'o'bserve (Report), 's'tatus
+	kind    byte // 't'ake, 'r'efund, 'o'bserve (Report), 's'tatus, 'c'ommit (Settle)
 	pace    core.Pace
+	actual  []int64       // commit: the units used, per dimension of the turn's Take
 	maxWait time.Duration // take
 	turn    int           // refund: index of the turn given back; report: the turn whose At is Sent (-1: MaxInt64, -2: now)
 	report  core.Report   // report, without Sent and Pace
@@ -44,12 +45,29 @@ var (
 	testAdapt = []core.Adaptive{core.DefaultAdaptive(), {}, {Decrease: 0.7, MinRate: 0.2, Increase: 0.3}}
 )
 
+// testDims are the extra dimensions of the differential test with
+// dimensions: at 1 ms and 10 ms per unit, bursts of 500 and 40, slow
+// enough to bind, so that reservations stack and underspends give back
+// part of their estimate.
+var testDims = []core.DimPace{
+	{Name: "tokens", Interval: time.Millisecond, Burst: 500},
+	{Name: "images:hd", Interval: 10 * time.Millisecond, Burst: 40},
+}
+
 // genOps returns a random sequence of calls: takes with and without a
 // deadline, refunds of recent and old turns, responses with pauses,
-// refusals and quota limits, and changes of pace between calls.
-func genOps(seed uint64, n int) []op {
+// refusals and quota limits, and changes of pace between calls. With
+// dims, takes carry costs in testDims (listed in either order, their paces
+// changing too) and some turns are committed, over or under their
+// estimate.
+func genOps(seed uint64, n int, dims bool) []op {
 	r := rand.New(rand.NewPCG(seed, 1))
 	pace := core.Pace{Interval: 10 * time.Millisecond, Burst: 3, Adaptive: core.DefaultAdaptive()}
+	var costs [][]int64 // per take
+	settled := map[int]bool{}
+	if dims {
+		pace.Dims = append([]core.DimPace(nil), testDims...)
+	}
 	var ops []op
 	var at time.Duration
 	turns := 0
@@ -66,19 +84,59 @@ func genOps(seed uint64, n int) []op {
 		if r.IntN(12) == 0 {
 			pace.Interval = testPaces[r.IntN(len(testPaces))]
 		}
+		if dims && r.IntN(2) == 0 {
+			// Half the time the requests pace too fast to bind, so that
+			// the dimensions do: reservations stack on one another there.
+			pace.Interval, pace.Burst, pace.Adaptive = time.Millisecond/10, 10, core.Adaptive{}
+		}
 		if r.IntN(15) == 0 {
 			pace.Burst = []int{1, 3, 10}[r.IntN(3)]
 		}
 		if r.IntN(30) == 0 {
 			pace.Adaptive = testAdapt[r.IntN(len(testAdapt))]
 		}
+		if dims && r.IntN(10) == 0 {
+			d := append([]core.DimPace(nil), pace.Dims...)
+			i := r.IntN(len(d))
+			switch r.IntN(3) {
+			case 0:
+				d[0], d[1] = d[1], d[0] // the same dimensions, in the other order
+			case 1:
+				d[i].Interval = testDims[i].Interval * time.Duration(1+r.IntN(2))
+			default:
+				d[i].Burst = testDims[i].Burst / int64(1+r.IntN(2))
+			}
+			pace.Dims = d
+		}
 		o := op{at: at, pace: pace}
+		pick := max(0, turns-1-r.IntN(8)) // a recent turn, to settle
 		switch x := r.IntN(20); {
 		case x < 11:
 			o.kind = 't'
 			o.maxWait = []time.Duration{-1, -1, 0, time.Duration(r.Int64N(int64(100 * time.Millisecond)))}[r.IntN(4)]
+			if dims && o.maxWait < 0 {
+				// A bounded backlog: costs queue up fast, and past 2^53 ns
+				// from ep (104 days) the script's doubles round where
+				// core's integers do not.
+				o.maxWait = 5 * time.Second
+			}
 			turns++
-		case x < 14 && turns > 0:
+			var c []int64
+			for _, d := range pace.Dims {
+				// mostly under the burst: a reservation that stacks on
+				// earlier ones leaves them something to give back
+				c = append(c, []int64{0, r.Int64N(d.Burst/4 + 1), r.Int64N(d.Burst/2 + 1), r.Int64N(d.Burst + 1), d.Burst}[r.IntN(5)])
+			}
+			o.pace.Cost = c
+			costs = append(costs, c)
+		case dims && x < 16 && turns > 0 && !settled[pick]:
+			o.kind = 'c'
+			o.turn = pick
+			settled[o.turn] = true // a budget settles a turn once
+			for _, n := range costs[o.turn] {
+				o.actual = append(o.actual, []int64{0, n, r.Int64N(n + 1), r.Int64N(n + 1), n + r.Int64N(100), n + r.Int64N(500)}[r.IntN(6)])
+			}
+		case x < 14+bit(dims) && turns > 0:
 			o.kind = 'r'
 			o.turn = turns - 1
 			if r.IntN(3) == 0 {
@@ -95,6 +153,24 @@ func genOps(seed uint64, n int) []op {
 			if r.IntN(3) == 0 {
 				o.report.Pause = time.Duration(r.Int64N(int64(2 * time.Second)))
 				o.report.Allow = r.IntN(12)
+			}
+			o.report.Remaining, o.report.Limit, o.report.Reset = -1, -1, -1
+			if r.IntN(3) == 0 { // a quota report: what remains until the reset
+				// (mild: a pace change re-times the wait in proportion, and
+				// the test's times must stay within 2^53 ns of ep)
+				o.report.Remaining, o.report.Limit = r.IntN(20)-1, r.IntN(30)-1
+				o.report.Reset = time.Duration(r.Int64N(int64(1500*time.Millisecond))) - time.Second/10
+				if o.report.Remaining+o.report.Limit < 10 {
+					o.report.Reset = min(o.report.Reset, time.Second)
+				}
+			}
+			for _, d := range pace.Dims {
+				if r.IntN(4) == 0 {
+					o.report.Quotas = append(o.report.Quotas, core.DimQuota{Name: d.Name,
+						// mild, so that the costs' debts stay within 2^53 ns of ep
+						Remaining: int(d.Burst)/2 + r.IntN(int(d.Burst)/2+1), Limit: r.IntN(2*int(d.Burst)) - 1,
+						Reset: time.Duration(r.Int64N(int64(2*time.Second))) - time.Second/10})
+				}
 			}
 		default:
 			o.kind = 's'
@@ -128,8 +204,8 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 			turns = append(turns, t)
 			// Tokens are each store's own: the refunds' effect shows in
 			// the turns that follow.
-			out = append(out, fmt.Sprintf("take(%v, %d, %v) = granted %v wait %v at %s paused %v/%d factor %v",
-				o.pace.Interval, o.pace.Burst, o.maxWait, t.Granted, t.Wait, rel(t.At), t.Paused, t.Status, t.Factor))
+			out = append(out, fmt.Sprintf("take(%v, %d, %v, %v) = granted %v wait %v at %s paused %v/%d factor %v",
+				o.pace.Interval, o.pace.Burst, o.maxWait, o.pace.Cost, t.Granted, t.Wait, rel(t.At), t.Paused, t.Status, t.Factor))
 		case 'r':
 			if err := st.Refund(ctx, turns[o.turn]); err != nil {
 				return append(out, "error: "+err.Error())
@@ -150,8 +226,13 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 			if err != nil {
 				return append(out, "error: "+err.Error())
 			}
-			out = append(out, fmt.Sprintf("report(%d, pause %v, allow %d, refused %v, sent turn %d) = %+v",
-				r.Status, r.Pause, r.Allow, r.Refused, o.turn, s))
+			out = append(out, fmt.Sprintf("report(%d, pause %v, allow %d, refused %v, sent turn %d, quota %d/%d/%v %v) = %+v",
+				r.Status, r.Pause, r.Allow, r.Refused, o.turn, r.Remaining, r.Limit, r.Reset, r.Quotas, s))
+		case 'c':
+			if err := st.Settle(ctx, turns[o.turn], o.actual); err != nil {
+				return append(out, "error: "+err.Error())
+			}
+			out = append(out, fmt.Sprintf("settle(turn %d, %v)", o.turn, o.actual))
 		case 's':
 			s, err := st.Status(ctx)
 			if err != nil {
@@ -169,34 +250,74 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 // to every call: the turn, its wait, the tat around it, the pause, the
 // adaptive factor. This is what makes the Lua a faithful port of core's
 // GCRA (reserve, cancel, setPace, floorAfterPause), pause and AIMD.
+//
+// With dims, the takes also reserve costs in two extra dimensions and some
+// turns are settled (Settle): the dimensions' FIFO, their send-time
+// charge, their refunds and settlements decide alike too.
 func TestScriptsDecideLikeMemoryStore(t *testing.T) {
-	for _, rebase := range []int64{rebaseAfter, 2} {
-		for seed := range uint64(12) {
-			t.Run(fmt.Sprintf("rebase=%d/seed=%d", rebase, seed), func(t *testing.T) {
-				ops := genOps(seed, 250)
-				var want []string
-				synctest.Test(t, func(t *testing.T) {
-					mem := core.NewMemoryStore()
-					start := time.Now()
-					want = apply(mem, ops, func(at time.Duration) { time.Sleep(at - time.Since(start)) }, 0)
+	for _, dims := range []bool{false, true} {
+		for _, rebase := range []int64{rebaseAfter, 2} {
+			for seed := range uint64(12) {
+				t.Run(fmt.Sprintf("dims=%v/rebase=%d/seed=%d", dims, rebase, seed), func(t *testing.T) {
+					decideAlike(t, genOps(seed, 250, dims), rebase)
 				})
-				defer func(old int64) { rebaseAfter = old }(rebaseAfter)
-				rebaseAfter = rebase
-				s := newStore(t)
-				now := fakeClock(s)
-				got := apply(s, ops, func(at time.Duration) { *now = base + int64(at) }, base)
-				for i := range want {
-					if i >= len(got) || got[i] != want[i] {
-						g := "(missing)"
-						if i < len(got) {
-							g = got[i]
-						}
-						t.Fatalf("step %d at %v:\n redis  %s\n memory %s\nprevious steps:\n %s", i, ops[i].at, g, want[i],
-							strings.Join(want[max(0, i-5):i], "\n "))
-					}
-				}
-			})
+			}
 		}
+	}
+}
+
+// decideAlike runs ops through a MemoryStore and the scripts and requires
+// the same answer to every call.
+func decideAlike(t *testing.T, ops []op, rebase int64) {
+	var want []string
+	synctest.Test(t, func(t *testing.T) {
+		mem := core.NewMemoryStore()
+		start := time.Now()
+		want = apply(mem, ops, func(at time.Duration) { time.Sleep(at - time.Since(start)) }, 0)
+	})
+	defer func(old int64) { rebaseAfter = old }(rebaseAfter)
+	rebaseAfter = rebase
+	s := newStore(t)
+	now := fakeClock(s)
+	got := apply(s, ops, func(at time.Duration) { *now = base + int64(at) }, base)
+	for i := range want {
+		if i >= len(got) || got[i] != want[i] {
+			g := "(missing)"
+			if i < len(got) {
+				g = got[i]
+			}
+			t.Fatalf("step %d at %v:\n redis  %s\n memory %s\nprevious steps:\n %s", i, ops[i].at, g, want[i],
+				strings.Join(want[max(0, i-5):i], "\n "))
+		}
+	}
+}
+
+// TestScriptsSettleLikeMemoryStoreSteps walks two corners of what an
+// underspend gives back that random calls seldom reach: 40 reservations
+// stacked at one instant keep 32 marks (the first ones then give nothing
+// back), and a turn refunded while it is the last takes its mark with it
+// (the turn before it then gives back in full).
+func TestScriptsSettleLikeMemoryStoreSteps(t *testing.T) {
+	pace := core.Pace{Interval: time.Microsecond, Burst: 100, Dims: testDims[:1]}
+	take := func(n int64) op {
+		p := pace
+		p.Cost = []int64{n}
+		return op{kind: 't', pace: p, maxWait: -1}
+	}
+	settle := func(turn int, actual int64) op {
+		return op{kind: 'c', pace: pace, turn: turn, actual: []int64{actual}}
+	}
+	var stacked []op
+	for range 40 {
+		stacked = append(stacked, take(1)) // each stacks one more unit on the ones before
+	}
+	stacked = append(stacked, settle(0, 0), settle(20, 0), take(500))
+	refunded := []op{take(400), take(50), {kind: 'r', pace: pace, turn: 1}, settle(0, 0), take(500)}
+	for i := range refunded[1:] {
+		refunded[1+i].at = 300 * time.Millisecond // B stacks 100 ms on A: A may give back 100 ms while B holds
+	}
+	for name, ops := range map[string][]op{"stacked": stacked, "refunded": refunded} {
+		t.Run(name, func(t *testing.T) { decideAlike(t, ops, rebaseAfter) })
 	}
 }
 

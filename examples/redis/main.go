@@ -1,11 +1,13 @@
 // Command redis shows a fleet sharing one headgate budget in Redis
-// (redisstore): three workers — each with its own Redis client, store and
-// budget, as separate processes would have — call one rate-limited server
-// (core/quotatest) at one budget's pace; a 429 one of them hears pauses all
-// three; and when Redis goes away they fall back to a third of the rate
-// each. It needs a Redis server: it starts redis-server on a free loopback
-// port when the binary is on PATH, or uses REDIS_ADDR. It runs in about
-// five seconds.
+// (redisstore): four worker processes (this program, re-executed) on one
+// key share a budget of requests and tokens, and it prints what the fleet
+// was admitted against the bound; then three workers — each with its own
+// Redis client, store and budget, as separate processes would have — call
+// one rate-limited server (core/quotatest) at one budget's pace, a 429 one
+// of them hears pauses all three, and when Redis goes away they fall back
+// to a third of the rate each. It needs a Redis server: it starts
+// redis-server on a free loopback port when the binary is on PATH, or uses
+// REDIS_ADDR. It runs in about nine seconds.
 package main
 
 import (
@@ -37,9 +39,14 @@ type worker struct {
 }
 
 func main() {
+	if os.Getenv(workerEnv) != "" {
+		fleetWorker()
+		return
+	}
 	addr, stop, owned := findRedis()
 	defer stop()
 	redis.SetLogger(quiet{}) // go-redis logs every failed dial while Redis is down
+	fleet(addr)
 
 	srv, err := quotatest.NewServer(quotatest.Config{Requests: 20, Period: time.Second, Headers: quotatest.RetryAfterMillis})
 	if err != nil {
@@ -67,17 +74,17 @@ func main() {
 		workers[i] = &worker{store: store, budget: budget, client: &http.Client{Transport: core.NewTransport(nil, budget)}}
 	}
 
-	// 1. Three workers, four goroutines each, as fast as they may for 1.5 s.
+	// 2. Three workers, four goroutines each, as fast as they may for 1.5 s.
 	run(workers, srv.URL, 1500*time.Millisecond)
-	fmt.Printf("1. three workers, one budget in Redis: sent %d+%d+%d=%d in 1.5s, refused %d, within 20/s: %v\n",
+	fmt.Printf("2. three workers, one budget in Redis: sent %d+%d+%d=%d in 1.5s, refused %d, within 20/s: %v\n",
 		workers[0].sent.Load(), workers[1].sent.Load(), workers[2].sent.Load(), srv.Count(), srv.Refused(),
 		srv.CheckPacing(15, 50*time.Millisecond, 10*time.Millisecond) == nil)
 
-	// 2. The server pauses: the worker that hears the 429 pauses them all.
+	// 3. The server pauses: the worker that hears the 429 pauses them all.
 	srv.Reset()
 	srv.PauseFor(time.Second)
 	get(workers[0], srv.URL)
-	fmt.Printf("2. worker 0 got a %d; pause seen by workers 0, 1, 2: %v %v %v\n", srv.Arrivals()[0].Status,
+	fmt.Printf("3. worker 0 got a %d; pause seen by workers 0, 1, 2: %v %v %v\n", srv.Arrivals()[0].Status,
 		workers[0].budget.PauseRemaining() > 900*time.Millisecond,
 		workers[1].budget.PauseRemaining() > 900*time.Millisecond,
 		workers[2].budget.PauseRemaining() > 900*time.Millisecond)
@@ -85,9 +92,9 @@ func main() {
 	get(workers[2], srv.URL)
 	fmt.Printf("   worker 2's next request waited %v, and got a %d\n", time.Since(start).Round(100*time.Millisecond), srv.Arrivals()[1].Status)
 
-	// 3. Redis goes away: each worker falls back to a third of the rate.
+	// 4. Redis goes away: each worker falls back to a third of the rate.
 	if !owned {
-		fmt.Println("3. skipped: this program did not start Redis, so it will not stop it")
+		fmt.Println("4. skipped: this program did not start Redis, so it will not stop it")
 		return
 	}
 	stop()
@@ -96,7 +103,7 @@ func main() {
 		w.sent.Store(0)
 	}
 	run(workers, srv.URL, 1500*time.Millisecond)
-	fmt.Printf("3. Redis stopped: workers failed open and sent %d+%d+%d=%d in 1.5s (%d failure events), refused %d\n",
+	fmt.Printf("4. Redis stopped: workers failed open and sent %d+%d+%d=%d in 1.5s (%d failure events), refused %d\n",
 		workers[0].sent.Load(), workers[1].sent.Load(), workers[2].sent.Load(), srv.Count(), failures.Load(), srv.Refused())
 }
 
