@@ -23,7 +23,7 @@ import (
 // the whole window length.
 var httprateServer = ServerSpec{Name: "go-chi/httprate · sliding window", Burst: windowBurst,
 	start: func(e serverEnv) (*Server, error) {
-		return netHTTPServer(e, httprate.LimitAll(e.w.Rate, time.Second), nil)
+		return netHTTPServer(e, httprate.LimitBy(e.w.Rate, time.Second, httprate.Key("*")), nil)
 	}}
 
 // redisRateServer is go-redis/redis_rate's GCRA on a real Redis, Rate per
