@@ -17,7 +17,17 @@ func (p *Permit) Observe(status int, h http.Header) Feedback {
 	if p.b == nil {
 		return parseFeedback(status, h, time.Now(), 0)
 	}
-	return p.b.observe(status, h, p.sent)
+	return p.b.observe(status, h, p.sent, false)
+}
+
+// observeRetried is Observe for a response whose caller may retry the call
+// (a Transport's): a refusal that makes the budget wait keeps the call's
+// place at the head of the line for its retry (place.go).
+func (p *Permit) observeRetried(status int, h http.Header) Feedback {
+	if p.b == nil {
+		return parseFeedback(status, h, time.Now(), 0)
+	}
+	return p.b.observe(status, h, p.sent, true)
 }
 
 // Observe applies a response's feedback like Permit.Observe, for a
@@ -35,28 +45,31 @@ func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
 	case !sent.IsZero():
 		at = int64(sent.Sub(b.epoch))
 	}
-	return b.observe(status, h, at)
+	return b.observe(status, h, at, false)
 }
 
 // observe parses and applies feedback; sent is on the budget's clock.
-func (b *Budget) observe(status int, h http.Header, sent int64) Feedback {
+// retried says whether the caller may retry a refused call.
+func (b *Budget) observe(status int, h http.Header, sent int64, retried bool) Feedback {
 	wall := time.Now()
 	now := b.now()
 	f := parseFeedback(status, h, wall, b.maxPause)
 	if b.store != nil {
 		b.reportToStore(status, f, sent)
 	} else {
-		b.apply(status, f, sent, now)
+		b.apply(status, f, sent, now, retried)
 	}
 	return f
 }
 
 // apply applies parsed feedback from a response with the given status;
-// sent and now are on the budget's clock.
+// sent and now are on the budget's clock. The controller (control.go)
+// decides; apply enacts its verdict on the pause, the hold, the queue and
+// the pace.
 //
-// RateChanged is reported when adaptive throttling decreases the rate and
-// when it has recovered the configured rate, not for every step between.
-func (b *Budget) apply(status int, f Feedback, sent, now int64) {
+// RateChanged is reported when the controller cuts the rate and when it has
+// recovered the configured rate, not for every step between.
+func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 	if b.disabled {
 		if f.Pause > 0 {
 			b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
@@ -66,31 +79,49 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64) {
 	var evs [2]Event
 	n := 0
 	b.mu.Lock()
-	oldFactor := b.aimd.factor
+	oldFactor := b.ctl.factor
+	fresh := sent >= b.ctl.last.sent
 	changed := false
-	if f.Pause > 0 {
+	if b.learning && fresh && !isRefusal(status, f) && b.learnLocked(f) {
+		changed = true
+	}
+	v := b.ctl.observe(observation{status: status, f: f, sent: sent, now: now,
+		interval: int64(b.rate.Interval()), burst: b.burst})
+	if f.Pause > 0 && (v.pause > 0 || v.probeAt > 0 || isRefusal(status, f)) {
 		evs[n] = Event{Reason: Pushback, Wait: f.Pause, Status: status}
 		n++
-		if b.pause.extend(now+int64(f.Pause), status) {
-			b.pauseAllow = pauseAllowance(f, b.burst)
+	}
+	changed = changed || v.cut || v.grew
+	if v.pause > now && b.pause.extend(v.pause, status) {
+		b.pauseAllow = v.allow
+		changed = true
+	}
+	switch {
+	case v.probeAt > 0:
+		b.hold, b.holdAllow, b.holdStatus = v.probeAt, 1, status
+		changed = true
+	case v.release && b.hold >= now:
+		b.releaseLocked(now, v.from, v.remaining)
+		changed = true
+	}
+	if fresh {
+		if s, ok := shapeOf(f, now, b.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
+			// (A pause that lasts until the reset covers the report's window.)
+			b.shape = s
 			changed = true
 		}
 	}
-	if b.aimd.observe(b.adaptive, refused(status, f), status, sent, now) {
-		changed = true
-	}
-	if s, ok := shapeOf(f, now, b.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
-		// (A pause that lasts until the reset covers the report's window.)
-		b.shape = s
-		changed = true
-	}
 	if b.dims != nil && b.shapeDimsLocked(f, now) {
+		changed = true
+	}
+	if v.keepPlace && retried {
+		b.keepPlaceLocked(now)
 		changed = true
 	}
 	if changed {
 		b.retimeLocked(now)
 	}
-	if f := b.aimd.factor; f < oldFactor || (f == 1 && oldFactor < 1) {
+	if f := b.ctl.factor; f < oldFactor || (v.restored && oldFactor < 1) {
 		r := b.rate.PerSecondFloat()
 		evs[n] = Event{Reason: RateChanged, Status: status, OldRate: r * oldFactor, NewRate: r * f}
 		n++
@@ -99,6 +130,65 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64) {
 	for _, e := range evs[:n] {
 		b.emit(e)
 	}
+}
+
+// gateLocked is the instant before which no call may go: the end of the
+// server's pause or of the controller's hold, whichever is later.
+func (b *Budget) gateLocked() int64 { return max(b.pause.until, b.hold) }
+
+// gateAllowLocked returns the gate and how many may go at once when it ends
+// (0: the burst).
+func (b *Budget) gateAllowLocked() (until, allow int64) {
+	if b.hold > b.pause.until {
+		return b.hold, b.holdAllow
+	}
+	return b.pause.until, b.pauseAllow
+}
+
+// gateStatusLocked is the status of the response that set the gate.
+func (b *Budget) gateStatusLocked() int {
+	if b.hold > b.pause.until {
+		return b.holdStatus
+	}
+	return b.pause.status
+}
+
+// releaseLocked ends the controller's hold at now: the probe sent at from
+// found remaining requests' worth of quota (-1: unknown, so the burst), and
+// the quota returns at the pace from then on. The pacing state is set to
+// that, whatever the hold had planned.
+func (b *Budget) releaseLocked(now, from, remaining int64) {
+	b.hold, b.holdAllow = now, 0
+	interval, burst := b.paceLocked(now)
+	if remaining < 0 || remaining > burst {
+		remaining = burst
+	}
+	tat := from + interval - remaining*interval + (burst-1)*interval // next turn: from + (1-remaining) intervals
+	if h := b.queue.head; h != nil {
+		h.turn.tatBefore = tat // the queue is re-timed from here
+	} else {
+		b.g.tat = tat
+	}
+}
+
+// sentLocked is told of every call granted at now. When the controller
+// armed a probe, this call is it: every other caller is held until its
+// answer comes (or, if none does, until the hold the controller set). It
+// reports whether the call was a probe.
+func (b *Budget) sentLocked(now int64) bool {
+	p := &b.ctl.probe
+	if !p.armed || now < b.hold {
+		return false
+	}
+	p.armed, p.out, p.sentAt = false, true, now
+	if p.holdUntil == 0 {
+		p.holdUntil = now + p.holdFor
+	}
+	if p.holdUntil > b.hold {
+		b.hold, b.holdAllow = p.holdUntil, 0
+	}
+	b.retimeQueueLocked(now)
+	return true
 }
 
 // shapeOf returns the pace a response's quota report allows until the

@@ -30,16 +30,21 @@ type Budget struct {
 	store       Store     // shared state (WithStore), or nil for the in-memory default
 	storeDown   atomic.Bool
 	dims        *dimSet // extra dimensions (WithDimension), or nil
+	learning    bool    // NewLearningBudget: the rate comes from reports
 
 	mu         sync.Mutex
-	rate       Rate  // configured rate; guarded by mu
-	burst      int64 // configured burst; guarded by mu
-	burstSet   bool  // WithBurst was given; guarded by mu
-	aimd       aimd  // adaptive throttling; guarded by mu
-	g          gcra  // pacing state at the effective pace; guarded by mu
-	pause      pause // the server's pause; guarded by mu
-	pauseAllow int64 // how many may go at once when the pause ends; guarded by mu
-	shape      shape // the pace the server's reported quota allows; guarded by mu
+	rate       Rate    // configured rate; guarded by mu
+	burst      int64   // configured burst; guarded by mu
+	burstSet   bool    // WithBurst was given; guarded by mu
+	learned    bool    // a learning budget has its rate from a report; guarded by mu
+	ctl        control // the feedback controller (and the adaptive factor); guarded by mu
+	g          gcra    // pacing state at the effective pace; guarded by mu
+	pause      pause   // the server's pause; guarded by mu
+	pauseAllow int64   // how many may go at once when the pause ends; guarded by mu
+	hold       int64   // the controller's own hold (a probe finds out meanwhile); guarded by mu
+	holdAllow  int64   // how many may go at once when the hold ends; guarded by mu
+	holdStatus int     // the status of the response that began the hold; guarded by mu
+	shape      shape   // the pace the server's reported quota allows; guarded by mu
 	queue      waitQueue
 	inFlight   int       // open requests holding a slot; guarded by mu
 	slotGen    []uint32  // each slot's generation, bumped when it is freed; guarded by mu
@@ -84,7 +89,7 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		store:       c.store,
 		rate:        rate,
 		burstSet:    c.burstSet,
-		aimd:        newAIMD(),
+		ctl:         newControl(c.adaptive),
 	}
 	b.burst = int64(rate.Requests)
 	if c.burstSet {
@@ -132,7 +137,7 @@ func Disabled(opts ...Option) *Budget {
 		disabled: true,
 		epoch:    time.Now(),
 		rate:     Rate{Requests: math.MaxInt32, Period: time.Nanosecond},
-		aimd:     newAIMD(),
+		ctl:      newControl(Adaptive{}),
 	}
 }
 
@@ -271,7 +276,11 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, erro
 	}
 	b.mu.Lock()
 	b.syncPaceLocked(now)
-	t, ok := b.g.reserve(now, b.pause.until, deadline)
+	if b.claimPlaceLocked(now) { // a refused call back when its wait ended
+		b.mu.Unlock()
+		return now, nil
+	}
+	t, ok := b.g.reserve(now, b.gateLocked(), deadline)
 	if !ok {
 		err := b.lateErrorLocked(t.sendAt, now)
 		b.mu.Unlock()
@@ -281,12 +290,13 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, erro
 		if b.queue.n > 0 {
 			b.dispatchLocked(now) // those ahead are due too: let them go first
 		}
+		b.sentLocked(now)
 		b.mu.Unlock()
 		return now, nil
 	}
 	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1)}
-	if b.pause.until > now { // the pause holds it back, whatever follows
-		w.pauseEnd = b.pause.until
+	if b.gateLocked() > now { // the pause holds it back, whatever follows
+		w.pauseEnd = b.gateLocked()
 	}
 	throttled := b.g.interval > int64(b.rate.Interval())
 	b.queue.push(w)
@@ -351,6 +361,9 @@ func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
 	if u := b.shape.until; u > now && u < at && w == b.queue.head { // the head re-times them all
 		at = u
 	}
+	if h := b.queue.head; h != nil && h.place && h != w { // behind a kept place: until it is taken
+		at = max(at, h.expire)
+	}
 	return at - now
 }
 
@@ -378,6 +391,13 @@ func (b *Budget) reportWait(arrived, pauseEnd, at int64, throttled bool) {
 // dispatchLocked grants every queued waiter whose turn has come, in order.
 func (b *Budget) dispatchLocked(now int64) {
 	for w := b.queue.head; w != nil && w.turn.sendAt <= now; w = b.queue.head {
+		if w.place {
+			if now < w.expire {
+				return // kept for a refused call's retry: the others wait behind it
+			}
+			b.givePlaceUpLocked(w, now) // nobody came back for it
+			continue
+		}
 		b.queue.remove(w)
 		w.state, w.granted = granted, now
 		if w.res != nil {
@@ -387,6 +407,9 @@ func (b *Budget) dispatchLocked(now int64) {
 		if h := b.queue.head; h != nil && b.shape.until > now {
 			h.signal() // the new head watches for the quota report's end
 		}
+		if b.sentLocked(now) {
+			return // a probe went: the others are held until its answer
+		}
 	}
 }
 
@@ -395,8 +418,9 @@ func (b *Budget) dispatchLocked(now int64) {
 func (b *Budget) lateErrorLocked(sendAt, now int64) error {
 	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name}
 	switch {
-	case b.pause.holds(now, sendAt):
-		e.Reason, e.StatusCode = Paused, b.pause.status
+	case b.gateLocked() > now && (sendAt <= b.gateLocked() || b.queue.head != nil && b.queue.head.place):
+		// (Held back by the pause, or by the places kept at its end.)
+		e.Reason, e.StatusCode = Paused, b.gateStatusLocked()
 	case b.g.interval > int64(b.rate.Interval()):
 		e.Reason = Throttled
 	}
@@ -408,7 +432,7 @@ func (b *Budget) lateErrorLocked(sendAt, now int64) error {
 // reported quota.
 func (b *Budget) paceLocked(now int64) (interval, burst int64) {
 	interval = int64(b.rate.Interval())
-	if f := b.aimd.factor; f < 1 {
+	if f := b.ctl.factor; f < 1 {
 		interval = int64(float64(interval) / f)
 	}
 	burst = b.burst
@@ -434,6 +458,12 @@ func (b *Budget) syncPaceLocked(now int64) {
 // dispatched first.
 func (b *Budget) retimeLocked(now int64) {
 	b.dispatchLocked(now)
+	b.retimeQueueLocked(now)
+}
+
+// retimeQueueLocked is retimeLocked without the dispatch of the callers
+// whose turn has come.
+func (b *Budget) retimeQueueLocked(now int64) {
 	if head := b.queue.head; head != nil {
 		b.g.tat = head.turn.tatBefore // the state before the queued reservations
 		if head.res != nil {
@@ -443,13 +473,13 @@ func (b *Budget) retimeLocked(now int64) {
 	interval, burst := b.paceLocked(now)
 	// Re-time from the end of any pause: a new pace applies to the turns
 	// after it, and never stretches the pause itself.
-	b.g.setPace(max(now, b.pause.until), interval, burst)
+	b.g.setPace(max(now, b.gateLocked()), interval, burst)
 	if b.dims != nil {
-		b.setDimsPaceLocked(now, max(now, b.pause.until))
+		b.setDimsPaceLocked(now, max(now, b.gateLocked()))
 	}
 	b.failSlotWaitersLocked(now)
-	if b.pause.until > now {
-		b.g.floorAfterPause(b.pause.until, b.pauseAllow)
+	if until, allow := b.gateAllowLocked(); until > 0 && until >= now {
+		b.g.floorAfterPause(until, allow)
 	}
 	after := int64(math.MinInt64) // the send time of the caller re-timed last
 	for w := b.queue.head; w != nil; {
@@ -459,7 +489,7 @@ func (b *Budget) retimeLocked(now int64) {
 		if w.res != nil {
 			t, ok = b.reserveDimsLocked(now, w.deadline, w.res, after)
 		} else {
-			t, ok = b.g.reserve(now, b.pause.until, w.deadline)
+			t, ok = b.g.reserve(now, b.gateLocked(), w.deadline)
 		}
 		switch {
 		case !ok:
@@ -471,8 +501,10 @@ func (b *Budget) retimeLocked(now int64) {
 			w.signal()
 		case t != w.turn:
 			w.turn = t
-			if b.pause.until > now { // the pause holds it back, whatever follows
-				w.pauseEnd = b.pause.until
+			if w.place {
+				w.expire = t.sendAt + b.placeGraceLocked()
+			} else if b.gateLocked() > now { // the pause holds it back, whatever follows
+				w.pauseEnd = b.gateLocked()
 			}
 			w.signal()
 		}
@@ -493,8 +525,8 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 		b.mu.Unlock()
 		return now, ref, nil
 	}
-	if b.pause.until > now && b.pause.until >= deadline {
-		err := b.lateErrorLocked(b.pause.until, now)
+	if b.gateLocked() > now && b.gateLocked() >= deadline {
+		err := b.lateErrorLocked(b.gateLocked(), now)
 		b.mu.Unlock()
 		return 0, slotRef{}, err
 	}
@@ -554,14 +586,14 @@ func (b *Budget) releaseSlot(ref slotRef) {
 // failSlotWaitersLocked fails at once every caller waiting for a slot whose
 // deadline the server's pause outlasts.
 func (b *Budget) failSlotWaitersLocked(now int64) {
-	if b.pause.until <= now {
+	if b.gateLocked() <= now {
 		return
 	}
 	for w := b.slots.head; w != nil; {
 		next := w.next
-		if b.pause.until >= w.deadline {
+		if b.gateLocked() >= w.deadline {
 			b.slots.remove(w)
-			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now)
+			w.state, w.err = failed, b.lateErrorLocked(b.gateLocked(), now)
 			w.signal()
 		}
 		w = next
@@ -599,7 +631,7 @@ func (b *Budget) PauseRemaining() time.Duration {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return time.Duration(max(0, b.pause.until-now))
+	return time.Duration(max(0, b.gateLocked()-now))
 }
 
 // Rate returns the configured rate.
@@ -689,7 +721,7 @@ func (b *Budget) Check(ctx context.Context) error {
 	defer b.mu.Unlock()
 	b.syncPaceLocked(now)
 	g := b.g // reserve on a copy: nothing is taken
-	if t, ok := g.reserve(now, b.pause.until, deadline); !ok {
+	if t, ok := g.reserve(now, b.gateLocked(), deadline); !ok {
 		return b.lateErrorLocked(t.sendAt, now)
 	}
 	return nil

@@ -299,8 +299,8 @@ func (b *Budget) takeTurnDims(ctx context.Context, now, deadline int64, r *reser
 		return now, nil
 	}
 	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1), res: r}
-	if b.pause.until > now {
-		w.pauseEnd = b.pause.until
+	if b.gateLocked() > now {
+		w.pauseEnd = b.gateLocked()
 	}
 	throttled := b.g.interval > int64(b.rate.Interval())
 	b.queue.push(w)
@@ -315,7 +315,7 @@ func (b *Budget) takeTurnDims(ctx context.Context, now, deadline int64, r *reser
 // tat = max(tat, s) + n×interval. If s is at or after deadline, nothing
 // changes and ok is false; t.sendAt still says when s would have been.
 func (b *Budget) reserveDimsLocked(now, deadline int64, r *reservation, after int64) (t turn, ok bool) {
-	s := max(now, after, b.pause.until, b.g.tat-b.g.tau())
+	s := max(now, after, b.gateLocked(), b.g.tat-b.g.tau())
 	for i := range b.dims.d {
 		if n := r.n[i]; n > 0 {
 			g := &b.dims.d[i].g

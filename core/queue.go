@@ -13,6 +13,8 @@ type waiter struct {
 	granted  int64        // when state is granted
 	slot     slotRef      // the slot handed over (a slot waiter)
 	res      *reservation // its extra dimensions' reservation, or nil
+	place    bool         // a kept place: no caller yet, see Budget.keepPlaceLocked
+	expire   int64        // a kept place: when it is given up if nobody takes it
 	prev     *waiter
 	next     *waiter
 }
@@ -38,6 +40,18 @@ func (w *waiter) signal() {
 type waitQueue struct {
 	head, tail *waiter
 	n          int
+}
+
+// pushFront puts w at the head of the queue.
+func (q *waitQueue) pushFront(w *waiter) {
+	w.prev, w.next = nil, q.head
+	if q.head != nil {
+		q.head.prev = w
+	} else {
+		q.tail = w
+	}
+	q.head = w
+	q.n++
 }
 
 func (q *waitQueue) push(w *waiter) {

@@ -224,7 +224,7 @@ func (b *Budget) takeFromStoreOnce(ctx context.Context, now, deadline int64) (at
 		return 0, false, err
 	}
 	b.mu.Lock()
-	b.aimd.factor = t.Factor
+	b.ctl.factor = t.Factor
 	pauseSeen := b.pause.until
 	b.mu.Unlock()
 	reason := Paced
@@ -290,8 +290,8 @@ func (b *Budget) reportToStore(status int, f Feedback, sent int64) {
 		return
 	}
 	b.mu.Lock()
-	old := b.aimd.factor
-	b.aimd.factor = st.Factor
+	old := b.ctl.factor
+	b.ctl.factor = st.Factor
 	b.mu.Unlock()
 	if st.Factor < old || (st.Factor == 1 && old < 1) {
 		rate := r.Pace.Interval.Seconds()

@@ -97,7 +97,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	p.Observe(resp.StatusCode, resp.Header)
+	p.observeRetried(resp.StatusCode, resp.Header)
 	if resp.Body == nil || resp.Body == http.NoBody {
 		settleByStatus(&p, resp.StatusCode) // nothing to commit from
 		return resp, nil

@@ -1,0 +1,311 @@
+package core
+
+import (
+	"math"
+	"net/http"
+	"time"
+)
+
+// control is a budget's feedback controller: what one response does to the
+// pace and to the pause. It is a pure type; every method takes the time it
+// acts at, on the budget's clock (nanoseconds), and the budget applies the
+// verdict it returns.
+//
+// The model it learns. A server's quota either returns continuously (GCRA,
+// token bucket, sliding window: a token per interval) or whole at the end of
+// a window. The two read alike in one response, so the controller learns
+// which from evidence across responses, and until it knows it lets at most
+// one probe request find out:
+//
+//   - A 200 that spends the last token (Remaining 0) means "the next token
+//     is one interval away" on a continuous server and "nothing until the
+//     reset" on a windowed one. Unknown: the budget holds every caller until
+//     the reset, but one probe goes when a continuous server would surely
+//     have refilled a token (Reset/Limit, the quota's own refill interval).
+//     The probe admitted with part of the quota spent: continuous; refused,
+//     or admitted with the whole quota back (the window turned): windowed.
+//   - Whole-second resets and Retry-Afters are coarse bounds (rounded up by
+//     some servers, down by others): a refusal whose wait is one second or
+//     less holds the callers until it, but one probe goes at the next paced
+//     turn; only when the probe is refused too is the full wait honoured.
+//   - Reports are ordered by when their request was sent: one from a
+//     request sent before the freshest report's never overrides it.
+//
+// Pace. A refusal that only says "pause" — a wait longer than the rounding
+// after which the quota is whole again — and a refusal from a windowed
+// server (its window ran out, the pace is not at fault) pause without
+// cutting the pace. Any other refusal shows the pace above the server's and
+// cuts the rate factor by Adaptive.Decrease (once per burst: a response to
+// a request sent before the last cut does not cut again). Recovery follows
+// a CUBIC curve (RFC 9438, as the AWS SDKs' adaptive retry mode does): quick
+// at first, flat near the factor that drew the cut, probing beyond it only
+// slowly. Its clock runs only while responses show room (Remaining above 0
+// or not reported): a server that reports its last token spent allows no
+// faster pace, and the factor never exceeds 1.
+type control struct {
+	cfg   Adaptive
+	model quotaModel
+
+	factor  float64 // multiplier on the configured rate, in [cfg.MinRate, 1]
+	failed  float64 // the factor that drew the last cut (CUBIC's W_max)
+	cutAt   int64   // when the factor was last cut; math.MinInt64 for never
+	grewAt  int64   // the last response that could grow the factor
+	growing int64   // time spent growing since the cut (CUBIC's t), ns
+
+	last  quotaReport // the freshest quota report, by its request's send time
+	probe probe
+}
+
+// quotaModel is how the controller believes the server's quota returns.
+type quotaModel uint8
+
+const (
+	modelUnknown    quotaModel = iota
+	modelContinuous            // GCRA, token bucket, sliding window
+	modelWindowed              // fixed windows: whole again at the reset
+)
+
+// quotaReport is the quota state one response reported.
+type quotaReport struct {
+	sent, recv int64 // when its request was sent, when the response came
+	remaining  int   // -1 when unknown
+	limit      int   // -1 when unknown
+	reset      int64 // until the quota is whole, a coarse bound; -1 when unknown
+}
+
+// probe is the controller's one request that finds out, while every other
+// caller is held.
+type probe struct {
+	armed     bool  // the next request granted is the probe
+	out       bool  // the probe went at sentAt; its answer is awaited
+	sentAt    int64 // when the probe was sent
+	holdUntil int64 // how long the others are held if no answer comes
+	holdFor   int64 // when holdUntil is 0: for this long after the probe went
+	refillAt  int64 // a refused probe sent before this is no evidence of windows
+}
+
+// coarse is the granularity of whole-second resets and Retry-Afters: a
+// value of one second or less may mean anything from a few milliseconds.
+const coarse = int64(time.Second)
+
+// verdict is what the budget does about one response.
+type verdict struct {
+	pause     int64 // extend the server's pause to this instant; 0 for none
+	allow     int64 // how many may go at once when the pause or hold ends; 0: the burst
+	probeAt   int64 // hold every caller until probeAt, then let one probe go; 0 for none
+	holdUntil int64 // after the probe went, hold the others until here
+	release   bool  // the probe's answer came: end the hold now
+	from      int64 // (release) when the answer's request was sent
+	remaining int64 // (release) what its report said remains; -1: unknown
+	keepPlace bool  // a refused call: its retry goes first when the wait ends
+	cut       bool  // the factor was cut
+	restored  bool  // the factor is back at 1 after a cut
+	grew      bool  // the factor grew
+}
+
+func newControl(cfg Adaptive) control {
+	return control{cfg: cfg, factor: 1, failed: 1, cutAt: math.MinInt64, grewAt: math.MinInt64,
+		last: quotaReport{sent: math.MinInt64, remaining: -1, limit: -1, reset: -1}}
+}
+
+// observation is one response as the controller sees it.
+type observation struct {
+	status    int
+	f         Feedback
+	sent, now int64
+	interval  int64 // the configured interval
+	burst     int64 // the configured burst
+}
+
+// isRefusal reports whether a response refused its request for the quota: a
+// 429 or 503, or another error status whose headers say the quota is spent
+// (GitHub answers 403). A success never is, whatever its headers say.
+func isRefusal(status int, f Feedback) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
+		(status >= 400 && f.Exhausted)
+}
+
+// observe applies one response and returns what the budget must do.
+func (c *control) observe(o observation) verdict {
+	var v verdict
+	f := o.f
+	refusal := isRefusal(o.status, f)
+	if !refusal && o.status >= 500 {
+		return v // a failure says nothing about the quota
+	}
+	fresh := o.sent >= c.last.sent
+	if fresh && f.Remaining >= 0 {
+		c.learn(o)
+		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
+	}
+	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
+		refillAt, holdUntil := c.probe.refillAt, c.probe.holdUntil
+		c.probe = probe{}
+		if !refusal {
+			if c.model == modelUnknown && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
+				// Part of the quota came back, not all of it (a turned window
+				// would give it all): it returns continuously.
+				c.model = modelContinuous
+			}
+			v.release, v.from, v.remaining = true, o.sent, int64(f.Remaining)
+			return c.grow(o, v)
+		}
+		if f.Pause <= 0 { // a refusal that names no wait: the pace is too fast
+			return c.cut(o, v)
+		}
+		if c.model == modelUnknown && o.sent < refillAt {
+			// Too early to tell: a continuous server may not have returned a
+			// token yet. The pace is above its, and one more probe goes when
+			// it surely would have.
+			v = c.cut(o, v)
+			v.keepPlace = true
+			v.probeAt, v.holdUntil = max(o.now, refillAt), holdUntil
+			c.probe = probe{armed: true, holdUntil: holdUntil}
+			return v
+		}
+		if c.model == modelUnknown {
+			c.model = modelWindowed
+		}
+		// The probe was refused: the wait was real. Honour it in full.
+		v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
+		if !c.onlyPause(f) && c.model != modelWindowed {
+			v = c.cut(o, v)
+		}
+		return v
+	}
+	switch {
+	case refusal:
+		return c.refused(o, v)
+	case fresh && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
+		// The last token is spent; until the reset on a windowed server.
+		if c.model == modelWindowed {
+			v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+			return v
+		}
+		if !c.probe.armed && !c.probe.out {
+			v.probeAt, v.holdUntil = o.now+c.paced(o.interval), o.now+int64(f.Pause)
+			c.probe = probe{armed: true, holdUntil: v.holdUntil, refillAt: o.now + c.refill(f, o.interval)}
+		}
+		return v
+	}
+	return c.grow(o, v)
+}
+
+// refused applies a refusal that is not a probe's answer.
+func (c *control) refused(o observation, v verdict) verdict {
+	f := o.f
+	v.keepPlace = true
+	if c.onlyPause(f) || c.model == modelWindowed {
+		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		return v
+	}
+	v = c.cut(o, v)
+	if c.probe.armed || c.probe.out {
+		return v // one probe already finds out for this wave
+	}
+	// A coarse wait, or none: hold the callers until it, but let one probe
+	// go at the next paced turn (a continuous server's next token).
+	wait, at := int64(f.Pause), c.paced(o.interval)
+	if wait <= at {
+		if wait > 0 {
+			v.pause, v.allow = o.now+wait, 1
+		}
+		return v
+	}
+	v.probeAt, v.holdUntil = o.now+at, o.now+wait
+	c.probe = probe{armed: true, holdUntil: v.holdUntil}
+	if c.model == modelUnknown {
+		c.probe.refillAt = o.now + c.refill(f, o.interval)
+	}
+	return v
+}
+
+// onlyPause reports whether a refusal only says "pause": a wait longer than
+// whole-second rounding, after which the quota is whole again (its reset
+// comes no later, or no quota is reported).
+func (c *control) onlyPause(f Feedback) bool {
+	return int64(f.Pause) > coarse && (f.Reset < 0 || f.Reset <= f.Pause)
+}
+
+// paced is the interval of the effective pace: the configured one over the
+// factor.
+func (c *control) paced(interval int64) int64 { return int64(float64(interval) / c.factor) }
+
+// refill is when a continuous server would surely have returned a token
+// after reporting its quota spent: the time its whole quota takes to return
+// (Reset, a bound rounded up) over its size (Limit); without them, one
+// interval of the configured pace.
+func (c *control) refill(f Feedback, interval int64) int64 {
+	if f.Limit > 0 && f.Reset > 0 {
+		return max(interval, int64(f.Reset)/int64(f.Limit))
+	}
+	return interval
+}
+
+// learn takes evidence of the quota model from a fresh report: a report
+// from a request sent after the previous report arrived (so the server saw
+// it later) but surely before that report's reset (its coarse bound less a
+// second), whose Remaining rose, shows a quota that returns continuously.
+func (c *control) learn(o observation) {
+	p, f := c.last, o.f
+	if c.model != modelUnknown || p.remaining < 0 || p.reset < 0 || isRefusal(o.status, f) ||
+		o.sent < p.recv || o.sent >= p.recv+p.reset-coarse {
+		return
+	}
+	spent := 1 // this request took one
+	if f.Remaining+spent > p.remaining {
+		c.model = modelContinuous
+	}
+}
+
+// cut lowers the factor for a refusal that shows the pace above the
+// server's, unless its request was sent before the last cut (one burst
+// counts once).
+func (c *control) cut(o observation, v verdict) verdict {
+	if !c.cfg.Enabled() || o.sent < c.cutAt {
+		return v
+	}
+	c.failed = c.factor
+	c.factor = max(c.cfg.MinRate, c.factor*c.cfg.Decrease)
+	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
+	v.cut = c.factor != c.failed
+	return v
+}
+
+// grow restores the factor after a success, along the CUBIC curve from the
+// last cut, while the server reports room for more.
+func (c *control) grow(o observation, v verdict) verdict {
+	if !c.cfg.Enabled() || c.factor >= 1 || o.sent < c.cutAt {
+		return v
+	}
+	room := o.f.Remaining != 0 && !c.probe.armed && !c.probe.out
+	if room && o.now > c.grewAt {
+		c.growing += o.now - max(c.grewAt, c.cutAt)
+	}
+	c.grewAt = o.now
+	if !room {
+		return v
+	}
+	w := cubic(c.failed, c.cfg.Decrease, c.cfg.Increase, float64(c.growing)/1e9)
+	if w <= c.factor {
+		return v
+	}
+	c.factor = min(1, w)
+	v.grew = true
+	v.restored = c.factor == 1
+	return v
+}
+
+// cubic is the factor t seconds of growth after a cut from wMax by beta: the
+// CUBIC window W(t) = C(t-K)³ + wMax. K is the time a linear recovery at
+// increase per second would take to climb back to wMax; C makes W(0) =
+// beta × wMax. It rises fast at first, flattens near wMax at K, and
+// climbs beyond it slowly.
+func cubic(wMax, beta, increase, t float64) float64 {
+	k := wMax * (1 - beta) / increase
+	if k <= 0 {
+		return wMax
+	}
+	d := t - k
+	return wMax + wMax*(1-beta)*d*d*d/(k*k*k)
+}

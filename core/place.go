@@ -1,0 +1,69 @@
+package core
+
+import "time"
+
+// A refused call keeps its place in line. When a refusal makes the budget
+// wait (a server pause, or the controller's hold), the call it refused will
+// be retried when the wait ends — the adapters sleep exactly the budget's
+// PauseRemaining — but by then every caller that arrived during the wait is
+// queued ahead of it. So the refusal leaves a kept place at the head of the
+// queue: a waiter with no caller that reserves the first turn after the
+// wait. The first call that arrives once that turn has come takes it and
+// goes at once; the callers queued behind it wait for it, for placeGrace at
+// most, and then the place is given up.
+
+// maxPlaceGrace bounds how long after its turn a kept place waits for the
+// refused call's retry: long enough for a retry layer to wake and send,
+// short enough that a call that never comes back costs the others little.
+// The grace is one interval of the pace, at most this.
+const maxPlaceGrace = int64(20 * time.Millisecond)
+
+// placeGraceLocked is how long a kept place waits past its turn: one
+// interval of the effective pace, at most maxPlaceGrace.
+func (b *Budget) placeGraceLocked() int64 { return min(b.g.interval, maxPlaceGrace) }
+
+// givePlaceUpLocked removes the kept place p, whose retry did not come in
+// time, and gives its turn to the callers behind it.
+func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
+	if n := p.next; n != nil {
+		n.turn.tatBefore = p.turn.tatBefore // re-timed from before the place
+	}
+	b.queue.remove(p)
+	b.retimeQueueLocked(now)
+}
+
+// keepPlaceLocked leaves a kept place for a refused call at the head of the
+// queue, unless the budget is not waiting (nothing to keep a place in) or a
+// place is kept already: the call that found the wait is the one that keeps
+// its place; calls refused with it, already in flight, queue as they come.
+func (b *Budget) keepPlaceLocked(now int64) {
+	if b.gateLocked() <= now || b.dims != nil {
+		return
+	}
+	if h := b.queue.head; h != nil && h.place {
+		return // one place per wait: the call that found it
+	}
+	p := &waiter{place: true, deadline: never, arrived: now, turn: turn{sendAt: never}}
+	if h := b.queue.head; h != nil {
+		p.turn.tatBefore = h.turn.tatBefore
+	} else {
+		p.turn.tatBefore = b.g.tat
+	}
+	b.queue.pushFront(p)
+}
+
+// claimPlaceLocked gives a call arriving at now the kept place at the head
+// of the queue, if its turn has come, and reports whether it did.
+func (b *Budget) claimPlaceLocked(now int64) bool {
+	p := b.queue.head
+	if p == nil || !p.place || p.turn.sendAt > now {
+		return false
+	}
+	b.queue.remove(p)
+	for w := b.queue.head; w != nil && w.turn.sendAt <= p.expire; w = w.next {
+		w.signal() // they slept until the place was given up
+	}
+	b.sentLocked(now)
+	b.dispatchLocked(now)
+	return true
+}
