@@ -94,6 +94,14 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 	changed = changed || v.cut || v.grew
 	if v.pause > now && b.pause.extend(v.pause, status) {
 		b.pauseAllow = v.allow
+		if v.whole { // a window's end: what it holds may go at once
+			interval, burst := b.paceLocked(now)
+			allow := burst
+			if v.allow > 0 {
+				allow = min(v.allow, burst)
+			}
+			b.setTatLocked(v.pause + (burst-allow)*interval)
+		}
 		changed = true
 	}
 	switch {
@@ -104,7 +112,9 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 		b.releaseLocked(now, v.from, v.remaining)
 		changed = true
 	}
-	if fresh {
+	if b.ctl.model == modelWindowed {
+		b.shape = shape{} // a windowed quota is spent, then waited for: not spread
+	} else if fresh {
 		if s, ok := shapeOf(f, now, b.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
 			// (A pause that lasts until the reset covers the report's window.)
 			b.shape = s
@@ -163,9 +173,14 @@ func (b *Budget) releaseLocked(now, from, remaining int64) {
 	if remaining < 0 || remaining > burst {
 		remaining = burst
 	}
-	tat := from + interval - remaining*interval + (burst-1)*interval // next turn: from + (1-remaining) intervals
+	b.setTatLocked(from + interval - remaining*interval + (burst-1)*interval) // next turn: from + (1-remaining) intervals
+}
+
+// setTatLocked sets the pacing state before the queued callers (who are
+// re-timed from it) to tat.
+func (b *Budget) setTatLocked(tat int64) {
 	if h := b.queue.head; h != nil {
-		h.turn.tatBefore = tat // the queue is re-timed from here
+		h.turn.tatBefore = tat
 	} else {
 		b.g.tat = tat
 	}

@@ -54,6 +54,24 @@ type control struct {
 
 	last  quotaReport // the freshest quota report, by its request's send time
 	probe probe
+	win   windows // where a windowed server's windows turn
+}
+
+// windows is what the controller knows of a windowed server's windows. A
+// whole-second reset says little about when a one-second window ends, but a
+// window seen turning (Remaining rising between two reports) pins every
+// later end: turn + k × length.
+type windows struct {
+	length int64 // the window's length: the IETF policy's w, or the longest reset seen
+	turn   int64 // the latest instant a window is known to have begun by; 0: none seen
+}
+
+// end is the first window end after now that the windows predict, or 0.
+func (w windows) end(now int64) int64 {
+	if w.turn <= 0 || w.length <= 0 || now < w.turn {
+		return 0
+	}
+	return w.turn + ((now-w.turn)/w.length+1)*w.length
 }
 
 // quotaModel is how the controller believes the server's quota returns.
@@ -98,6 +116,7 @@ type verdict struct {
 	from      int64 // (release) when the answer's request was sent
 	remaining int64 // (release) what its report said remains; -1: unknown
 	keepPlace bool  // a refused call: its retry goes first when the wait ends
+	whole     bool  // (pause) a window's end: allow may go at once, whatever the pace spent before
 	cut       bool  // the factor was cut
 	restored  bool  // the factor is back at 1 after a cut
 	grew      bool  // the factor grew
@@ -136,6 +155,7 @@ func (c *control) observe(o observation) verdict {
 	fresh := o.sent >= c.last.sent
 	if fresh && f.Remaining >= 0 {
 		c.learn(o)
+		c.watchWindows(o, refusal)
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
@@ -167,7 +187,8 @@ func (c *control) observe(o observation) verdict {
 			c.model = modelWindowed
 		}
 		// The probe was refused: the wait was real. Honour it in full.
-		v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
+		v.pause, v.allow, v.keepPlace = c.windowEnd(o), pauseAllowance(f, o.burst), true
+		v.whole = c.model == modelWindowed
 		if !c.onlyPause(f) && c.model != modelWindowed {
 			v = c.cut(o, v)
 		}
@@ -179,7 +200,7 @@ func (c *control) observe(o observation) verdict {
 	case fresh && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
 		// The last token is spent; until the reset on a windowed server.
 		if c.model == modelWindowed {
-			v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+			v.pause, v.allow, v.whole = c.windowEnd(o), pauseAllowance(f, o.burst), true
 			return v
 		}
 		if !c.probe.armed && !c.probe.out {
@@ -195,17 +216,21 @@ func (c *control) observe(o observation) verdict {
 func (c *control) refused(o observation, v verdict) verdict {
 	f := o.f
 	v.keepPlace = true
-	if c.onlyPause(f) || c.model == modelWindowed {
+	if c.onlyPause(f) {
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		return v
 	}
+	if c.model == modelWindowed {
+		v.pause, v.allow, v.whole = c.windowEnd(o), pauseAllowance(f, o.burst), true
+		return v
+	}
 	v = c.cut(o, v)
+	wait, at := int64(f.Pause), c.paced(o.interval)
 	if c.probe.armed || c.probe.out {
 		return v // one probe already finds out for this wave
 	}
 	// A coarse wait, or none: hold the callers until it, but let one probe
 	// go at the next paced turn (a continuous server's next token).
-	wait, at := int64(f.Pause), c.paced(o.interval)
 	if wait <= at {
 		if wait > 0 {
 			v.pause, v.allow = o.now+wait, 1
@@ -218,6 +243,51 @@ func (c *control) refused(o observation, v verdict) verdict {
 		c.probe.refillAt = o.now + c.refill(f, o.interval)
 	}
 	return v
+}
+
+// watchWindows learns the windows' length and phase from a fresh report:
+// the length from the IETF policy or the longest reset, the phase from a
+// Remaining that rose since the previous report (a window turned before
+// this response came). A refusal for a request sent after the predicted end
+// shows the prediction wrong, and it is dropped.
+func (c *control) watchWindows(o observation, refusal bool) {
+	f := o.f
+	if w := policyWindow(f); w > 0 {
+		c.win.length = w
+	} else if f.Reset > 0 {
+		c.win.length = max(c.win.length, (int64(f.Reset)+coarse-1)/coarse*coarse)
+	}
+	switch {
+	case refusal:
+		if c.win.turn > 0 && o.sent >= c.win.turn+c.win.length {
+			c.win.turn = 0
+		}
+	case c.last.remaining >= 0 && o.sent > c.last.sent && f.Remaining > c.last.remaining:
+		c.win.turn = o.now
+	}
+}
+
+// windowEnd is when a windowed server's spent quota returns: the reported
+// wait, or the end the windows predict when that is sooner (a reset
+// rounded up to a whole second may be most of a second late).
+func (c *control) windowEnd(o observation) int64 {
+	end := o.now + int64(o.f.Pause)
+	if c.model == modelWindowed {
+		if e := c.win.end(o.now); e > o.now && e < end {
+			end = e
+		}
+	}
+	return end
+}
+
+// policyWindow is the window of the report's binding IETF policy, or 0.
+func policyWindow(f Feedback) int64 {
+	for _, q := range f.Quotas {
+		if q.Limit == f.Limit && q.Window > 0 {
+			return int64(q.Window)
+		}
+	}
+	return 0
 }
 
 // onlyPause reports whether a refusal only says "pause": a wait longer than
@@ -265,10 +335,16 @@ func (c *control) cut(o observation, v verdict) verdict {
 	if !c.cfg.Enabled() || o.sent < c.cutAt {
 		return v
 	}
-	c.failed = c.factor
+	// Fast convergence (RFC 9438 4.7): refused below the rate that failed
+	// last, the limit has dropped; aim lower than the refused rate.
+	failed := c.factor
+	if failed < c.failed {
+		failed = c.factor * (1 + c.cfg.Decrease) / 2
+	}
+	c.failed = failed
 	c.factor = max(c.cfg.MinRate, c.factor*c.cfg.Decrease)
 	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
-	v.cut = c.factor != c.failed
+	v.cut = true
 	return v
 }
 
