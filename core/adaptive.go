@@ -80,9 +80,10 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 	n := 0
 	b.mu.Lock()
 	oldFactor := b.ctl.factor
-	fresh := sent >= b.ctl.last.sent
+	fresh := b.ctl.fresher(observation{f: f, sent: sent})
 	changed := false
-	if b.learning && fresh && !isRefusal(status, f) && b.learnLocked(f) {
+	if b.learning && fresh && b.learnLocked(status, f, now) {
+		b.restartLocked(now, sent, int64(f.Remaining))
 		changed = true
 	}
 	v := b.ctl.observe(observation{status: status, f: f, sent: sent, now: now,
@@ -92,6 +93,9 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 		n++
 	}
 	changed = changed || v.cut || v.grew
+	if b.ctl.model == modelWindowed {
+		b.shape = shape{} // a windowed quota is spent, then waited for: not spread
+	}
 	if v.pause > now && b.pause.extend(v.pause, status) {
 		b.pauseAllow = v.allow
 		if v.whole { // a window's end: what it holds may go at once
@@ -100,6 +104,7 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 			if v.allow > 0 {
 				allow = min(v.allow, burst)
 			}
+			b.g.interval, b.g.burst = interval, burst // the pace so far does not matter
 			b.setTatLocked(v.pause + (burst-allow)*interval)
 		}
 		changed = true
@@ -112,9 +117,7 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 		b.releaseLocked(now, v.from, v.remaining)
 		changed = true
 	}
-	if b.ctl.model == modelWindowed {
-		b.shape = shape{} // a windowed quota is spent, then waited for: not spread
-	} else if fresh {
+	if fresh && b.ctl.model != modelWindowed {
 		if s, ok := shapeOf(f, now, b.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
 			// (A pause that lasts until the reset covers the report's window.)
 			b.shape = s
@@ -149,10 +152,14 @@ func (b *Budget) gateLocked() int64 { return max(b.pause.until, b.hold) }
 // gateAllowLocked returns the gate and how many may go at once when it ends
 // (0: the burst).
 func (b *Budget) gateAllowLocked() (until, allow int64) {
+	until, allow = b.pause.until, b.pauseAllow
 	if b.hold > b.pause.until {
-		return b.hold, b.holdAllow
+		until, allow = b.hold, b.holdAllow
 	}
-	return b.pause.until, b.pauseAllow
+	if allow <= 0 {
+		allow = b.g.burst
+	}
+	return until, allow
 }
 
 // gateStatusLocked is the status of the response that set the gate.
@@ -164,15 +171,23 @@ func (b *Budget) gateStatusLocked() int {
 }
 
 // releaseLocked ends the controller's hold at now: the probe sent at from
-// found remaining requests' worth of quota (-1: unknown, so the burst), and
+// left remaining requests' worth of quota (-1: unknown), and
 // the quota returns at the pace from then on. The pacing state is set to
 // that, whatever the hold had planned.
 func (b *Budget) releaseLocked(now, from, remaining int64) {
 	b.hold, b.holdAllow = now, 0
+	b.restartLocked(now, from, remaining)
+}
+
+// restartLocked sets the pacing state to what a report says: the request
+// sent at from found remaining requests' worth of quota left after it (-1:
+// unknown, taken as none), which returns at the effective pace from then on. The pace
+// takes effect at once, without the re-timing setPace does: the report,
+// not the pacing so far, says what may go.
+func (b *Budget) restartLocked(now, from, remaining int64) {
 	interval, burst := b.paceLocked(now)
-	if remaining < 0 || remaining > burst {
-		remaining = burst
-	}
+	remaining = min(max(remaining, 0), burst) // unknown: what the request took was all
+	b.g.interval, b.g.burst = interval, burst
 	b.setTatLocked(from + interval - remaining*interval + (burst-1)*interval) // next turn: from + (1-remaining) intervals
 }
 
@@ -200,7 +215,9 @@ func (b *Budget) sentLocked(now int64) bool {
 		p.holdUntil = now + p.holdFor
 	}
 	if p.holdUntil > b.hold {
-		b.hold, b.holdAllow = p.holdUntil, 0
+		// With no answer, the hold ends at the coarse bound: one goes, and
+		// the rest at the pace (the quota is not known to be whole).
+		b.hold, b.holdAllow = p.holdUntil, 1
 	}
 	b.retimeQueueLocked(now)
 	return true

@@ -136,6 +136,19 @@ type observation struct {
 	burst     int64 // the configured burst
 }
 
+// fresher reports whether a response's report is at least as fresh as the
+// freshest so far: its request was sent later, or at the same instant and
+// it reports less remaining (the server decided it later).
+func (c *control) fresher(o observation) bool {
+	switch {
+	case o.sent != c.last.sent:
+		return o.sent > c.last.sent
+	case o.f.Remaining < 0 || c.last.remaining < 0:
+		return true
+	}
+	return o.f.Remaining <= c.last.remaining
+}
+
 // isRefusal reports whether a response refused its request for the quota: a
 // 429 or 503, or another error status whose headers say the quota is spent
 // (GitHub answers 403). A success never is, whatever its headers say.
@@ -152,7 +165,7 @@ func (c *control) observe(o observation) verdict {
 	if !refusal && o.status >= 500 {
 		return v // a failure says nothing about the quota
 	}
-	fresh := o.sent >= c.last.sent
+	fresh := c.fresher(o)
 	if fresh && f.Remaining >= 0 {
 		c.learn(o)
 		c.watchWindows(o, refusal)
@@ -170,8 +183,12 @@ func (c *control) observe(o observation) verdict {
 			v.release, v.from, v.remaining = true, o.sent, int64(f.Remaining)
 			return c.grow(o, v)
 		}
-		if f.Pause <= 0 { // a refusal that names no wait: the pace is too fast
+		switch {
+		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
 			return c.cut(o, v)
+		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
+			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
+			return v
 		}
 		if c.model == modelUnknown && o.sent < refillAt {
 			// Too early to tell: a continuous server may not have returned a

@@ -10,10 +10,11 @@ import "time"
 // budget paces at what the freshest report says: the quota q per window w
 // of an IETF RateLimit-Policy, or else the X-RateLimit Limit per its reset
 // (at least a second, as servers round it), with a burst of that quota;
-// pauses, refusals and the feedback controller work as for NewBudget. A
-// report never speeds the budget beyond the fastest pace reports have
-// shown. Until a response reports a quota, it paces at one request per
-// second.
+// pauses, refusals and the feedback controller work as for NewBudget. Of
+// the Limit-per-reset estimates it keeps the fastest (a reset counts down
+// as the quota returns); refusals slow it through the controller. A server
+// that reports no quota teaches it nothing: it stays at one request per
+// second (use NewBudget with the documented rate).
 //
 // The options are NewBudget's, but WithBurst and WithStore are errors: the
 // burst is learned, and a store's fleet needs a rate every process agrees
@@ -39,18 +40,35 @@ func NewLearningBudget(opts ...Option) (*Budget, error) {
 // waiting for its answer.
 const learnHold = int64(time.Second)
 
-// learnLocked sets a learning budget's rate and burst from a fresh report:
-// the IETF policy's quota per window, or the Limit per its reset. It
-// reports whether the pace changed.
-func (b *Budget) learnLocked(f Feedback) bool {
-	r, ok := reportedRate(f)
-	if !ok || b.learned && r.Interval() >= b.rate.Interval() {
-		return false // never slower than a report showed: refusals slow it
+// learnLocked sets a learning budget's rate and burst from a fresh
+// success's report, and reports whether it did: an IETF policy's quota per
+// window, or else the Limit per reset when that is faster than the rate so
+// far (a reset counts down as the quota returns: the shortest one seen is
+// the closest to the window).
+func (b *Budget) learnLocked(status int, f Feedback, now int64) bool {
+	if status >= 300 || isRefusal(status, f) {
+		return false
 	}
+	if w := policyWindow(f); w > 0 {
+		r := Rate{Requests: f.Limit, Period: time.Duration(w)}
+		if b.learned && r == b.rate {
+			return false
+		}
+		return b.setLearnedLocked(r, int64(f.Limit))
+	}
+	if r, ok := reportedRate(f); ok && (!b.learned || r.Interval() < b.rate.Interval()) {
+		return b.setLearnedLocked(r, int64(f.Limit))
+	}
+	return false
+}
+
+// setLearnedLocked makes r, with the given burst, the learning budget's
+// pace from now on.
+func (b *Budget) setLearnedLocked(r Rate, burst int64) bool {
 	if err := b.checkSpanLocked(r, "learned rate"); err != nil {
 		return false
 	}
-	b.rate, b.burst, b.learned = r, int64(r.Requests), true
+	b.rate, b.burst, b.learned = r, max(1, burst), true
 	return true
 }
 
@@ -58,15 +76,7 @@ func (b *Budget) learnLocked(f Feedback) bool {
 // window w, or Limit per Reset (at least a second: servers round resets to
 // whole seconds).
 func reportedRate(f Feedback) (Rate, bool) {
-	if f.Limit <= 0 || f.Limit > 1<<20 {
-		return Rate{}, false
-	}
-	for _, q := range f.Quotas {
-		if q.Limit == f.Limit && q.Window > 0 && (q.Unit == "" || q.Unit == "requests") {
-			return Rate{Requests: f.Limit, Period: q.Window}, true
-		}
-	}
-	if f.Reset < 0 {
+	if f.Limit <= 0 || f.Limit > 1<<20 || f.Reset < 0 {
 		return Rate{}, false
 	}
 	return Rate{Requests: f.Limit, Period: max(f.Reset, time.Second)}, true
