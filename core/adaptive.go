@@ -98,7 +98,8 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 	}
 	if v.pause > now && b.pause.extend(v.pause, status) {
 		b.pauseAllow = v.allow
-		if v.whole { // a window's end: what it holds may go at once
+		if v.whole { // the whole quota back at the end: what it holds may go at once
+			b.shape = shape{} // (the report the pause supersedes)
 			interval, burst := b.paceLocked(now)
 			allow := burst
 			if v.allow > 0 {
@@ -111,6 +112,9 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 	}
 	switch {
 	case v.probeAt > 0:
+		if b.hold > v.probeAt { // a probe again, sooner than the hold planned: re-plan from it
+			b.restartLocked(now, v.probeAt-b.g.interval, 0)
+		}
 		b.hold, b.holdAllow, b.holdStatus = v.probeAt, 1, status
 		changed = true
 	case v.release && b.hold >= now:

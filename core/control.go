@@ -64,6 +64,12 @@ type control struct {
 type windows struct {
 	length int64 // the window's length: the IETF policy's w, or the longest reset seen
 	turn   int64 // the latest instant a window is known to have begun by; 0: none seen
+
+	// Reports from requests sent at one instant form a group; Remaining
+	// rising from one group to the next is a turn.
+	sent    int64 // the latest group's send time
+	low     int   // the least Remaining in it
+	prevLow int   // the least Remaining in the group before; -1: none
 }
 
 // end is the first window end after now that the windows predict, or 0.
@@ -116,7 +122,7 @@ type verdict struct {
 	from      int64 // (release) when the answer's request was sent
 	remaining int64 // (release) what its report said remains; -1: unknown
 	keepPlace bool  // a refused call: its retry goes first when the wait ends
-	whole     bool  // (pause) a window's end: allow may go at once, whatever the pace spent before
+	whole     bool  // (pause) the whole quota is back when it ends: allow may go at once, whatever the pace spent before
 	cut       bool  // the factor was cut
 	restored  bool  // the factor is back at 1 after a cut
 	grew      bool  // the factor grew
@@ -124,7 +130,8 @@ type verdict struct {
 
 func newControl(cfg Adaptive) control {
 	return control{cfg: cfg, factor: 1, failed: 1, cutAt: math.MinInt64, grewAt: math.MinInt64,
-		last: quotaReport{sent: math.MinInt64, remaining: -1, limit: -1, reset: -1}}
+		last: quotaReport{sent: math.MinInt64, remaining: -1, limit: -1, reset: -1},
+		win:  windows{sent: math.MinInt64, low: -1, prevLow: -1}}
 }
 
 // observation is one response as the controller sees it.
@@ -188,6 +195,7 @@ func (c *control) observe(o observation) verdict {
 			return c.cut(o, v)
 		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
 			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
+			v.whole = f.Limit > 0 && f.Reset >= 0
 			return v
 		}
 		if c.model == modelUnknown && o.sent < refillAt {
@@ -204,7 +212,7 @@ func (c *control) observe(o observation) verdict {
 			c.model = modelWindowed
 		}
 		// The probe was refused: the wait was real. Honour it in full.
-		v.pause, v.allow, v.keepPlace = c.windowEnd(o), pauseAllowance(f, o.burst), true
+		v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
 		v.whole = c.model == modelWindowed
 		if !c.onlyPause(f) && c.model != modelWindowed {
 			v = c.cut(o, v)
@@ -217,8 +225,7 @@ func (c *control) observe(o observation) verdict {
 	case fresh && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
 		// The last token is spent; until the reset on a windowed server.
 		if c.model == modelWindowed {
-			v.pause, v.allow, v.whole = c.windowEnd(o), pauseAllowance(f, o.burst), true
-			return v
+			return c.windowWait(o, v)
 		}
 		if !c.probe.armed && !c.probe.out {
 			v.probeAt, v.holdUntil = o.now+c.paced(o.interval), o.now+int64(f.Pause)
@@ -235,11 +242,11 @@ func (c *control) refused(o observation, v verdict) verdict {
 	v.keepPlace = true
 	if c.onlyPause(f) {
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		v.whole = f.Limit > 0 && f.Reset >= 0 // the whole quota back when it ends
 		return v
 	}
 	if c.model == modelWindowed {
-		v.pause, v.allow, v.whole = c.windowEnd(o), pauseAllowance(f, o.burst), true
-		return v
+		return c.windowWait(o, v)
 	}
 	v = c.cut(o, v)
 	wait, at := int64(f.Pause), c.paced(o.interval)
@@ -274,27 +281,40 @@ func (c *control) watchWindows(o observation, refusal bool) {
 	} else if f.Reset > 0 {
 		c.win.length = max(c.win.length, (int64(f.Reset)+coarse-1)/coarse*coarse)
 	}
+	w := &c.win
+	if o.sent > w.sent {
+		w.sent, w.prevLow, w.low = o.sent, w.low, f.Remaining
+	} else {
+		w.low = min(w.low, f.Remaining)
+	}
 	switch {
 	case refusal:
-		if c.win.turn > 0 && o.sent >= c.win.turn+c.win.length {
-			c.win.turn = 0
+		if w.turn > 0 && o.sent >= w.turn+w.length {
+			w.turn = 0
 		}
-	case c.last.remaining >= 0 && o.sent > c.last.sent && f.Remaining > c.last.remaining:
-		c.win.turn = o.now
+	case w.prevLow >= 0 && f.Remaining > w.prevLow && w.turn < w.sent:
+		w.turn = o.now
 	}
 }
 
-// windowEnd is when a windowed server's spent quota returns: the reported
-// wait, or the end the windows predict when that is sooner (a reset
-// rounded up to a whole second may be most of a second late).
-func (c *control) windowEnd(o observation) int64 {
-	end := o.now + int64(o.f.Pause)
-	if c.model == modelWindowed {
-		if e := c.win.end(o.now); e > o.now && e < end {
-			end = e
-		}
+// windowWait is the wait for a windowed server's spent quota: until the
+// reported reset, or the end the windows predict when that is sooner (a
+// reset rounded up to a whole second may be most of a second late). One
+// probe goes then, and the rest follow at once when its answer says the
+// window turned: a wrong prediction, or a server pause begun meanwhile,
+// costs one refusal, not a window's worth.
+func (c *control) windowWait(o observation, v verdict) verdict {
+	if c.probe.armed || c.probe.out {
+		return v
 	}
-	return end
+	at := o.now + int64(o.f.Pause)
+	hold := at + coarse // if the probe's answer never comes
+	if e := c.win.end(o.now); e > o.now && e < at {
+		at, hold = e, at
+	}
+	v.probeAt, v.holdUntil = at, hold
+	c.probe = probe{armed: true, holdUntil: hold}
+	return v
 }
 
 // policyWindow is the window of the report's binding IETF policy, or 0.
