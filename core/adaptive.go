@@ -215,9 +215,6 @@ func (b *Budget) sentLocked(now int64) bool {
 		return false
 	}
 	p.armed, p.out, p.sentAt = false, true, now
-	if p.holdUntil == 0 {
-		p.holdUntil = now + p.holdFor
-	}
 	if p.holdUntil > b.hold {
 		// With no answer, the hold ends at the coarse bound: one goes, and
 		// the rest at the pace (the quota is not known to be whole).

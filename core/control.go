@@ -104,7 +104,6 @@ type probe struct {
 	out       bool  // the probe went at sentAt; its answer is awaited
 	sentAt    int64 // when the probe was sent
 	holdUntil int64 // how long the others are held if no answer comes
-	holdFor   int64 // when holdUntil is 0: for this long after the probe went
 	refillAt  int64 // a refused probe sent before this is no evidence of windows
 }
 

@@ -302,8 +302,8 @@ func TestBatchLearnedRate(t *testing.T) {
 					t.Errorf("learned: %.1f%% 429s, %.3f × ideal; want ≤ 3%% and ≤ 1.15×", r.refusedPct(bt.n), x)
 				}
 				ts := sortedTimes(r.arrivals)
-				if gap := ts[1].Sub(ts[0]); gap < bt.latency {
-					t.Errorf("the second request went %v after the first, before its answer: want one probe first", gap)
+				if gap := ts[1].Sub(ts[0]); gap != bt.latency {
+					t.Errorf("the second request went %v after the first; want it when the first one's answer came (%v)", gap, bt.latency)
 				}
 			})
 		})

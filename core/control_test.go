@@ -195,3 +195,19 @@ func TestControlRecoveryWaitsForRoom(t *testing.T) {
 		}},
 	})
 }
+
+// A window seen turning pins the later ends: a window spent part way
+// through waits for its predicted end, not for the reset rounded up.
+func TestControlWindowTurnPredictsTheEnd(t *testing.T) {
+	c := newControl(DefaultAdaptive)
+	c.model = modelWindowed
+	runCtl(t, &c, []ctlStep{
+		{at: 991 * ms, sent: 990 * ms, status: 200, h: quota("3", "100", "1")},
+		{at: 1001 * ms, sent: 1000 * ms, status: 200, h: quota("99", "100", "1")}, // it turned by 1.001s
+		{at: 1301 * ms, sent: 1300 * ms, status: 200, h: quota("0", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.probeAt != int64(2001*ms) || v.holdUntil != int64(2301*ms) {
+				t.Errorf("verdict %+v, want a probe at the predicted end 2.001s, the rest held to the reset bound 2.301s", v)
+			}
+		}},
+	})
+}

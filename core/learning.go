@@ -5,9 +5,10 @@ import "time"
 // NewLearningBudget returns a budget that knows no rate and learns it from
 // the server, for an API whose limit is not known in advance (or changes).
 //
-// It starts conservatively: the first call goes alone, and every other
-// caller waits for its response (at most learnHold). From then on the
-// budget paces at what the freshest report says: the quota q per window w
+// It starts conservatively, at one request per second with a burst of one:
+// the first call goes alone, and the next a second later unless the first
+// one's response has taught it the rate by then. From then on it paces at
+// what the freshest report says: the quota q per window w
 // of an IETF RateLimit-Policy, or else the X-RateLimit Limit per its reset
 // (at least a second, as servers round it), with a burst of that quota;
 // pauses, refusals and the feedback controller work as for NewBudget. Of
@@ -32,13 +33,8 @@ func NewLearningBudget(opts ...Option) (*Budget, error) {
 		return nil, err
 	}
 	b.learning = true
-	b.ctl.probe = probe{armed: true, holdFor: learnHold}
 	return b, nil
 }
-
-// learnHold is how long a learning budget's first call may keep the others
-// waiting for its answer.
-const learnHold = int64(time.Second)
 
 // learnLocked sets a learning budget's rate and burst from a fresh
 // success's report, and reports whether it did: an IETF policy's quota per
