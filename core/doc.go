@@ -7,8 +7,11 @@
 // scheduling) and waiters are served in arrival order. The budget reads
 // every response (Retry-After, the IETF RateLimit fields, X-RateLimit-*
 // and the big providers' variants: see ParseFeedback), so one 429 pauses
-// every caller sharing the quota at once, and adaptive throttling (AIMD,
-// on by default) finds the real limit when the configured one is wrong.
+// every caller sharing the quota at once. A feedback controller (on by
+// default) spends the server's real quota: it learns whether the quota
+// refills continuously or in windows, treats whole-second resets as the
+// coarse bounds they are, and finds the real limit when the configured one
+// is wrong (see Adaptive and NewLearningBudget).
 //
 // # The pacing bound
 //

@@ -84,24 +84,33 @@ func WithMaxPause(d time.Duration) Option {
 	})
 }
 
-// Adaptive tunes adaptive throttling (AIMD on the pacing rate).
+// Adaptive tunes adaptive throttling: the pacing rate's response to
+// refusals.
 //
-// Every 429 or 503, and every response whose headers say the quota is
-// spent, multiplies the effective rate by Decrease, never below MinRate ×
-// the configured rate. A response to a request sent before the last
+// A refusal that shows the pace above the server's — a 429 or 503 whose
+// quota is not whole again when its wait ends, or whose wait is a second
+// or less — multiplies the effective rate by Decrease, never below MinRate
+// × the configured rate. A response to a request sent before the last
 // decrease does not decrease again, so one burst of refusals counts once.
-// Every other response below 500 restores Increase × the configured rate
-// per second since the last change, up to the configured rate. Other 5xx
-// responses and transport errors change nothing.
+// A refusal that only says "pause" (a longer wait, the quota whole after
+// it), and one from a server whose quota comes in fixed windows, pause
+// without slowing the pace. Recovery follows CUBIC: the rate climbs fast at
+// first and flattens as it nears the rate that drew the decrease, which it
+// reaches after the time a linear climb of Increase × the configured rate
+// per second would take; it climbs only while responses show room (never
+// while they report the quota spent), up to the configured rate. Other 5xx
+// responses and transport errors change nothing. (A budget WithStore keeps
+// the earlier rule for now: every refusal decreases, and recovery is
+// linear at Increase per second.)
 type Adaptive struct {
 	Decrease float64 // multiplier on a refusal, in (0, 1]; default 0.5
 	MinRate  float64 // floor, as a fraction of the configured rate, in (0, 1]; default 0.1
-	Increase float64 // recovery per second, as a fraction of the configured rate, in (0, 1]; default 0.1
+	Increase float64 // recovery speed, as a fraction of the configured rate per second (see above), in (0, 1]; default 0.1
 }
 
 // DefaultAdaptive is the adaptive throttling every budget has unless told
-// otherwise: halve on a refusal, never below a tenth, recover a tenth of the
-// configured rate per second.
+// otherwise: halve on a refusal, never below a tenth, back at the rate that
+// failed after five seconds (the time a tenth per second would take).
 var DefaultAdaptive = Adaptive{Decrease: 0.5, MinRate: 0.1, Increase: 0.1}
 
 // WithAdaptive tunes adaptive throttling; zero fields take their defaults.
