@@ -280,6 +280,11 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, erro
 		b.mu.Unlock()
 		return now, nil
 	}
+	if w := b.adoptPlaceLocked(now, deadline); w != nil { // back at once, first in line
+		throttled := b.g.interval > int64(b.rate.Interval())
+		b.mu.Unlock()
+		return b.wait(ctx, w, throttled)
+	}
 	t, ok := b.g.reserve(now, b.gateLocked(), deadline)
 	if !ok {
 		err := b.lateErrorLocked(t.sendAt, now)
@@ -324,7 +329,7 @@ func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, er
 		}
 		if w.state == queued {
 			switch {
-			case w.turn.sendAt <= now:
+			case w.turn.sendAt <= now, b.queue.head.place: // (a kept place ahead may be given up)
 				b.dispatchLocked(now)
 			case ctx.Err() != nil:
 				b.queue.remove(w)
@@ -361,8 +366,14 @@ func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
 	if u := b.shape.until; u > now && u < at && w == b.queue.head { // the head re-times them all
 		at = u
 	}
-	if h := b.queue.head; h != nil && h.place && h != w { // behind a kept place: until it is taken
-		at = max(at, h.expire)
+	if h := b.queue.head; h != nil && h.place && h != w {
+		// Behind a kept place: not before it is taken or given up; the
+		// caller next to it wakes when it is given up, to re-time the rest.
+		if w == h.next {
+			at = h.expire
+		} else {
+			at = max(at, h.expire)
+		}
 	}
 	return at - now
 }

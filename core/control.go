@@ -249,6 +249,15 @@ func (c *control) refused(o observation, v verdict) verdict {
 	}
 	v = c.cut(o, v)
 	wait, at := int64(f.Pause), c.paced(o.interval)
+	if f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 {
+		// A Retry-After alone, with no quota to tell a short wait from a
+		// pause: honoured as it is, and what goes at once when it ends is
+		// cut with the pace.
+		if wait > 0 {
+			v.pause, v.allow = o.now+wait, max(1, int64(float64(pauseAllowance(f, o.burst))*c.factor))
+		}
+		return v
+	}
 	if c.probe.armed || c.probe.out {
 		return v // one probe already finds out for this wave
 	}

@@ -10,7 +10,9 @@ import "time"
 // queue: a waiter with no caller that reserves the first turn after the
 // wait. The first call that arrives once that turn has come takes it and
 // goes at once; the callers queued behind it wait for it, for placeGrace at
-// most, and then the place is given up.
+// most, and then the place is given up. A call that arrives at once after
+// the refusal, before anyone queued behind the place, adopts it: a retry
+// layer that does not wait.
 
 // maxPlaceGrace bounds how long after its turn a kept place waits for the
 // refused call's retry: long enough for a retry layer to wake and send,
@@ -66,4 +68,27 @@ func (b *Budget) claimPlaceLocked(now int64) bool {
 	b.sentLocked(now)
 	b.dispatchLocked(now)
 	return true
+}
+
+// adoptWithin is how soon after the refusal a call may adopt its kept
+// place: a retry layer that retries at once comes back within
+// microseconds; a caller who merely arrives first later must not take it.
+const adoptWithin = int64(time.Millisecond)
+
+// adoptPlaceLocked gives a call arriving at now, at once after the refusal
+// (adoptWithin) and with nobody queued behind the kept place, that place,
+// and returns it, now the call's waiter (nil if it cannot be adopted, or
+// its turn comes at or after deadline). A retry layer that retries at once
+// (go-kit's lb.Retry) comes back before the wait ends: it waits in its
+// place.
+func (b *Budget) adoptPlaceLocked(now, deadline int64) *waiter {
+	p := b.queue.head
+	if p == nil || !p.place || p != b.queue.tail || now-p.arrived >= adoptWithin || p.turn.sendAt >= deadline {
+		return nil
+	}
+	p.place, p.deadline, p.arrived, p.wake = false, deadline, now, make(chan struct{}, 1)
+	if b.gateLocked() > now {
+		p.pauseEnd = b.gateLocked()
+	}
+	return p
 }
