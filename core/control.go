@@ -178,7 +178,7 @@ func (c *control) observe(o observation) verdict {
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
-		refillAt, holdUntil := c.probe.refillAt, c.probe.holdUntil
+		refillAt := c.probe.refillAt
 		c.probe = probe{}
 		if !refusal {
 			if c.model == modelUnknown && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
@@ -197,17 +197,9 @@ func (c *control) observe(o observation) verdict {
 			v.whole = f.Limit > 0 && f.Reset >= 0
 			return v
 		}
-		if c.model == modelUnknown && o.sent < refillAt {
-			// Too early to tell: a continuous server may not have returned a
-			// token yet. The pace is above its, and one more probe goes when
-			// it surely would have.
-			v = c.cut(o, v)
-			v.keepPlace = true
-			v.probeAt, v.holdUntil = max(o.now, refillAt), holdUntil
-			c.probe = probe{armed: true, holdUntil: holdUntil}
-			return v
-		}
-		if c.model == modelUnknown {
+		if c.model == modelUnknown && o.sent >= refillAt {
+			// Refused when a continuous server would surely have returned
+			// a token: windows. (Sooner, it proves nothing.)
 			c.model = modelWindowed
 		}
 		// The probe was refused: the wait was real. Honour it in full.
@@ -337,9 +329,9 @@ func policyWindow(f Feedback) int64 {
 
 // onlyPause reports whether a refusal only says "pause": a wait longer than
 // whole-second rounding, after which the quota is whole again (its reset
-// comes no later, or no quota is reported).
+// comes no later, give or take that rounding, or no quota is reported).
 func (c *control) onlyPause(f Feedback) bool {
-	return int64(f.Pause) > coarse && (f.Reset < 0 || f.Reset <= f.Pause)
+	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse)
 }
 
 // paced is the interval of the effective pace: the configured one over the

@@ -77,7 +77,7 @@ func TestControlSpentSuccessProbesThenLearnsContinuous(t *testing.T) {
 // returned a token (Reset/Limit after the report), shows windows: the wait
 // is honoured in full, and the pace is not cut (a window ran out, the pace
 // is not at fault). Refused sooner, it proves nothing: one more probe goes
-// when it would (see TestControlEarlyRefusedProbeProbesAgain).
+// when it would be (see TestControlEarlyRefusedProbeProvesNothing).
 func TestControlRefusedProbeLearnsWindowed(t *testing.T) {
 	c := newControl(DefaultAdaptive)
 	runCtl(t, &c, []ctlStep{
@@ -97,18 +97,13 @@ func TestControlRefusedProbeLearnsWindowed(t *testing.T) {
 	})
 }
 
-func TestControlEarlyRefusedProbeProbesAgain(t *testing.T) {
+func TestControlEarlyRefusedProbeProvesNothing(t *testing.T) {
 	c := newControl(DefaultAdaptive)
 	runCtl(t, &c, []ctlStep{
 		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "10", "1")}, // a token every 100ms at worst
 		{at: 12 * ms, sent: 11 * ms, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
-			if c.model != modelUnknown || v.probeAt != int64(101*ms) || !v.cut {
-				t.Errorf("verdict %+v, model %d: want a second probe at 101ms, the pace cut, the model unknown", v, c.model)
-			}
-		}},
-		{at: 102 * ms, sent: 101 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
-			if c.model != modelContinuous || !v.release {
-				t.Errorf("verdict %+v, model %d: want continuous, released", v, c.model)
+			if c.model != modelUnknown || v.pause != int64(1012*ms) || v.probeAt != 0 || !v.cut {
+				t.Errorf("verdict %+v, model %d: want the wait honoured, no second probe, the pace cut, the model unknown", v, c.model)
 			}
 		}},
 	})
