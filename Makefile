@@ -4,7 +4,7 @@ GO      ?= go
 FUZZTIME ?= 20s
 BENCHTIME ?= 1s
 
-.PHONY: help test core-deps vet lint fuzz bench bench-modules demo demo-svg tidy-check
+.PHONY: help test core-deps vet lint fuzz bench matrix bench-modules demo demo-svg tidy-check
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -30,8 +30,12 @@ fuzz: ## run every fuzz target for FUZZTIME (default 20s each)
 	      echo "== $$pkg $$f"; (cd $$m && $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg); \
 	    done; done; done
 
-bench: ## side-by-side benchmarks (5 rounds, 2-4 min): bench/results/latest.txt and the README table
+bench: ## side-by-side benchmarks (5 rounds, 2-4 min) and the feedback matrix (about 15 min): bench/results/ and the README tables
 	cd bench && $(GO) run ./cmd/report -readme ../README.md
+	cd bench && $(GO) run ./cmd/matrix -readme ../README.md
+
+matrix: ## the feedback matrix alone (about 15 min; MATRIX=-quick for a one-minute subset): bench/results/matrix.* and the README table
+	cd bench && $(GO) run ./cmd/matrix -readme ../README.md $(MATRIX)
 
 bench-modules: ## quick go test -bench in every module, nothing written
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...); done

@@ -22,12 +22,11 @@ import (
 // headers: X-RateLimit-* with a Unix reset on every response, Retry-After
 // on a 429.
 const (
-	scN        = 200
-	scWorkers  = 50
-	scRate     = 400 // the server's limit, per second
-	scBurst    = 40
-	scHeadroom = 4 // the paced clients use scBurst-scHeadroom
-	scPause    = time.Second
+	scN       = 200
+	scWorkers = 50
+	scRate    = 400 // the server's limit, per second
+	scBurst   = 40  // the paced clients are told it exactly, as the server's rate
+	scPause   = time.Second
 )
 
 // A scenario is one way of running the batch.
@@ -102,7 +101,7 @@ func runBatch(tb testing.TB, s scenario, p pacer) outcome {
 	pool := http.DefaultTransport.(*http.Transport).Clone()
 	pool.MaxIdleConnsPerHost = scWorkers
 	defer pool.CloseIdleConnections()
-	client, wait, budget := p.new(scRate*s.factor, scBurst-scHeadroom, pool)
+	client, wait, budget := p.new(scRate*s.factor, scBurst, pool)
 	u := srv.URL + "/v1/items"
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

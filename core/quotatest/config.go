@@ -21,15 +21,24 @@ const (
 	// aligned: they start at multiples of Period since the zero time, so per-second,
 	// per-minute and per-hour windows start on the UTC second, minute and hour.
 	FixedWindow
+	// SlidingWindow is the sliding-window counter of go-chi/httprate and fiber's sliding
+	// limiter: windows aligned as FixedWindow's, and a request admitted while
+	// prev×(1−e/Period) + current, counting it, is at most Requests, where prev and current
+	// are what the previous and the current window admitted and e is how far into the
+	// current window it is. From idle Requests may go back to back; the quota returns
+	// gradually, as the previous window's weight falls.
+	SlidingWindow
 )
 
-// String returns "GCRA" or "FixedWindow".
+// String returns "GCRA", "FixedWindow" or "SlidingWindow".
 func (a Algorithm) String() string {
 	switch a {
 	case GCRA:
 		return "GCRA"
 	case FixedWindow:
 		return "FixedWindow"
+	case SlidingWindow:
+		return "SlidingWindow"
 	}
 	return fmt.Sprintf("Algorithm(%d)", int(a))
 }
@@ -51,6 +60,8 @@ func (a Algorithm) String() string {
 // header says is never early: Retry-After, IETF t and the X-RateLimit-Reset delta are whole
 // seconds rounded up; retry-after-ms is milliseconds rounded up; the IMF-fixdate and the
 // X-RateLimit-Reset epoch are the admission instant rounded up to the next whole second.
+// ResetRoundedDown rounds the quota's reset (IETF t, X-RateLimit-Reset) down instead, as
+// servers do that write time.Unix() or whole seconds truncated; Retry-After stays rounded up.
 type HeaderStyle uint
 
 const (
@@ -73,12 +84,17 @@ const (
 	XRateLimitEpoch
 	// NoHeaders sends no rate-limit headers at all: a bare status. It cannot be combined.
 	NoHeaders
+	// ResetRoundedDown is a modifier of IETF, XRateLimitDelta and XRateLimitEpoch: the reset
+	// they report (IETF t, the X-RateLimit-Reset delta or epoch) is rounded down to a whole
+	// second, as GitHub-style servers that write time.Unix() send it, so "0" or the current
+	// second can mean up to a second still to wait. It needs one of those styles.
+	ResetRoundedDown
 
-	allStyles = NoHeaders<<1 - 1
+	allStyles = ResetRoundedDown<<1 - 1
 )
 
 var styleNames = []string{"RetryAfterSeconds", "RetryAfterDate", "RetryAfterMillis", "IETF",
-	"XRateLimitDelta", "XRateLimitEpoch", "NoHeaders"}
+	"XRateLimitDelta", "XRateLimitEpoch", "NoHeaders", "ResetRoundedDown"}
 
 // String returns the style's name, or the names of its bits joined by "|".
 func (s HeaderStyle) String() string {
@@ -107,6 +123,8 @@ func (s HeaderStyle) validate() error {
 		return errors.New("headgate: quotatest: Config.Headers: RetryAfterSeconds and RetryAfterDate both set Retry-After")
 	case s&(XRateLimitDelta|XRateLimitEpoch) == XRateLimitDelta|XRateLimitEpoch:
 		return errors.New("headgate: quotatest: Config.Headers: XRateLimitDelta and XRateLimitEpoch both set X-RateLimit-Reset")
+	case s&ResetRoundedDown != 0 && s&quotaHeaderStyles == 0:
+		return errors.New("headgate: quotatest: Config.Headers: ResetRoundedDown needs IETF, XRateLimitDelta or XRateLimitEpoch")
 	}
 	return nil
 }
@@ -121,7 +139,7 @@ type Config struct {
 	Period   time.Duration
 
 	// Burst is how many requests GCRA admits back to back from idle.
-	// Default (0): Requests. It must be 0 with FixedWindow.
+	// Default (0): Requests. It must be 0 with FixedWindow and SlidingWindow.
 	Burst int
 
 	// Algorithm is how the limit is enforced. Default: GCRA.
@@ -191,9 +209,9 @@ func (cfg Config) normalize() (Config, error) {
 		return cfg, fmt.Errorf("headgate: quotatest: Config.Period/Requests is under a nanosecond (%v/%d)", cfg.Period, cfg.Requests)
 	case cfg.Burst < 0:
 		return cfg, fmt.Errorf("headgate: quotatest: Config.Burst must not be negative, got %d", cfg.Burst)
-	case cfg.Algorithm != GCRA && cfg.Algorithm != FixedWindow:
+	case cfg.Algorithm != GCRA && cfg.Algorithm != FixedWindow && cfg.Algorithm != SlidingWindow:
 		return cfg, fmt.Errorf("headgate: quotatest: unknown Config.Algorithm %v", cfg.Algorithm)
-	case cfg.Algorithm == FixedWindow && cfg.Burst != 0:
+	case cfg.Algorithm != GCRA && cfg.Burst != 0:
 		return cfg, errors.New("headgate: quotatest: Config.Burst applies to GCRA only")
 	case cfg.MaxConcurrent < 0:
 		return cfg, fmt.Errorf("headgate: quotatest: Config.MaxConcurrent must not be negative, got %d", cfg.MaxConcurrent)

@@ -7,14 +7,16 @@
 // # Model
 //
 // A Provider admits Requests per Period, by GCRA (the default: up to Burst back to back,
-// then one every Period/Requests) or by aligned fixed windows. Each request is decided the
+// then one every Period/Requests), by aligned fixed windows, or by a sliding-window counter
+// over them (go-chi/httprate's model). Each request is decided the
 // moment it arrives, in this order: a pending connection reset, a forced pause, the
 // concurrency cap, the limiter. A refusal spends no quota. The arrival is recorded with the
 // provider's clock (Config.Now, time.Now by default), its outcome and the number of requests
 // in flight.
 //
 // Headers tell the exact time until a request would be admitted, always rounded up, so a
-// client that waits what it was told is never early. Admitted responses carry the limit,
+// client that waits what it was told is never early; only the quota's reset may be rounded
+// down, on request (ResetRoundedDown), as servers that write time.Unix() do. Admitted responses carry the limit,
 // what remains and when it resets, for the styles that report them. See HeaderStyle and
 // Provider for the numbers.
 //

@@ -56,21 +56,27 @@ func writeHeaders(h http.Header, s HeaderStyle, r report) {
 		writeTokenHeaders(h, r)
 	}
 	remaining := strconv.Itoa(r.remaining)
+	resetSeconds := ceilDiv(r.reset, time.Second)
+	resetAt := ceilInstant(r.now.Add(r.reset))
+	if s&ResetRoundedDown != 0 {
+		resetSeconds = int64(max(0, r.reset) / time.Second)
+		resetAt = r.now.Add(r.reset).Truncate(time.Second).UTC()
+	}
 	if s&IETF != 0 {
 		h.Set(hdrRateLimitPol, ietfPolicyName+
 			";q="+strconv.Itoa(r.limit)+
 			";w="+strconv.FormatInt(max(1, ceilDiv(r.window, time.Second)), 10))
 		h.Set(hdrRateLimit, ietfPolicyName+
 			";r="+remaining+
-			";t="+strconv.FormatInt(ceilDiv(r.reset, time.Second), 10))
+			";t="+strconv.FormatInt(resetSeconds, 10))
 	}
 	if s&(XRateLimitDelta|XRateLimitEpoch) != 0 {
 		h.Set(hdrXLimit, strconv.Itoa(r.limit))
 		h.Set(hdrXRemaining, remaining)
 		if s&XRateLimitEpoch != 0 {
-			h.Set(hdrXReset, strconv.FormatInt(ceilInstant(r.now.Add(r.reset)).Unix(), 10))
+			h.Set(hdrXReset, strconv.FormatInt(resetAt.Unix(), 10))
 		} else {
-			h.Set(hdrXReset, strconv.FormatInt(ceilDiv(r.reset, time.Second), 10))
+			h.Set(hdrXReset, strconv.FormatInt(resetSeconds, 10))
 		}
 	}
 }

@@ -85,8 +85,56 @@ func TestLimiterFixedWindow(t *testing.T) {
 	})
 }
 
+func TestLimiterSlidingWindow(t *testing.T) {
+	// 4 per second: the estimate is prev×(1−e/1s) + used, and a request fits while the
+	// estimate counting it is at most 4.
+	l := mustLimiter(t, Config{Requests: 4, Period: time.Second, Algorithm: SlidingWindow})
+	runSteps(t, l, []step{
+		{at: 0, ok: true, remaining: 3, reset: time.Second},
+		{at: 0, ok: true, remaining: 2, reset: time.Second},
+		{at: 0, ok: true, remaining: 1, reset: time.Second},
+		{at: 0, ok: true, remaining: 0, reset: time.Second},
+		// Full: not before the next window, and then once 4×(1−e) ≤ 3, e = 250ms.
+		{at: 0, ok: false, wait: 1250 * ms, remaining: 0, reset: time.Second},
+		// 4×0.9 + 1 = 4.6 > 4: 150ms more, until 4×0.75 + 1 = 4.
+		{at: 1100 * ms, ok: false, wait: 150 * ms, remaining: 0, reset: 900 * ms},
+		{at: 1250 * ms, ok: true, remaining: 0, reset: 750 * ms},
+		{at: 1500 * ms, ok: true, remaining: 0, reset: 500 * ms}, // 4×0.5 + 2 = 4
+		{at: 1600 * ms, ok: false, wait: 150 * ms, remaining: 0, reset: 400 * ms},
+		// A new window: the 2 of the last one weigh 2×(1−e).
+		{at: 2000 * ms, ok: true, remaining: 1, reset: time.Second},
+		{at: 2500 * ms, ok: true, remaining: 1, reset: 500 * ms},
+		// A whole window idle: nothing of the past counts.
+		{at: 4100 * ms, ok: true, remaining: 3, reset: 900 * ms},
+		{at: 4050 * ms, ok: true, remaining: 2, reset: 950 * ms}, // a clock going back stays in the window
+	})
+}
+
+func TestLimiterSlidingWindowLongPeriod(t *testing.T) {
+	// Counts × window lengths beyond 64 bits: a million per 10,000 hours.
+	l := mustLimiter(t, Config{Requests: 1_000_000, Period: 10_000 * time.Hour, Algorithm: SlidingWindow})
+	l.windowStart, l.prev, l.used = t0.Truncate(l.period), 1_000_000, 500_000
+	now := l.windowStart.Add(l.period / 2) // 1e6×0.5 + 500,000: full
+	if ok, wait := l.take(now); ok || wait != 36*time.Second {
+		t.Fatalf("take at half the window = %v, %v; want false, 36s (a millionth of the window)", ok, wait)
+	}
+	if ok, _ := l.take(now.Add(36*time.Second - 1)); ok {
+		t.Fatal("take a nanosecond before the wait admitted")
+	}
+	if ok, _ := l.take(now.Add(36 * time.Second)); !ok {
+		t.Fatal("take after the wait refused")
+	}
+	l.used--
+	if rem, _ := l.state(now.Add(l.period / 4)); rem != 250_000 {
+		t.Fatalf("state three quarters in: remaining %d, want 250000", rem)
+	}
+	if ok, _ := l.take(now.Add(l.period / 4)); !ok {
+		t.Fatal("take three quarters in refused")
+	}
+}
+
 func TestLimiterClear(t *testing.T) {
-	for _, alg := range []Algorithm{GCRA, FixedWindow} {
+	for _, alg := range []Algorithm{GCRA, FixedWindow, SlidingWindow} {
 		l := mustLimiter(t, Config{Requests: 1, Period: time.Minute, Algorithm: alg})
 		if ok, _ := l.take(t0); !ok {
 			t.Fatalf("%v: first take refused", alg)

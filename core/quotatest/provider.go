@@ -19,10 +19,11 @@ import (
 //
 // What the headers report (before rounding, see HeaderStyle):
 //   - limit: the most requests admitted back to back (Burst for GCRA, Requests for
-//     FixedWindow); IETF w is the time that whole limit takes to return from empty.
+//     FixedWindow and SlidingWindow); IETF w is the time that whole limit takes to return
+//     from empty.
 //   - on an admitted response, remaining is how many more could go back to back now, and
 //     reset the time until the quota is whole again (GCRA: the bucket is full; FixedWindow:
-//     the window ends);
+//     the window ends), or for SlidingWindow the time until the current window ends;
 //   - on a rate refusal, remaining is 0 and reset is, as on an admitted response, the time
 //     until the quota is whole again; Retry-After is the time until a request would be
 //     admitted (real GCRA servers report the two apart the same way);

@@ -166,6 +166,25 @@ func TestHeaderStyles(t *testing.T) {
 			{xl: "2", xr: "0", xreset: "946684805", ra: "3"},
 			{xl: "2", xr: "0", xreset: "946684805", ra: "2"},
 			{xl: "2", xr: "0", xreset: "946684808"}}},
+		// The same resets rounded down, as servers that write time.Unix() send them.
+		{quotatest.IETF | quotatest.ResetRoundedDown, [5]map[string]string{
+			{pol: p2w5, rl: `"default";r=1;t=2`},
+			{pol: p2w5, rl: `"default";r=0;t=5`},
+			{pol: p2w5, rl: `"default";r=0;t=5`},
+			{pol: p2w5, rl: `"default";r=0;t=4`},
+			{pol: p2w5, rl: `"default";r=0;t=5`}}},
+		{quotatest.XRateLimitDelta | quotatest.ResetRoundedDown, [5]map[string]string{
+			{xl: "2", xr: "1", xreset: "2"},
+			{xl: "2", xr: "0", xreset: "5"},
+			{xl: "2", xr: "0", xreset: "5"},
+			{xl: "2", xr: "0", xreset: "4"},
+			{xl: "2", xr: "0", xreset: "5"}}},
+		{quotatest.XRateLimitEpoch | quotatest.RetryAfterSeconds | quotatest.ResetRoundedDown, [5]map[string]string{
+			{xl: "2", xr: "1", xreset: "946684802"},
+			{xl: "2", xr: "0", xreset: "946684805"},
+			{xl: "2", xr: "0", xreset: "946684805", ra: "3"}, // Retry-After stays rounded up
+			{xl: "2", xr: "0", xreset: "946684805", ra: "2"},
+			{xl: "2", xr: "0", xreset: "946684807"}}},
 		{quotatest.NoHeaders, [5]map[string]string{{}, {}, {}, {}, {}}},
 	}
 	for _, tt := range tests {
@@ -406,6 +425,9 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{"interval under 1ns", func(c *quotatest.Config) { c.Requests, c.Period = 10, 5 }, "Period/Requests"},
 		{"negative burst", func(c *quotatest.Config) { c.Burst = -1 }, "Burst"},
 		{"burst with fixed window", func(c *quotatest.Config) { c.Burst, c.Algorithm = 2, quotatest.FixedWindow }, "Burst"},
+		{"burst with sliding window", func(c *quotatest.Config) { c.Burst, c.Algorithm = 2, quotatest.SlidingWindow }, "Burst"},
+		{"tokens with sliding window", func(c *quotatest.Config) { c.Tokens, c.Algorithm = 10, quotatest.SlidingWindow }, "Tokens"},
+		{"reset rounding alone", func(c *quotatest.Config) { c.Headers = quotatest.RetryAfterSeconds | quotatest.ResetRoundedDown }, "Headers"},
 		{"unknown algorithm", func(c *quotatest.Config) { c.Algorithm = 7 }, "Algorithm"},
 		{"negative cap", func(c *quotatest.Config) { c.MaxConcurrent = -1 }, "MaxConcurrent"},
 		{"status 500", func(c *quotatest.Config) { c.Status = 500 }, "Status"},
@@ -438,6 +460,8 @@ func TestStrings(t *testing.T) {
 	for _, tt := range []struct{ got, want string }{
 		{quotatest.GCRA.String(), "GCRA"},
 		{quotatest.FixedWindow.String(), "FixedWindow"},
+		{quotatest.SlidingWindow.String(), "SlidingWindow"},
+		{(quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown).String(), "XRateLimitEpoch|ResetRoundedDown"},
 		{quotatest.HeaderStyle(0).String(), "RetryAfterSeconds"},
 		{(quotatest.XRateLimitEpoch | quotatest.RetryAfterSeconds).String(), "RetryAfterSeconds|XRateLimitEpoch"},
 		{quotatest.RefusedPause.String(), "RefusedPause"},

@@ -65,7 +65,6 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	workers := fs.Int("workers", 100, "goroutines sending the batch")
 	rateFlag := fs.Int("rate", 400, "the server's limit, requests per second")
 	burst := fs.Int("burst", 0, "the server's burst (default rate/10)")
-	headroom := fs.Int("headroom", -1, "the paced clients use the server's burst less this, as slack for loopback jitter (default burst/10, at least 2)")
 	pause := fs.Duration("pause", 2*time.Second, "the server's pause in the pause scenario")
 	headers := fs.String("headers", "github", "the server's rate-limit headers: github, ietf, ms or seconds")
 	svgPath := fs.String("svg", "", "where to write the timeline (default ./headgate-demo.svg, or the temp dir)")
@@ -75,15 +74,12 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	if *burst == 0 {
 		*burst = max(1, *rateFlag/10)
 	}
-	if *headroom == -1 {
-		*headroom = max(2, *burst/10)
-	}
 	style, ok := headerStyles[*headers]
 	if !ok {
 		return fmt.Errorf("-headers %q: want github, ietf, ms or seconds", *headers)
 	}
-	if *n < 1 || *workers < 1 || *rateFlag < 1 || *burst < 1 || *headroom < 0 || *pause <= 0 {
-		return errors.New("-n, -workers, -rate and -burst must be positive, -headroom at least 0, -pause positive")
+	if *n < 1 || *workers < 1 || *rateFlag < 1 || *burst < 1 || *pause <= 0 {
+		return errors.New("-n, -workers, -rate, -burst and -pause must be positive")
 	}
 	var run []scenario
 	for _, s := range scenarios {
@@ -95,16 +91,14 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-scenario %q: want default, misconfigured, pause or all", *which)
 	}
 
-	cfg := config{n: *n, workers: *workers, rate: *rateFlag, burst: *burst, headroom: *headroom, pause: *pause, headers: style}
+	cfg := config{n: *n, workers: *workers, rate: *rateFlag, burst: *burst, pause: *pause, headers: style}
 	if isTerminal(os.Stderr) {
 		cfg.progress = stderr
 	}
 	fmt.Fprintf(stdout, "server: %d requests/s, burst %d (GCRA), headers %s (%v), on loopback\n",
 		cfg.rate, cfg.burst, *headers, style)
 	fmt.Fprintf(stdout, "batch:  %d calls from %d goroutines through each client in turn\n", cfg.n, cfg.workers)
-	fmt.Fprintf(stdout, "paced clients (x/time/rate, headgate) are given burst %d: %d under the server's, as slack for\n"+
-		"        loopback jitter (a budget at exactly the server's rate and burst sees the odd 429 when a\n"+
-		"        paced request arrives a little early)\n", cfg.clientBurst(), cfg.burst-cfg.clientBurst())
+	fmt.Fprintf(stdout, "paced clients (x/time/rate, headgate) are told the server's exact rate and burst\n")
 
 	var results []result
 	for _, s := range run {

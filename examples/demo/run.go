@@ -16,7 +16,6 @@ import (
 type config struct {
 	n, workers  int                   // the batch: n calls from workers goroutines
 	rate, burst int                   // the server's limit: rate requests per second, burst back to back
-	headroom    int                   // the paced clients use burst-headroom
 	pause       time.Duration         // the pause scenario's server pause
 	headers     quotatest.HeaderStyle // what the server sends
 	progress    io.Writer             // the live progress line; nil for none
@@ -24,10 +23,6 @@ type config struct {
 
 // interval is the server's emission interval.
 func (c config) interval() time.Duration { return time.Second / time.Duration(c.rate) }
-
-// clientBurst is the burst the paced clients are given: the server's,
-// less the headroom, at least 1.
-func (c config) clientBurst() int { return max(1, c.burst-c.headroom) }
 
 // ideal is the shortest makespan the server's limit allows for the batch:
 // the burst at once, then one request per interval, (n - burst) × interval
@@ -120,7 +115,7 @@ func run(cfg config, sc scenario, spec clientSpec) (result, error) {
 	c, err := spec.build(env{
 		url:   srv.URL + "/v1/items",
 		rate:  cfg.rate * sc.factor,
-		burst: cfg.clientBurst(),
+		burst: cfg.burst, // the server's exact burst: no headroom
 		base:  w,
 	})
 	if err != nil {

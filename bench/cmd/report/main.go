@@ -26,9 +26,10 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/headgate-go/headgate/bench/internal/mdsection"
 )
 
 // The benchmarks, by what they are run with: the micro benchmarks for a
@@ -202,29 +203,8 @@ func goVersion() string {
 	return strings.TrimSpace(string(out))
 }
 
-// replaceSection replaces the lines between the begin and end marker
-// lines of the markdown file at path; the markers stay. A marker counts
-// only on a line of its own, so prose that quotes one is left alone.
+// replaceSection replaces the README section between <!-- bench:begin -->
+// and <!-- bench:end --> of the markdown file at path.
 func replaceSection(path, section string) error {
-	const begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
-	old, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	lines := strings.SplitAfter(string(old), "\n")
-	i := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == begin })
-	j := -1
-	if i >= 0 {
-		if k := slices.IndexFunc(lines[i+1:], func(l string) bool { return strings.TrimSpace(l) == end }); k >= 0 {
-			j = i + 1 + k
-		}
-	}
-	if j < 0 {
-		return fmt.Errorf("%s: no %s … %s section (each marker on a line of its own)", path, begin, end)
-	}
-	if !strings.HasSuffix(section, "\n") {
-		section += "\n"
-	}
-	s := strings.Join(lines[:i+1], "") + section + strings.Join(lines[j:], "")
-	return os.WriteFile(path, []byte(s), 0o644)
+	return mdsection.Replace(path, "<!-- bench:begin -->", "<!-- bench:end -->", section)
 }

@@ -1,0 +1,255 @@
+// Command matrix runs the feedback matrix of issue 14 (package
+// bench/matrix) and writes its tables: results/matrix.json (every cell's
+// figures, with the machine and the date), results/matrix.md, and the
+// README section between <!-- matrix:begin --> and <!-- matrix:end -->
+// when -readme names a file.
+//
+// Two parts: the quotatest servers in virtual time (go test's synctest
+// bubble: exact figures, no load noise, a few seconds), and every server
+// over loopback in real time, each cell on its own server, -parallel at a
+// time (one per CPU by default: 100 requests per second is light work, but
+// a loaded machine delays paced requests and distorts the figures). Run it
+// from the bench module:
+//
+//	cd bench && go run ./cmd/matrix                    # the whole matrix (about 15 minutes on 2 CPUs)
+//	go run ./cmd/matrix -quick                         # a subset (about a minute)
+//	go run ./cmd/matrix -virtual=false -scenarios half -clients "headgate transport" -md "" -out /tmp/m.json   # a few cells
+//	go run ./cmd/matrix -from results/matrix.json -readme ../README.md   # tables only, no run
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/headgate-go/headgate/bench/internal/mdsection"
+	"github.com/headgate-go/headgate/bench/matrix"
+)
+
+// run is what results/matrix.json holds.
+type run struct {
+	Machine  string          `json:"machine"`
+	Go       string          `json:"go"`
+	Date     string          `json:"date"`
+	Command  string          `json:"command"`
+	Workload matrix.Workload `json:"workload"`
+	Virtual  string          `json:"virtual"` // the virtual-time tables, markdown
+	Results  []matrix.Result `json:"results"` // loopback
+}
+
+func main() {
+	if err := mainErr(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "matrix:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "a subset: 5 servers, the baseline and the transport, 3 scenarios")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "loopback cells run at once, each on its own server (more than the CPUs distorts the figures)")
+	virtual := fs.Bool("virtual", true, "also run the quotatest cells in virtual time (go test)")
+	out := fs.String("out", "results/matrix.json", "where to write every cell's figures")
+	md := fs.String("md", "results/matrix.md", "where to write the markdown tables")
+	readme := fs.String("readme", "", "a markdown file whose <!-- matrix:begin --> … <!-- matrix:end --> section is replaced with the tables")
+	from := fs.String("from", "", "read the figures from this file instead of running the matrix")
+	onlyServers := fs.String("servers", "", "run only these servers: names or name prefixes, comma-separated")
+	onlyScenarios := fs.String("scenarios", "", "run only these scenarios, comma-separated (exact, 2x, half, pause, learned)")
+	onlyClients := fs.String("clients", "", "run only these clients: names or name prefixes, comma-separated")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	var r run
+	if *from != "" {
+		raw, err := os.ReadFile(*from)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("%s: %w", *from, err)
+		}
+	} else {
+		if _, err := os.Stat("go.mod"); err != nil {
+			return errors.New("run it in the bench module: cd bench && go run ./cmd/matrix")
+		}
+		var err error
+		servers, scenarios, clients := matrix.Servers, matrix.Scenarios, matrix.Clients
+		if *quick {
+			servers = pick(matrix.ServerByName, "quotatest GCRA · GitHub", "quotatest fixed · GitHub", "go-chi/httprate", "go-redis/redis_rate", "fiber limiter · fixed")
+			scenarios = pick(matrix.ScenarioByName, "exact", "2x", "pause")
+			clients = pick(matrix.ClientByName, "x/time/rate", "headgate transport")
+		}
+		if *onlyServers != "" {
+			servers = pick(matrix.ServerByName, strings.Split(*onlyServers, ",")...)
+		}
+		if *onlyScenarios != "" {
+			scenarios = pick(matrix.ScenarioByName, strings.Split(*onlyScenarios, ",")...)
+		}
+		if *onlyClients != "" {
+			clients = pick(matrix.ClientByName, strings.Split(*onlyClients, ",")...)
+		}
+		cells := matrix.Cells(servers, scenarios, clients)
+		if len(cells) == 0 {
+			return errors.New("no cell matches -servers, -scenarios and -clients")
+		}
+		if r, err = measure(cells, *parallel, *virtual, stderr); err != nil {
+			return err
+		}
+		r.Command = "cd bench && go run ./cmd/matrix " + strings.Join(args, " ")
+		raw, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*out, append(raw, '\n'), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "figures: %s\n", *out)
+	}
+
+	tables := render(r)
+	if *md != "" {
+		if err := os.WriteFile(*md, []byte(tables), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "tables: %s\n", *md)
+	}
+	if *readme != "" {
+		if err := mdsection.Replace(*readme, "<!-- matrix:begin -->", "<!-- matrix:end -->", tables); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "updated: %s\n", *readme)
+	}
+	if *md == "" && *readme == "" {
+		fmt.Fprint(stdout, tables)
+	}
+	return nil
+}
+
+// measure runs the virtual part (as go test) and the loopback cells.
+func measure(cells []matrix.Cell, parallel int, virtual bool, progress io.Writer) (run, error) {
+	r := run{Machine: machine(), Go: goVersion(), Date: time.Now().UTC().Format(time.RFC3339), Workload: matrix.Issue14}
+	if virtual {
+		fmt.Fprintln(progress, "== virtual time: the quotatest servers (go test -run TestWantsInVirtualTime ./matrix)")
+		v, err := virtualTables()
+		if err != nil {
+			return r, err
+		}
+		r.Virtual = v
+	}
+
+	env := &matrix.Env{Workload: matrix.Issue14, Slack: 2 * time.Millisecond}
+	redis, err := matrix.StartRedis()
+	if err != nil {
+		fmt.Fprintf(progress, "no redis: the redis_rate cells are skipped (%v)\n", err)
+	} else {
+		defer redis.Stop()
+		env.RedisAddr = redis.Addr
+	}
+	fmt.Fprintf(progress, "== loopback: %d cells, %d at a time\n", len(cells), parallel)
+	start := time.Now()
+	r.Results, err = env.RunAll(context.Background(), cells, parallel, func(done int, c matrix.Result) {
+		figures := c.Skipped
+		if figures == "" {
+			figures = c.Figures()
+		}
+		fmt.Fprintf(progress, "[%3d/%d %4.0fs] %-7s %-40.40s %-24.24s %s\n", done, len(cells), time.Since(start).Seconds(),
+			c.Scenario, c.Server, c.Client, figures)
+	})
+	return r, err
+}
+
+func pick[T any](by func(string) (T, bool), names ...string) []T {
+	var out []T
+	for _, n := range names {
+		if v, ok := by(n); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// virtualTables runs the synctest matrix and returns its tables.
+func virtualTables() (string, error) {
+	f, err := os.CreateTemp("", "matrix-virtual-*.md")
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	f.Close()
+	defer os.Remove(name)
+	cmd := exec.Command("go", "test", "-count=1", "-run", "^TestWantsInVirtualTime$", "./matrix", "-args", "-virtual.out", name)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	testErr := cmd.Run()
+	tables, err := os.ReadFile(name)
+	if err != nil || len(tables) == 0 {
+		return "", fmt.Errorf("go test wrote no tables: %v\n%s", testErr, out.String())
+	}
+	// A failed want (outside the issue's pending list) is reported, not fatal:
+	// the tables are the figures either way.
+	if testErr != nil {
+		fmt.Fprintf(os.Stderr, "note: the virtual wants test failed:\n%s", lastLines(out.String(), 20))
+	}
+	return string(tables), nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "")
+}
+
+// render is the README section: the run's setting, then both parts' tables.
+func render(r run) string {
+	var b strings.Builder
+	w := r.Workload
+	fmt.Fprintf(&b, "Measured on %s, %s, %s, by `%s`; every cell's figures are in\n", r.Machine, r.Go, r.Date, strings.TrimSpace(r.Command))
+	fmt.Fprintf(&b, "[`bench/results/matrix.json`](bench/results/matrix.json). Each cell: %d calls from %d goroutines against a fresh server\n", w.N, w.Workers)
+	fmt.Fprintf(&b, "admitting %d requests per second (burst %d for GCRA servers; window servers admit %d per 1 s window); up to %d tries per\n", w.Rate, w.Burst, w.Rate, w.MaxTries)
+	fmt.Fprintf(&b, "call. Ideal = (n − burst) ÷ rate (+ the pause). Source: `bench/matrix`.\n\n")
+	if r.Virtual != "" {
+		b.WriteString("#### quotatest servers, in virtual time (exact figures)\n\n")
+		b.WriteString(r.Virtual)
+		b.WriteString("\n")
+	}
+	if len(r.Results) > 0 {
+		b.WriteString("#### Over loopback, in real time (quotatest and real limiter libraries)\n\n")
+		b.WriteString(matrix.Render(r.Results))
+	}
+	return b.String()
+}
+
+// machine names the CPU and how many there are.
+func machine() string {
+	model := runtime.GOOS + "/" + runtime.GOARCH
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s (%d CPUs)", model, runtime.NumCPU())
+}
+
+func goVersion() string {
+	out, err := exec.Command("go", "version").Output()
+	if err != nil {
+		return runtime.Version()
+	}
+	return strings.TrimSpace(string(out))
+}

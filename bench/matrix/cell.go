@@ -1,0 +1,187 @@
+package matrix
+
+import (
+	"math"
+	"time"
+
+	"github.com/headgate-go/headgate/core/quotatest"
+)
+
+// Workload is one cell's batch and the server's limit.
+type Workload struct {
+	N, Workers int           // N calls from Workers goroutines
+	Rate       int           // the server admits Rate requests per second
+	Burst      int           // a GCRA server's burst; window servers admit Rate per window
+	Pause      time.Duration // the pause scenario's server pause
+	MaxTries   int           // tries per call, the first included, for every client
+}
+
+// Issue14 is the issue's workload: 500 calls from 100 goroutines against a
+// server of 100/s (burst 10 where it has one), a 2 s pause.
+var Issue14 = Workload{N: 500, Workers: 100, Rate: 100, Burst: 10, Pause: 2 * time.Second, MaxTries: 6}
+
+// pauseAfter is how many admissions the server lets through before it
+// pauses: a third of the batch.
+func (w Workload) pauseAfter() int { return max(1, w.N/3) }
+
+// Scenario is what a client is told, and what the server does.
+type Scenario struct {
+	Name   string
+	Factor float64 // the client is told Factor × the server's rate and burst
+	Pause  bool    // the server pauses once a third of the batch was admitted
+	Learn  bool    // the client is told no rate: it learns it from the server
+}
+
+// Scenarios are the issue's, in table order.
+var Scenarios = []Scenario{
+	{Name: "exact", Factor: 1},
+	{Name: "2x", Factor: 2},
+	{Name: "half", Factor: 0.5},
+	{Name: "pause", Factor: 1, Pause: true},
+	{Name: "learned", Factor: 1, Learn: true},
+}
+
+// ScenarioByName returns the scenario called name.
+func ScenarioByName(name string) (Scenario, bool) {
+	for _, s := range Scenarios {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// told is the rate and burst a client is told: Factor × the server's, at
+// least 1.
+func (s Scenario) told(rate, burst int) (int, int) {
+	f := func(v int) int { return max(1, int(math.Round(float64(v)*s.Factor))) }
+	return f(rate), f(burst)
+}
+
+// Arrival is one request as the server saw it.
+type Arrival struct {
+	At     time.Time
+	Call   int  // the call it belongs to (its retries share it); -1 if unknown
+	Status int  // the status sent
+	Paused bool // refused because the server was paused
+}
+
+// Result is one cell's measurement.
+type Result struct {
+	Server, Scenario, Client string
+	Skipped                  string // why the cell did not run; "" when it ran
+
+	Calls    int           // calls made: the batch
+	Failed   int           // calls that did not end in a 2xx, after every retry
+	Sent     int           // requests the server saw, retries included
+	Refused  int           // 429s (and 503s) the server sent
+	Makespan time.Duration // from the first call to the last call's return
+	Ideal    time.Duration // what the server's limit allows (half: the told limit's)
+
+	// Told is whether every window of the sends kept to the rate and burst the
+	// client was told, give or take Env.Slack (the bound of the half
+	// scenario); ToldSlack is the least slack at which they did, 0 when they
+	// kept to it exactly: on a loaded machine requests sent on time arrive
+	// bunched by a few milliseconds.
+	Told      bool
+	ToldSlack time.Duration
+	ToldError string // at Env.Slack
+
+	// Pause scenario.
+	Paused     bool          // the pause happened
+	IntoKnown  int           // requests that arrived in the pause after the first one refused by it
+	RetrySeen  bool          // the call that found the pause was retried
+	RetryDelay time.Duration // its retry's arrival − the pause's end (negative: into the pause)
+
+	Leaked int // budget slots still held after the batch; must be 0
+}
+
+// RefusedPct is the 429s as a percentage of the calls.
+func (r Result) RefusedPct() float64 {
+	if r.Calls == 0 {
+		return 0
+	}
+	return 100 * float64(r.Refused) / float64(r.Calls)
+}
+
+// Ratio is makespan ÷ ideal.
+func (r Result) Ratio() float64 {
+	if r.Ideal <= 0 {
+		return 0
+	}
+	return float64(r.Makespan) / float64(r.Ideal)
+}
+
+// ideal is the shortest makespan a limit of rate per second with burst
+// allows for n calls: the burst at once, then one per interval.
+func ideal(n, rate, burst int) time.Duration {
+	return time.Duration(max(0, n-burst)) * time.Second / time.Duration(rate)
+}
+
+// measure fills r's server-side figures from the arrivals. pauseAt is when
+// the pause began (zero if it did not).
+func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, pause time.Duration, toldRate, toldBurst int, slack time.Duration) {
+	r.Sent = len(arrivals)
+	times := make([]time.Time, 0, len(arrivals))
+	first := -1
+	for i, a := range arrivals {
+		times = append(times, a.At)
+		if a.Status == 429 || a.Status == 503 {
+			r.Refused++
+		}
+		if a.Paused {
+			if first < 0 {
+				first = i
+			} else if a.At.After(arrivals[first].At) {
+				r.IntoKnown++
+			}
+		}
+	}
+	interval := time.Second / time.Duration(toldRate)
+	err := quotatest.CheckTimes(times, toldBurst, interval, slack)
+	r.Told = err == nil
+	if err != nil {
+		r.ToldError = err.Error()
+	}
+	r.ToldSlack = leastSlack(times, toldBurst, interval)
+	if pauseAt.IsZero() {
+		return
+	}
+	r.Paused = true
+	if first < 0 {
+		return
+	}
+	end := pauseAt.Add(pause)
+	call := arrivals[first].Call
+	for _, a := range arrivals[first+1:] {
+		if call >= 0 && a.Call == call {
+			r.RetrySeen, r.RetryDelay = true, a.At.Sub(end)
+			return
+		}
+	}
+}
+
+// maxSlack bounds leastSlack's search: sends that need more broke the told
+// rate, whatever the noise.
+const maxSlack = 10 * time.Second
+
+// leastSlack is the least slack, to the nanosecond, at which times keep to
+// burst and interval (CheckTimes), or maxSlack if none up to it does.
+func leastSlack(times []time.Time, burst int, interval time.Duration) time.Duration {
+	if quotatest.CheckTimes(times, burst, interval, 0) == nil {
+		return 0
+	}
+	lo, hi := time.Duration(0), maxSlack // fails at lo; passes at hi, if at all
+	if quotatest.CheckTimes(times, burst, interval, hi) != nil {
+		return maxSlack
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if quotatest.CheckTimes(times, burst, interval, mid) == nil {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}

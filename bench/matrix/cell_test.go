@@ -1,0 +1,113 @@
+package matrix
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+// TestMeasure checks the figures a cell reports from what the server saw:
+// the refusals, the pause's known arrivals (after the first one it
+// refused, not at the same instant), the refused call's retry from the
+// pause's end, and the told-rate check.
+func TestMeasure(t *testing.T) {
+	pauseAt := at(100)
+	arrivals := []Arrival{
+		{At: at(0), Call: 1, Status: 200},
+		{At: at(100), Call: 2, Status: 429, Paused: true}, // found the pause
+		{At: at(100), Call: 3, Status: 429, Paused: true}, // same instant: sent before anyone knew
+		{At: at(150), Call: 4, Status: 429, Paused: true}, // into the known pause
+		{At: at(200), Call: 5, Status: 503},               // a refusal of another kind
+		{At: at(1105), Call: 3, Status: 200},              // call 3's retry: not the one that found it
+		{At: at(1112), Call: 2, Status: 200},              // call 2's retry, 12 ms after the end
+	}
+	var r Result
+	r.measure(arrivals, pauseAt, time.Second, 100, 10, 0)
+	if r.Sent != 7 || r.Refused != 4 || r.IntoKnown != 1 || !r.Paused || !r.RetrySeen || r.RetryDelay != 12*time.Millisecond || !r.Told {
+		t.Errorf("measure = sent %d refused %d into %d paused %v retry %v %v told %v; want 7 4 1 true true 12ms true",
+			r.Sent, r.Refused, r.IntoKnown, r.Paused, r.RetrySeen, r.RetryDelay, r.Told)
+	}
+
+	// Faster than told: 3 at once with a told burst of 2.
+	var fast Result
+	fast.measure([]Arrival{{At: at(0)}, {At: at(0)}, {At: at(0)}}, time.Time{}, 0, 10, 2, 0)
+	if fast.Told || fast.ToldError == "" || fast.Paused || fast.ToldSlack != 100*time.Millisecond {
+		t.Errorf("3 at once told burst 2: told %v (%q, kept at slack %v), paused %v; want false, an error, 100ms, false",
+			fast.Told, fast.ToldError, fast.ToldSlack, fast.Paused)
+	}
+	var bunched Result // 3 ms early, on a told interval of 100 ms
+	bunched.measure([]Arrival{{At: at(0)}, {At: at(97)}, {At: at(200)}}, time.Time{}, 0, 10, 1, 5*time.Millisecond)
+	if !bunched.Told || bunched.ToldSlack != 3*time.Millisecond {
+		t.Errorf("3 ms early: told %v at slack 5ms, kept at %v; want true, 3ms", bunched.Told, bunched.ToldSlack)
+	}
+
+	// An early retry, into the pause, counts as known and has a negative delay.
+	var early Result
+	early.measure([]Arrival{
+		{At: at(0), Call: 1, Status: 429, Paused: true},
+		{At: at(500), Call: 1, Status: 429, Paused: true},
+	}, at(0), time.Second, 100, 10, 0)
+	if early.IntoKnown != 1 || !early.RetrySeen || early.RetryDelay != -500*time.Millisecond {
+		t.Errorf("early retry: into %d, retry %v %v; want 1, true, -500ms", early.IntoKnown, early.RetrySeen, early.RetryDelay)
+	}
+}
+
+func TestIdealAndTold(t *testing.T) {
+	if got := ideal(500, 100, 10); got != 4900*time.Millisecond {
+		t.Errorf("ideal(500, 100, 10) = %v, want 4.9s", got)
+	}
+	if got := ideal(5, 100, 10); got != 0 {
+		t.Errorf("ideal(5, 100, 10) = %v, want 0", got)
+	}
+	for _, tt := range []struct {
+		f                   float64
+		rate, burst, wr, wb int
+	}{{1, 100, 10, 100, 10}, {2, 100, 10, 200, 20}, {0.5, 100, 10, 50, 5}, {0.5, 1, 1, 1, 1}} {
+		if r, b := (Scenario{Factor: tt.f}).told(tt.rate, tt.burst); r != tt.wr || b != tt.wb {
+			t.Errorf("told ×%v of %d, %d = %d, %d; want %d, %d", tt.f, tt.rate, tt.burst, r, b, tt.wr, tt.wb)
+		}
+	}
+}
+
+func TestRender(t *testing.T) {
+	out := Render([]Result{
+		{Scenario: "exact", Server: "s1", Client: "a", Calls: 500, Refused: 1, Makespan: 5 * time.Second, Ideal: 4 * time.Second},
+		{Scenario: "exact", Server: "s1", Client: "b", Skipped: "why not"},
+		{Scenario: "pause", Server: "s1", Client: "a", Calls: 500, Makespan: 7 * time.Second, Ideal: 7 * time.Second,
+			Paused: true, IntoKnown: 2, RetrySeen: true, RetryDelay: -3 * time.Millisecond, Failed: 1},
+		{Scenario: "half", Server: "s1", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second, ToldSlack: maxSlack},
+		{Scenario: "half", Server: "s2", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second, ToldSlack: 2500 * time.Microsecond},
+		{Scenario: "half", Server: "s3", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second},
+	})
+	for _, want := range []string{
+		"| server | a | b |",
+		"| s1 | 0.2% · 1.25× | – |",
+		"| s1 | 1.00× · 2 · −3 ms · **1 failed** |",
+		"| s1 | 1.00× · ✗ |",
+		"| s2 | 1.00× · ±2.5 ms |",
+		"| s3 | 1.00× · ✓ |",
+		"– why not",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Render lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestNamesHoldNoCommas: cmd/matrix takes lists of names, comma-separated.
+func TestNamesHoldNoCommas(t *testing.T) {
+	for _, s := range Servers {
+		if strings.Contains(s.Name, ",") {
+			t.Errorf("server %q holds a comma", s.Name)
+		}
+	}
+	for _, c := range Clients {
+		if strings.Contains(c.Name, ",") {
+			t.Errorf("client %q holds a comma", c.Name)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+// Package matrix measures how close a client comes to a rate-limited
+// server's real speed (issue 14): every client against every server in
+// every scenario, one cell each.
+//
+// A cell sends one batch, Workload.N calls from Workload.Workers
+// goroutines, through one client to a fresh server that admits
+// Workload.Rate requests per second, and measures what the server saw:
+// the 429s, the makespan against the ideal the server's limit allows,
+// ((N − burst) / rate, plus the pause when there is one), and for the
+// pause scenario what was sent into the pause once the client knew of it
+// and how long after the pause's end the call that found it was retried.
+//
+// Servers are quotatest providers (GCRA, fixed and sliding windows, in
+// several header styles) and real server-side limiters over loopback:
+// go-chi/httprate, go-redis/redis_rate on a real redis-server, and
+// fiber's limiter middleware (fixed and sliding window). Clients are
+// headgate's transport and its three adapters, beside the baseline a Go
+// user writes without headgate: golang.org/x/time/rate with each
+// goroutine sleeping its own Retry-After.
+//
+// Run runs one cell over loopback or in-process: a quotatest server can
+// serve in-process (its Transport), so its cells also run inside a
+// testing/synctest bubble, in virtual time, where the figures are exact
+// (wants_test.go asserts the issue's wants there). cmd/matrix runs the
+// whole matrix over loopback and writes the README's table.
+package matrix

@@ -1,0 +1,123 @@
+package matrix
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/httprate"
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/gofiber/fiber/v2"
+	fiberlimiter "github.com/gofiber/fiber/v2/middleware/limiter"
+	"github.com/redis/go-redis/v9"
+)
+
+// The real server-side limiters, each as its documentation sets it up, all
+// callers under one key (the batch is one client).
+
+// httprateServer is go-chi/httprate's sliding-window counter, Rate per
+// second: X-RateLimit-Limit, -Remaining and -Reset (the window's end as a
+// Unix second, rounded down) on every response, and on a 429 Retry-After:
+// the whole window length.
+var httprateServer = ServerSpec{Name: "go-chi/httprate · sliding window", Burst: windowBurst,
+	start: func(e serverEnv) (*Server, error) {
+		return netHTTPServer(e, httprate.LimitAll(e.w.Rate, time.Second), nil)
+	}}
+
+// redisRateServer is go-redis/redis_rate's GCRA on a real Redis, Rate per
+// second with the workload's burst, behind the small middleware a user
+// writes to send its Result: X-RateLimit-Limit (the burst),
+// X-RateLimit-Remaining, X-RateLimit-Reset (ResetAfter in whole seconds,
+// rounded up) and, on a 429, Retry-After (RetryAfter, rounded up).
+var redisRateServer = ServerSpec{Name: "go-redis/redis_rate · GCRA on Redis", Burst: gcraBurst,
+	start: func(e serverEnv) (*Server, error) {
+		if e.redisAddr == "" {
+			return nil, errNoRedis
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: e.redisAddr, PoolSize: e.w.Workers})
+		lim := redis_rate.NewLimiter(rdb)
+		limit := redis_rate.Limit{Rate: e.w.Rate, Burst: e.w.Burst, Period: time.Second}
+		mw := func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				ctx, cancel := ctxTimeout(r)
+				res, err := lim.Allow(ctx, e.key, limit)
+				cancel()
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				h := w.Header()
+				h.Set("X-RateLimit-Limit", strconv.Itoa(limit.Burst))
+				h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+				h.Set("X-RateLimit-Reset", ceilSeconds(res.ResetAfter))
+				if res.Allowed == 0 {
+					h.Set("Retry-After", ceilSeconds(res.RetryAfter))
+					w.WriteHeader(http.StatusTooManyRequests)
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		}
+		return netHTTPServer(e, mw, func() { _ = rdb.Close() })
+	}}
+
+// ceilSeconds is d in whole seconds, rounded up, at least 0.
+func ceilSeconds(d time.Duration) string {
+	return strconv.FormatInt(int64((max(0, d)+time.Second-1)/time.Second), 10)
+}
+
+// fiberServer is gofiber/fiber's limiter middleware, Max Rate per 1 s
+// Expiration, fixed or sliding window (its windows start at the key's
+// first request and tick on fiber's whole-second clock): X-RateLimit-Limit,
+// -Remaining and -Reset (seconds left in the window) on admitted
+// responses, Retry-After (the same seconds) on a 429. Note that its
+// sliding window counts refused requests too.
+func fiberServer(name string, sliding bool) ServerSpec {
+	return ServerSpec{Name: name, Burst: windowBurst, start: func(e serverEnv) (*Server, error) {
+		if e.inProcess {
+			return nil, errors.New("matrix: fiber runs over loopback only")
+		}
+		var mw fiberlimiter.LimiterHandler = fiberlimiter.FixedWindow{}
+		if sliding {
+			mw = fiberlimiter.SlidingWindow{}
+		}
+		rec := &recorder{w: e.w, pause: e.pause}
+		app := fiber.New(fiber.Config{DisableStartupMessage: true})
+		app.Use(func(c *fiber.Ctx) error {
+			i, left := rec.arrive(c.Path())
+			if left > 0 {
+				c.Set("Retry-After", retryAfter(left))
+				return c.SendStatus(http.StatusTooManyRequests)
+			}
+			err := c.Next()
+			rec.done(i, c.Response().StatusCode())
+			return err
+		})
+		app.Use(fiberlimiter.New(fiberlimiter.Config{
+			Max: e.w.Rate, Expiration: time.Second, LimiterMiddleware: mw,
+			KeyGenerator: func(*fiber.Ctx) string { return "all" },
+		}))
+		app.Get("/v1/items/:id", func(c *fiber.Ctx) error {
+			rec.admit()
+			c.Set("Content-Type", "application/json")
+			return c.Send(okBody)
+		})
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			_ = app.Listener(ln)
+		}()
+		pool := loopbackPool(e.w)
+		return &Server{URL: "http://" + ln.Addr().String(), Base: pool, Arrivals: rec.snapshot, Close: func() {
+			pool.CloseIdleConnections()
+			_ = app.ShutdownWithTimeout(5 * time.Second)
+			<-served
+		}}, nil
+	}}
+}

@@ -1,0 +1,142 @@
+package matrix
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// The issue's wants, per scenario, for every headgate client against every
+// quotatest server, in virtual time: 500 calls from 100 goroutines at
+// 100/s, the figures exact.
+func wants(sc Scenario, r Result) []string {
+	var failed []string
+	want := func(ok bool, format string, a ...any) {
+		if !ok {
+			failed = append(failed, fmt.Sprintf(format, a...))
+		}
+	}
+	switch sc.Name {
+	case "exact":
+		want(r.RefusedPct() <= 0.5, "429s %.1f%%, want ≤ 0.5%%", r.RefusedPct())
+		want(r.Ratio() <= 1.03, "makespan %.3f× ideal, want ≤ 1.03×", r.Ratio())
+	case "2x":
+		want(r.RefusedPct() <= 3, "429s %.1f%%, want ≤ 3%%", r.RefusedPct())
+		want(r.Ratio() <= 1.25, "makespan %.3f× ideal, want ≤ 1.25×", r.Ratio())
+	case "half":
+		want(r.Told, "sent faster than told: %s", r.ToldError)
+	case "pause":
+		want(r.Paused, "the server never paused")
+		want(r.IntoKnown == 0, "%d requests sent into the known pause, want 0", r.IntoKnown)
+		want(r.Ratio() <= 1.05, "makespan %.3f× (ideal + pause), want ≤ 1.05×", r.Ratio())
+		want(r.RetrySeen && r.RetryDelay >= 0 && r.RetryDelay <= 20*time.Millisecond,
+			"the refused call's retry came %v after the pause's end (seen %v), want within 20ms", r.RetryDelay, r.RetrySeen)
+	case "learned":
+		want(r.RefusedPct() <= 3, "429s %.1f%%, want ≤ 3%%", r.RefusedPct())
+		want(r.Ratio() <= 1.15, "makespan %.3f× ideal, want ≤ 1.15×", r.Ratio())
+	}
+	want(r.Failed == 0, "%d calls failed", r.Failed)
+	want(r.Leaked == 0, "%d budget slots leaked", r.Leaked)
+	return failed
+}
+
+// issue14Pending are the scenarios whose wants today's core does not meet
+// yet (issue 14): a headgate cell of theirs that misses them is skipped,
+// with its figures; one that meets them passes. Once every cell of a
+// pending scenario meets them, the test fails until the scenario is
+// removed from here, so the list only shrinks. ("half" is met today;
+// "learned" waits for NewLearningBudget.)
+var issue14Pending = map[string]bool{"exact": true, "2x": true, "pause": true}
+
+func cellKey(c Cell) string { return c.Scenario.Name + "/" + c.Server.Name + "/" + c.Client.Name }
+
+// virtualStart is when every virtual batch starts: on a whole second, so
+// that a fixed window's best is the ideal, and in this century. A bubble's
+// clock starts at 2000-01-01, and a Unix reset then (946684800) is under
+// 10⁹, which clients rightly read as seconds from now, not as a Unix time.
+var virtualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// runVirtual runs c in-process inside a synctest bubble.
+func runVirtual(t *testing.T, c Cell) Result {
+	t.Helper()
+	var r Result
+	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(time.Until(virtualStart)) // instant, in virtual time
+		env := &Env{Workload: Issue14, InProcess: true}
+		var err error
+		if r, err = env.Run(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return r
+}
+
+func summary(r Result) string {
+	s := fmt.Sprintf("sent %d, 429s %d (%.1f%%), failed %d, makespan %v = %.3f× ideal %v",
+		r.Sent, r.Refused, r.RefusedPct(), r.Failed, r.Makespan, r.Ratio(), r.Ideal)
+	if r.Paused {
+		s += fmt.Sprintf(", into known pause %d, retry %v after its end (seen %v)", r.IntoKnown, r.RetryDelay, r.RetrySeen)
+	}
+	if !r.Told {
+		s += ", faster than told"
+	}
+	return s
+}
+
+var virtualOut = flag.String("virtual.out", "", "write the virtual matrix's tables (markdown) to this file")
+
+func TestWantsInVirtualTime(t *testing.T) {
+	var servers []ServerSpec
+	for _, s := range Servers {
+		if s.InProcess {
+			servers = append(servers, s)
+		}
+	}
+	var results []Result
+	missed := map[string]int{} // per pending scenario, the headgate cells that missed the wants
+	t.Cleanup(func() {
+		for sc := range issue14Pending {
+			if n, ran := missed[sc]; ran && n == 0 {
+				t.Errorf("every headgate cell of %q meets the issue's wants now: remove it from issue14Pending", sc)
+			}
+		}
+		if *virtualOut != "" {
+			if err := os.WriteFile(*virtualOut, []byte(Render(results)), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	for _, c := range Cells(servers, Scenarios, Clients) {
+		t.Run(cellKey(c), func(t *testing.T) {
+			r := runVirtual(t, c)
+			results = append(results, r)
+			if r.Skipped != "" {
+				t.Skip(r.Skipped)
+			}
+			if !c.Client.Headgate { // the baseline is measured beside, held to nothing
+				t.Log(summary(r))
+				return
+			}
+			failed := wants(c.Scenario, r)
+			pending := issue14Pending[c.Scenario.Name]
+			if pending {
+				missed[c.Scenario.Name] += min(1, len(failed))
+			}
+			switch {
+			case pending && len(failed) > 0:
+				t.Skipf("issue 14, not met yet: %v; measured: %s", failed, summary(r))
+			default:
+				for _, f := range failed {
+					t.Error(f)
+				}
+				if len(failed) > 0 {
+					t.Log(summary(r))
+				}
+			}
+		})
+	}
+}
