@@ -232,6 +232,26 @@ func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
 	deadline := b.deadline(ctx)
 	now := b.now()
 	var slot slotRef
+	if b.maxInFlight > 0 && r == nil && b.store == nil {
+		b.mu.Lock()
+		if ref, ok := b.claimPlaceSlotLocked(now); ok { // a refused call back when its wait ended
+			b.mu.Unlock()
+			return Permit{b: b, sent: now, slot: ref}, nil
+		}
+		if w := b.adoptPlaceLocked(now, deadline, true); w != nil { // back at once: it waits in its place
+			ref := w.slot
+			w.slot = slotRef{}
+			throttled := b.g.interval > int64(b.rate.Interval())
+			b.mu.Unlock()
+			sent, err := b.wait(ctx, w, throttled)
+			if err != nil {
+				b.releaseSlot(ref)
+				return Permit{}, err
+			}
+			return Permit{b: b, sent: sent, slot: ref}, nil
+		}
+		b.mu.Unlock()
+	}
 	if b.maxInFlight > 0 {
 		at, ref, err := b.acquireSlot(ctx, now, deadline)
 		if err != nil {
@@ -280,7 +300,7 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64) (int64, erro
 		b.mu.Unlock()
 		return now, nil
 	}
-	if w := b.adoptPlaceLocked(now, deadline); w != nil { // back at once, first in line
+	if w := b.adoptPlaceLocked(now, deadline, false); w != nil { // back at once, first in line
 		throttled := b.g.interval > int64(b.rate.Interval())
 		b.mu.Unlock()
 		return b.wait(ctx, w, throttled)
@@ -577,13 +597,23 @@ func (b *Budget) takeSlotLocked() slotRef {
 // releaseSlot frees a slot, handing it to the first caller waiting for one.
 // A slot already freed (an older generation) is left alone.
 func (b *Budget) releaseSlot(ref slotRef) {
-	i := ref.idx1 - 1
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.freeSlotLocked(ref)
+}
+
+// freeSlotLocked is releaseSlot under mu. A kept place at the head of the
+// queue takes the slot first: its call's retry must not wait for one.
+func (b *Budget) freeSlotLocked(ref slotRef) {
+	i := ref.idx1 - 1
 	if b.slotGen[i] != ref.gen {
 		return
 	}
 	b.slotGen[i]++
+	if p := b.queue.head; p != nil && p.place && p.slot.idx1 == 0 {
+		p.slot = slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
+		return
+	}
 	if sw := b.slots.head; sw != nil {
 		b.slots.remove(sw)
 		sw.state, sw.slot = granted, slotRef{idx1: ref.idx1, gen: b.slotGen[i]}

@@ -10,8 +10,9 @@ import "time"
 // queue: a waiter with no caller that reserves the first turn after the
 // wait. The first call that arrives once that turn has come takes it and
 // goes at once; the callers queued behind it wait for it, for placeGrace at
-// most, and then the place is given up. A call that arrives at once after
-// the refusal, before anyone queued behind the place, adopts it: a retry
+// most, and then the place is given up. With WithMaxInFlight the place
+// also keeps the next slot freed, so the retry waits for no slot either.
+// A call that arrives at once after the refusal adopts the place: a retry
 // layer that does not wait.
 
 // maxPlaceGrace bounds how long after its turn a kept place waits for the
@@ -31,6 +32,9 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 		n.turn.tatBefore = p.turn.tatBefore // re-timed from before the place
 	}
 	b.queue.remove(p)
+	if p.slot.idx1 > 0 {
+		b.freeSlotLocked(p.slot)
+	}
 	b.retimeQueueLocked(now)
 }
 
@@ -55,19 +59,41 @@ func (b *Budget) keepPlaceLocked(now int64) {
 }
 
 // claimPlaceLocked gives a call arriving at now the kept place at the head
-// of the queue, if its turn has come, and reports whether it did.
+// of the queue, if its turn has come, and reports whether it did. The
+// call holds a slot of its own already: a slot the place kept is freed.
 func (b *Budget) claimPlaceLocked(now int64) bool {
 	p := b.queue.head
 	if p == nil || !p.place || p.turn.sendAt > now {
 		return false
 	}
+	b.takePlaceLocked(p, now)
+	if p.slot.idx1 > 0 {
+		b.freeSlotLocked(p.slot)
+	}
+	return true
+}
+
+// claimPlaceSlotLocked is claimPlaceLocked for a budget WithMaxInFlight,
+// before the call took a slot: a place that kept a slot gives the call
+// both, so the retry waits for neither.
+func (b *Budget) claimPlaceSlotLocked(now int64) (slotRef, bool) {
+	p := b.queue.head
+	if p == nil || !p.place || p.slot.idx1 == 0 || p.turn.sendAt > now {
+		return slotRef{}, false
+	}
+	b.takePlaceLocked(p, now)
+	return p.slot, true
+}
+
+// takePlaceLocked removes the kept place p for the call that takes it at
+// now, and lets the callers behind it go.
+func (b *Budget) takePlaceLocked(p *waiter, now int64) {
 	b.queue.remove(p)
 	for w := b.queue.head; w != nil && w.turn.sendAt <= p.expire; w = w.next {
 		w.signal() // they slept until the place was given up
 	}
 	b.sentLocked(now)
 	b.dispatchLocked(now)
-	return true
 }
 
 // adoptWithin is how soon after the refusal a call may adopt its kept
@@ -76,14 +102,17 @@ func (b *Budget) claimPlaceLocked(now int64) bool {
 const adoptWithin = int64(time.Millisecond)
 
 // adoptPlaceLocked gives a call arriving at now, at once after the refusal
-// (adoptWithin) and with nobody queued behind the kept place, that place,
+// (adoptWithin), the kept place at the head of the queue (its call was
+// sent before anyone queued behind it),
 // and returns it, now the call's waiter (nil if it cannot be adopted, or
 // its turn comes at or after deadline). A retry layer that retries at once
 // (go-kit's lb.Retry) comes back before the wait ends: it waits in its
-// place.
-func (b *Budget) adoptPlaceLocked(now, deadline int64) *waiter {
+// place. withSlot: the call holds no slot yet and takes the one the place
+// kept (WithMaxInFlight); a place that kept a slot is adopted only so.
+func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool) *waiter {
 	p := b.queue.head
-	if p == nil || !p.place || p != b.queue.tail || now-p.arrived >= adoptWithin || p.turn.sendAt >= deadline {
+	if p == nil || !p.place || (p.slot.idx1 > 0) != withSlot ||
+		now-p.arrived >= adoptWithin || p.turn.sendAt >= deadline {
 		return nil
 	}
 	p.place, p.deadline, p.arrived, p.wake = false, deadline, now, make(chan struct{}, 1)
