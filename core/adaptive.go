@@ -120,6 +120,9 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 	case v.release && b.hold >= now:
 		b.releaseLocked(now, v.from, v.remaining)
 		changed = true
+	case v.endHold && b.hold > now:
+		b.hold = now
+		changed = true
 	}
 	if fresh && b.ctl.model != modelWindowed {
 		if s, ok := shapeOf(f, now, b.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {

@@ -610,9 +610,11 @@ func (b *Budget) freeSlotLocked(ref slotRef) {
 		return
 	}
 	b.slotGen[i]++
-	if p := b.queue.head; p != nil && p.place && p.slot.idx1 == 0 {
-		p.slot = slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
-		return
+	for p := b.queue.head; p != nil && p.place; p = p.next {
+		if p.slot.idx1 == 0 {
+			p.slot = slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
+			return
+		}
 	}
 	if sw := b.slots.head; sw != nil {
 		b.slots.remove(sw)

@@ -118,6 +118,7 @@ type verdict struct {
 	probeAt   int64 // hold every caller until probeAt, then let one probe go; 0 for none
 	holdUntil int64 // after the probe went, hold the others until here
 	release   bool  // the probe's answer came: end the hold now
+	endHold   bool  // the probe was refused: end the hold, the refusal's wait replaces it
 	from      int64 // (release) when the answer's request was sent
 	remaining int64 // (release) what its report said remains; -1: unknown
 	keepPlace bool  // a refused call: its retry goes first when the wait ends
@@ -181,14 +182,16 @@ func (c *control) observe(o observation) verdict {
 		refillAt := c.probe.refillAt
 		c.probe = probe{}
 		if !refusal {
-			if c.model == modelUnknown && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
+			if c.model != modelContinuous && f.Remaining >= 0 && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
 				// Part of the quota came back, not all of it (a turned window
-				// would give it all): it returns continuously.
+				// would give it all): it returns continuously — a sliding
+				// window, too, once its first window has passed.
 				c.model = modelContinuous
 			}
 			v.release, v.from, v.remaining = true, o.sent, int64(f.Remaining)
 			return c.grow(o, v)
 		}
+		v.endHold = true // the answer came: the refusal's own wait governs now
 		switch {
 		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
 			return c.cut(o, v)

@@ -39,23 +39,33 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 }
 
 // keepPlaceLocked leaves a kept place for a refused call at the head of the
-// queue, unless the budget is not waiting (nothing to keep a place in) or a
-// place is kept already: the call that found the wait is the one that keeps
-// its place; calls refused with it, already in flight, queue as they come.
+// queue, behind the places already kept, unless the budget is not waiting
+// (nothing to keep a place in) or as many places are kept as may go at
+// once when the wait ends.
 func (b *Budget) keepPlaceLocked(now int64) {
-	if b.gateLocked() <= now || b.dims != nil {
+	until, allow := b.gateAllowLocked()
+	if until <= now || b.dims != nil {
 		return
 	}
-	if h := b.queue.head; h != nil && h.place {
-		return // one place per wait: the call that found it
+	var last *waiter
+	n := int64(0)
+	for w := b.queue.head; w != nil && w.place; w = w.next {
+		last, n = w, n+1
+	}
+	if n >= allow {
+		return // as many places as may go at once when the wait ends
 	}
 	p := &waiter{place: true, deadline: never, arrived: now, turn: turn{sendAt: never}}
-	if h := b.queue.head; h != nil {
-		p.turn.tatBefore = h.turn.tatBefore
-	} else {
-		p.turn.tatBefore = b.g.tat
+	if last == nil {
+		if h := b.queue.head; h != nil {
+			p.turn.tatBefore = h.turn.tatBefore
+		} else {
+			p.turn.tatBefore = b.g.tat
+		}
+		b.queue.pushFront(p)
+		return
 	}
-	b.queue.pushFront(p)
+	b.queue.insertAfter(last, p) // (re-timed with the queue)
 }
 
 // claimPlaceLocked gives a call arriving at now the kept place at the head
@@ -77,12 +87,13 @@ func (b *Budget) claimPlaceLocked(now int64) bool {
 // before the call took a slot: a place that kept a slot gives the call
 // both, so the retry waits for neither.
 func (b *Budget) claimPlaceSlotLocked(now int64) (slotRef, bool) {
-	p := b.queue.head
-	if p == nil || !p.place || p.slot.idx1 == 0 || p.turn.sendAt > now {
-		return slotRef{}, false
+	for p := b.queue.head; p != nil && p.place && p.turn.sendAt <= now; p = p.next {
+		if p.slot.idx1 > 0 {
+			b.takePlaceLocked(p, now)
+			return p.slot, true
+		}
 	}
-	b.takePlaceLocked(p, now)
-	return p.slot, true
+	return slotRef{}, false
 }
 
 // takePlaceLocked removes the kept place p for the call that takes it at
@@ -110,14 +121,15 @@ const adoptWithin = int64(time.Millisecond)
 // place. withSlot: the call holds no slot yet and takes the one the place
 // kept (WithMaxInFlight); a place that kept a slot is adopted only so.
 func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool) *waiter {
-	p := b.queue.head
-	if p == nil || !p.place || (p.slot.idx1 > 0) != withSlot ||
-		now-p.arrived >= adoptWithin || p.turn.sendAt >= deadline {
-		return nil
+	for p := b.queue.head; p != nil && p.place; p = p.next {
+		if (p.slot.idx1 > 0) != withSlot || now-p.arrived >= adoptWithin || p.turn.sendAt >= deadline {
+			continue
+		}
+		p.place, p.deadline, p.arrived, p.wake = false, deadline, now, make(chan struct{}, 1)
+		if b.gateLocked() > now {
+			p.pauseEnd = b.gateLocked()
+		}
+		return p
 	}
-	p.place, p.deadline, p.arrived, p.wake = false, deadline, now, make(chan struct{}, 1)
-	if b.gateLocked() > now {
-		p.pauseEnd = b.gateLocked()
-	}
-	return p
+	return nil
 }

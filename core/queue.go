@@ -54,6 +54,18 @@ func (q *waitQueue) pushFront(w *waiter) {
 	q.n++
 }
 
+// insertAfter puts w right behind at, which is in the queue.
+func (q *waitQueue) insertAfter(at, w *waiter) {
+	w.prev, w.next = at, at.next
+	if at.next != nil {
+		at.next.prev = w
+	} else {
+		q.tail = w
+	}
+	at.next = w
+	q.n++
+}
+
 func (q *waitQueue) push(w *waiter) {
 	w.prev, w.next = q.tail, nil
 	if q.tail != nil {
