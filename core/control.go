@@ -52,9 +52,10 @@ type control struct {
 	grewAt  int64   // the last response that could grow the factor
 	growing int64   // time spent growing since the cut (CUBIC's t), ns
 
-	last  quotaReport // the freshest quota report, by its request's send time
-	probe probe
-	win   windows // where a windowed server's windows turn
+	last          quotaReport // the freshest quota report, by its request's send time
+	prevRemaining int         // the Remaining of the report before it; -1 when unknown
+	probe         probe
+	win           windows // where a windowed server's windows turn
 }
 
 // windows is what the controller knows of a windowed server's windows. A
@@ -130,8 +131,8 @@ type verdict struct {
 
 func newControl(cfg Adaptive) control {
 	return control{cfg: cfg, factor: 1, failed: 1, cutAt: math.MinInt64, grewAt: math.MinInt64,
-		last: quotaReport{sent: math.MinInt64, remaining: -1, limit: -1, reset: -1},
-		win:  windows{sent: math.MinInt64, low: -1, prevLow: -1}}
+		last: quotaReport{sent: math.MinInt64, remaining: -1, limit: -1, reset: -1}, prevRemaining: -1,
+		win: windows{sent: math.MinInt64, low: -1, prevLow: -1}}
 }
 
 // observation is one response as the controller sees it.
@@ -176,6 +177,7 @@ func (c *control) observe(o observation) verdict {
 	if fresh && f.Remaining >= 0 {
 		c.learn(o)
 		c.watchWindows(o, refusal)
+		c.prevRemaining = c.last.remaining
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
@@ -369,10 +371,10 @@ func (c *control) learn(o observation) {
 }
 
 // cut lowers the factor for a refusal that shows the pace above the
-// server's, unless its request was sent before the last cut (one burst
-// counts once).
+// server's, unless its request was sent before the last cut, or at its
+// very instant (one burst counts once).
 func (c *control) cut(o observation, v verdict) verdict {
-	if !c.cfg.Enabled() || o.sent < c.cutAt {
+	if !c.cfg.Enabled() || o.sent <= c.cutAt {
 		return v
 	}
 	// Fast convergence (RFC 9438 4.7): refused below the rate that failed
@@ -391,10 +393,19 @@ func (c *control) cut(o observation, v verdict) verdict {
 // grow restores the factor after a success, along the CUBIC curve from the
 // last cut, while the server reports room for more.
 func (c *control) grow(o observation, v verdict) verdict {
-	if !c.cfg.Enabled() || c.factor >= 1 || o.sent < c.cutAt {
+	if !c.cfg.Enabled() || c.factor >= 1 || o.sent <= c.cutAt {
 		return v
 	}
 	room := o.f.Remaining != 0 && !c.probe.armed && !c.probe.out
+	if r := o.f.Remaining; r > 0 && r < c.prevRemaining && c.last.sent == o.sent {
+		// The quota drains at this pace: the server's is slower. Growth
+		// stops, and this pace is the one to be careful near.
+		room = false
+		if c.factor < c.failed { // on CUBIC's plateau at this pace: probe beyond it only slowly
+			c.failed = c.factor
+			c.growing = int64(c.factor * (1 - c.cfg.Decrease) / c.cfg.Increase * 1e9)
+		}
+	}
 	if room && o.now > c.grewAt {
 		c.growing += o.now - max(c.grewAt, c.cutAt)
 	}
