@@ -224,7 +224,9 @@ func (c *control) observe(o observation) verdict {
 			return c.windowWait(o, v)
 		}
 		if !c.probe.armed && !c.probe.out {
-			v.probeAt, v.holdUntil = o.now+c.paced(o.interval), o.now+int64(f.Pause)
+			// When a continuous server would surely have returned a token, so
+			// that a refusal shows windows.
+			v.probeAt, v.holdUntil = o.now+max(c.paced(o.interval), c.refill(f, o.interval)), o.now+int64(f.Pause)
 			c.probe = probe{armed: true, holdUntil: v.holdUntil, refillAt: o.now + c.refill(f, o.interval)}
 		}
 		return v

@@ -49,23 +49,24 @@ func withRetryAfter(h http.Header, s string) http.Header {
 const ms = time.Millisecond
 
 // A 200 that spends the last token pauses nobody until the reset while the
-// model is unknown: one probe goes at the next paced turn, the rest are held
-// until its answer (or the reset). Part of the quota back: continuous, and
-// from then on a spent 200 changes nothing.
+// model is unknown: one probe goes when a continuous server would surely
+// have returned a token (the quota's Reset over its Limit, here 100ms),
+// and the rest are held until its answer (or the reset). Part of the quota
+// back: continuous, and from then on a spent 200 changes nothing.
 func TestControlSpentSuccessProbesThenLearnsContinuous(t *testing.T) {
 	c := newControl(DefaultAdaptive)
 	runCtl(t, &c, []ctlStep{
 		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
-			if v.pause != 0 || v.probeAt != int64(11*ms) || v.holdUntil != int64(1001*ms) || v.cut {
-				t.Errorf("verdict %+v, want a probe at 11ms, the rest held until 1.001s, no pause, no cut", v)
+			if v.pause != 0 || v.probeAt != int64(101*ms) || v.holdUntil != int64(1001*ms) || v.cut {
+				t.Errorf("verdict %+v, want a probe at 101ms, the rest held until 1.001s, no pause, no cut", v)
 			}
 		}},
-		{at: 12 * ms, sent: 11 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+		{at: 102 * ms, sent: 101 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
 			if !v.release || c.model != modelContinuous {
 				t.Errorf("verdict %+v, model %d: want the hold released and the model continuous", v, c.model)
 			}
 		}},
-		{at: 22 * ms, sent: 21 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+		{at: 112 * ms, sent: 111 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
 			if v != (verdict{}) {
 				t.Errorf("verdict %+v on a continuous server, want nothing", v)
 			}
@@ -100,10 +101,16 @@ func TestControlRefusedProbeLearnsWindowed(t *testing.T) {
 func TestControlEarlyRefusedProbeProvesNothing(t *testing.T) {
 	c := newControl(DefaultAdaptive)
 	runCtl(t, &c, []ctlStep{
-		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "10", "1")}, // a token every 100ms at worst
-		{at: 12 * ms, sent: 11 * ms, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
-			if c.model != modelUnknown || v.pause != int64(1012*ms) || v.probeAt != 0 || !v.cut {
-				t.Errorf("verdict %+v, model %d: want the wait honoured, no second probe, the pace cut, the model unknown", v, c.model)
+		// A coarse refusal: the probe goes at the next turn of the halved
+		// pace (21ms), before a token surely returns (101ms).
+		{at: 1 * ms, sent: 0, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.probeAt != int64(21*ms) || !v.cut {
+				t.Errorf("verdict %+v: want a cut and a probe at 21ms", v)
+			}
+		}},
+		{at: 22 * ms, sent: 21 * ms, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model != modelUnknown || v.pause != int64(1022*ms) || v.probeAt != 0 {
+				t.Errorf("verdict %+v, model %d: want the wait honoured, no second probe, the model unknown", v, c.model)
 			}
 		}},
 	})
