@@ -2,229 +2,106 @@ package core
 
 import (
 	"math"
-	"net/http"
 	"time"
 )
 
-// Observe reads a response's rate-limit feedback (ParseFeedback, with the
-// budget's WithMaxPause cap) and applies it to the budget. It returns the
-// feedback it applied. Call it once per response; NewTransport does.
+// The feedback controller: what a response's Feedback does to the pace and
+// the pause. The policy itself is control (control.go): the quota model
+// learnt from evidence, the probes, adaptive throttling; this wrapper
+// keeps what the scheduler reads of it — the pace a quota report allows
+// (shape), how many may go when a pause ends — and nothing of the
+// scheduler's. The seam is narrow:
 //
-// For adaptive throttling, a response to a request sent before the last
-// decrease does not decrease again; the permit knows when its request was
-// sent.
-func (p *Permit) Observe(status int, h http.Header) Feedback {
-	if p.b == nil {
-		return parseFeedback(status, h, time.Now(), 0)
-	}
-	return p.b.observe(status, h, p.sent, false)
-}
-
-// observeRetried is Observe for a response whose caller may retry the call
-// (a Transport's): a refusal that makes the budget wait keeps the call's
-// place at the head of the line for its retry (place.go).
-func (p *Permit) observeRetried(status int, h http.Header) Feedback {
-	if p.b == nil {
-		return parseFeedback(status, h, time.Now(), 0)
-	}
-	return p.b.observe(status, h, p.sent, true)
-}
-
-// Observe applies a response's feedback like Permit.Observe, for a
-// response whose permit is not at hand (a response decoded far from where
-// it was sent). sent is when the request was sent; the zero time means
-// "just now", which lets a refusal decrease the rate even right after
-// another decrease. On a budget WithStore, sent cannot be placed on the
-// store's clock and counts as "just now": prefer Permit.Observe there, or
-// one burst of refusals may decrease the shared rate more than once.
-func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
-	at := b.now()
-	switch {
-	case b.store != nil:
-		at = math.MaxInt64 // the store's clock is not ours: counts as sent after any decrease
-	case !sent.IsZero():
-		at = int64(sent.Sub(b.epoch))
-	}
-	return b.observe(status, h, at, false)
-}
-
-// observe parses and applies feedback; sent is on the budget's clock.
-// retried says whether the caller may retry a refused call.
-func (b *Budget) observe(status int, h http.Header, sent int64, retried bool) Feedback {
-	wall := time.Now()
-	now := b.now()
-	f := parseFeedback(status, h, wall, b.maxPause)
-	if b.store != nil {
-		b.reportToStore(status, f, sent)
-	} else {
-		b.apply(status, f, sent, now, retried)
-	}
-	return f
-}
-
-// apply applies parsed feedback from a response with the given status;
-// sent and now are on the budget's clock. The controller (control.go)
-// decides; apply enacts its verdict on the pause, the hold, the queue and
-// the pace.
+//   - the scheduler asks pace and dimPace for the effective pace at now,
+//     afterPause for how many may go at once when the pause ends, and
+//     reportEnds for the instant the pace changes by itself (a quota
+//     report running out), when it re-times its waiters;
+//   - the budget calls apply, under its lock, once per response, and
+//     enacts the verdict it returns (verdict: a pause, a probe and its
+//     hold, the end of a hold, a kept place) on the scheduler's state,
+//     re-timing the waiters when apply reports a change.
 //
-// RateChanged is reported when the controller cuts the rate and when it has
-// recovered the configured rate, not for every step between.
-func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
-	if b.disabled {
-		if f.Pause > 0 {
-			b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
-		}
-		return
+// A store-backed budget keeps the earlier policy in its Store (MemoryStore
+// runs aimd) and only mirrors the shared factor here.
+type controller struct {
+	maxPause   time.Duration // read-only after construction
+	pol        control       // the policy
+	shape      shape         // what the last quota report for requests allows
+	dimShapes  []shape       // the same per extra dimension, by index
+	dimIndex   func(name string) int
+	pauseAllow int64 // how many may go at once when the pause ends; 0: the burst
+}
+
+func newController(cfg Adaptive, maxPause time.Duration) controller {
+	return controller{maxPause: maxPause, pol: newControl(cfg)}
+}
+
+// factor is the adaptive multiplier on the configured rate, in (0, 1].
+func (c *controller) factor() float64 { return c.pol.factor }
+
+// pace returns the effective interval and burst at now of a configured
+// pace: slowed by adaptive throttling and by the server's quota report.
+func (c *controller) pace(now, interval, burst int64) (int64, int64) {
+	if f := c.pol.factor; f < 1 {
+		interval = int64(float64(interval) / f)
 	}
-	var evs [2]Event
-	n := 0
-	b.mu.Lock()
-	oldFactor := b.ctl.factor
-	fresh := b.ctl.fresher(observation{f: f, sent: sent})
-	changed := false
-	if b.learning && fresh && b.learnLocked(status, f, now) {
-		b.restartLocked(now, sent, int64(f.Remaining))
+	return c.shape.slow(now, interval, burst)
+}
+
+// dimPace is pace for extra dimension i, which only quota reports slow.
+func (c *controller) dimPace(i int, now, interval, burst int64) (int64, int64) {
+	return c.dimShapes[i].slow(now, interval, burst)
+}
+
+// afterPause is how many requests may go at once when the pause ends (0:
+// the burst).
+func (c *controller) afterPause() int64 { return c.pauseAllow }
+
+// reportEnds is when the requests' quota report stops slowing the pace.
+func (c *controller) reportEnds() int64 { return c.shape.until }
+
+// apply takes one response's feedback at now (the request sent at sent, or
+// justNow: at an instant not known, counted as after any cut; interval and
+// burst are the configured pace), extends p by the pause the
+// policy decides, and returns the policy's verdict for the rest. It
+// reports whether the pace or the pause changed.
+func (c *controller) apply(status int, f Feedback, sent, now, interval, burst int64, justNow bool, p *pause) (verdict, bool) {
+	fresh := c.pol.fresher(observation{f: f, sent: sent})
+	v := c.pol.observe(observation{status: status, f: f, sent: sent, now: now, interval: interval, burst: burst, justNow: justNow})
+	changed := v.cut || v.grew
+	if c.pol.model == modelWindowed || v.whole {
+		c.shape = shape{} // a windowed quota is spent, then waited for: not spread
+	}
+	if v.pause > now && p.extend(v.pause, status) {
+		c.pauseAllow = v.allow
 		changed = true
 	}
-	v := b.ctl.observe(observation{status: status, f: f, sent: sent, now: now,
-		interval: int64(b.rate.Interval()), burst: b.burst})
-	if f.Pause > 0 && (v.pause > 0 || v.probeAt > 0 || isRefusal(status, f)) {
-		evs[n] = Event{Reason: Pushback, Wait: f.Pause, Status: status}
-		n++
-	}
-	changed = changed || v.cut || v.grew
-	if b.ctl.model == modelWindowed {
-		b.shape = shape{} // a windowed quota is spent, then waited for: not spread
-	}
-	if v.pause > now && b.pause.extend(v.pause, status) {
-		b.pauseAllow = v.allow
-		if v.whole { // the whole quota back at the end: what it holds may go at once
-			b.shape = shape{} // (the report the pause supersedes)
-			interval, burst := b.paceLocked(now)
-			allow := burst
-			if v.allow > 0 {
-				allow = min(v.allow, burst)
-			}
-			b.g.interval, b.g.burst = interval, burst // the pace so far does not matter
-			b.setTatLocked(v.pause + (burst-allow)*interval)
-		}
-		changed = true
-	}
-	switch {
-	case v.probeAt > 0:
-		if b.hold > v.probeAt { // a probe again, sooner than the hold planned: re-plan from it
-			b.restartLocked(now, v.probeAt-b.g.interval, 0)
-		}
-		b.hold, b.holdAllow, b.holdStatus = v.probeAt, 1, status
-		changed = true
-	case v.release && b.hold >= now:
-		b.releaseLocked(now, v.from, v.remaining)
-		changed = true
-	case v.endHold && b.hold > now:
-		b.hold = now
-		changed = true
-	}
-	if fresh && b.ctl.model != modelWindowed {
-		if s, ok := shapeOf(f, now, b.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
+	if fresh && c.pol.model != modelWindowed {
+		if s, ok := shapeOf(f, now, c.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
 			// (A pause that lasts until the reset covers the report's window.)
-			b.shape = s
+			c.shape = s
 			changed = true
 		}
 	}
-	if b.dims != nil && b.shapeDimsLocked(f, now) {
-		changed = true
+	// The quotas a response reported for extra dimensions (a Quota whose
+	// Name, or else Unit, is a dimension's name, such as
+	// x-ratelimit-remaining-tokens for "tokens") shape them the same way.
+	if c.dimIndex != nil {
+		for _, q := range f.Quotas {
+			i := c.dimIndex(q.Name)
+			if i < 0 {
+				i = c.dimIndex(q.Unit)
+			}
+			if i < 0 {
+				continue
+			}
+			if s, ok := shapeOf(Feedback{Remaining: q.Remaining, Limit: q.Limit, Reset: q.Reset}, now, c.maxPause); ok {
+				c.dimShapes[i] = s
+				changed = true
+			}
+		}
 	}
-	if v.keepPlace && retried {
-		b.keepPlaceLocked(now)
-		changed = true
-	}
-	if changed {
-		b.retimeLocked(now)
-	}
-	if f := b.ctl.factor; f < oldFactor || (v.restored && oldFactor < 1) {
-		r := b.rate.PerSecondFloat()
-		evs[n] = Event{Reason: RateChanged, Status: status, OldRate: r * oldFactor, NewRate: r * f}
-		n++
-	}
-	b.mu.Unlock()
-	for _, e := range evs[:n] {
-		b.emit(e)
-	}
-}
-
-// gateLocked is the instant before which no call may go: the end of the
-// server's pause or of the controller's hold, whichever is later.
-func (b *Budget) gateLocked() int64 { return max(b.pause.until, b.hold) }
-
-// gateAllowLocked returns the gate and how many may go at once when it ends
-// (0: the burst).
-func (b *Budget) gateAllowLocked() (until, allow int64) {
-	until, allow = b.pause.until, b.pauseAllow
-	if b.hold > b.pause.until {
-		until, allow = b.hold, b.holdAllow
-	}
-	if allow <= 0 {
-		allow = b.g.burst
-	}
-	return until, allow
-}
-
-// gateStatusLocked is the status of the response that set the gate.
-func (b *Budget) gateStatusLocked() int {
-	if b.hold > b.pause.until {
-		return b.holdStatus
-	}
-	return b.pause.status
-}
-
-// releaseLocked ends the controller's hold at now: the probe sent at from
-// left remaining requests' worth of quota (-1: unknown), and
-// the quota returns at the pace from then on. The pacing state is set to
-// that, whatever the hold had planned.
-func (b *Budget) releaseLocked(now, from, remaining int64) {
-	b.hold, b.holdAllow = now, 0
-	b.restartLocked(now, from, remaining)
-}
-
-// restartLocked sets the pacing state to what a report says: the request
-// sent at from found remaining requests' worth of quota left after it (-1:
-// unknown, taken as none), which returns at the effective pace from then on. The pace
-// takes effect at once, without the re-timing setPace does: the report,
-// not the pacing so far, says what may go.
-func (b *Budget) restartLocked(now, from, remaining int64) {
-	interval, burst := b.paceLocked(now)
-	remaining = min(max(remaining, 0), burst) // unknown: what the request took was all
-	b.g.interval, b.g.burst = interval, burst
-	b.setTatLocked(from + interval - remaining*interval + (burst-1)*interval) // next turn: from + (1-remaining) intervals
-}
-
-// setTatLocked sets the pacing state before the queued callers (who are
-// re-timed from it) to tat.
-func (b *Budget) setTatLocked(tat int64) {
-	if h := b.queue.head; h != nil {
-		h.turn.tatBefore = tat
-	} else {
-		b.g.tat = tat
-	}
-}
-
-// sentLocked is told of every call granted at now. When the controller
-// armed a probe, this call is it: every other caller is held until its
-// answer comes (or, if none does, until the hold the controller set). It
-// reports whether the call was a probe.
-func (b *Budget) sentLocked(now int64) bool {
-	p := &b.ctl.probe
-	if !p.armed || now < b.hold {
-		return false
-	}
-	p.armed, p.out, p.sentAt = false, true, now
-	if p.holdUntil > b.hold {
-		// With no answer, the hold ends at the coarse bound: one goes, and
-		// the rest at the pace (the quota is not known to be whole).
-		b.hold, b.holdAllow = p.holdUntil, 1
-	}
-	b.retimeQueueLocked(now)
-	return true
+	return v, changed
 }
 
 // shapeOf returns the pace a response's quota report allows until the
@@ -271,4 +148,135 @@ func pauseAllowance(f Feedback, burst int64) int64 {
 	default:
 		return 1
 	}
+}
+
+// aimd is the earlier adaptive throttling, which MemoryStore (and
+// redisstore's script) still run for a fleet: a multiplier on the
+// configured rate, decreased on refusals and restored with time on
+// successes.
+type aimd struct {
+	factor       float64 // in [MinRate, 1]
+	lastDecrease int64   // when it was last decreased
+	lastChange   int64   // when it last changed
+}
+
+func newAIMD() aimd { return aimd{factor: 1, lastDecrease: math.MinInt64} }
+
+// observe applies one response at now, sent at sent: refused responses
+// (429, 503, a spent quota) multiply the factor by Decrease unless the
+// request was sent before the last decrease (one burst counts once); other
+// responses below 500 restore Increase per second since the last change.
+// Other 5xx change nothing. It reports whether the factor changed.
+func (a *aimd) observe(cfg Adaptive, refused bool, status int, sent, now int64) bool {
+	if !cfg.Enabled() {
+		return false
+	}
+	switch {
+	case refused:
+		if sent < a.lastDecrease {
+			return false
+		}
+		old := a.factor
+		a.factor = max(cfg.MinRate, a.factor*cfg.Decrease)
+		a.lastDecrease, a.lastChange = now, now
+		return a.factor != old
+	case status < 500 && a.factor < 1:
+		since := float64(now-a.lastChange) / 1e9
+		if since <= 0 {
+			return false
+		}
+		a.factor = min(1, a.factor+cfg.Increase*since)
+		a.lastChange = now
+		return true
+	}
+	return false
+}
+
+// refused reports whether a response counts as a refusal for adaptive
+// throttling: a 429, a 503, or any response whose headers say the quota is
+// spent.
+func refused(status int, f Feedback) bool {
+	return f.Exhausted || status == 429 || status == 503
+}
+
+// Adaptive tunes adaptive throttling: the pacing rate's response to
+// refusals.
+//
+// A refusal that shows the pace above the server's — a 429 or 503 whose
+// quota is not whole again when its wait ends, or whose wait is a second
+// or less — multiplies the effective rate by Decrease, never below MinRate
+// × the configured rate. A response to a request sent before the last
+// decrease does not decrease again, so one burst of refusals counts once.
+// A refusal that only says "pause" (a longer wait, the quota whole after
+// it), and one from a server whose quota comes in fixed windows, pause
+// without slowing the pace. Recovery follows CUBIC: the rate climbs fast at
+// first and flattens as it nears the rate that drew the decrease, which it
+// reaches after the time a linear climb of Increase × the configured rate
+// per second would take; it climbs only while responses show room (never
+// while they report the quota spent or draining), up to the configured
+// rate. Other 5xx responses and transport errors change nothing. (A budget
+// WithStore keeps the earlier rule for now: every refusal decreases, and
+// recovery is linear at Increase per second.)
+type Adaptive struct {
+	Decrease float64 // multiplier on a refusal, in (0, 1]; default 0.5
+	MinRate  float64 // floor, as a fraction of the configured rate, in (0, 1]; default 0.1
+	Increase float64 // recovery speed, as a fraction of the configured rate per second (see above), in (0, 1]; default 0.1
+}
+
+// DefaultAdaptive returns the adaptive throttling every budget has unless
+// told otherwise: halve on a refusal, never below a tenth, back at the rate
+// that failed after five seconds (the time a tenth per second would take). It is a function, not a variable, so
+// no package can change the default of every other.
+func DefaultAdaptive() Adaptive { return Adaptive{Decrease: 0.5, MinRate: 0.1, Increase: 0.1} }
+
+// WithAdaptive tunes adaptive throttling; zero fields take their defaults.
+func WithAdaptive(a Adaptive) Option {
+	return optionFunc(func(c *config) {
+		def := DefaultAdaptive()
+		if a.Decrease == 0 {
+			a.Decrease = def.Decrease
+		}
+		if a.MinRate == 0 {
+			a.MinRate = def.MinRate
+		}
+		if a.Increase == 0 {
+			a.Increase = def.Increase
+		}
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"WithAdaptive.Decrease", a.Decrease}, {"WithAdaptive.MinRate", a.MinRate}, {"WithAdaptive.Increase", a.Increase}} {
+			if err := checkFactor(f.name, f.v); err != nil {
+				c.fail(err)
+			}
+		}
+		c.adaptive = a
+	})
+}
+
+// WithoutAdaptive turns adaptive throttling off: the budget keeps the
+// configured rate whatever the server answers (pauses still apply).
+func WithoutAdaptive() Option {
+	return optionFunc(func(c *config) { c.adaptive = Adaptive{} })
+}
+
+// Enabled reports whether adaptive throttling is on (WithoutAdaptive gives
+// the zero Adaptive, which is off).
+func (a Adaptive) Enabled() bool { return a.Decrease > 0 && !math.IsNaN(a.Decrease) }
+
+// shape is what a response's Remaining, Limit and Reset allow until the
+// reset: never plan to spend the remaining quota faster than it returns.
+type shape struct {
+	interval int64 // minimum interval; 0 for none
+	burst    int64 // at most this many at once
+	until    int64 // the report's reset instant
+}
+
+// slow returns interval and burst slowed by the shape while it holds.
+func (s shape) slow(now, interval, burst int64) (int64, int64) {
+	if now < s.until {
+		interval = max(interval, s.interval)
+		burst = max(1, min(burst, s.burst))
+	}
+	return interval, burst
 }

@@ -290,7 +290,7 @@ func TestPauseFailsQueuedCallerWhoseDeadlineItOutlasts(t *testing.T) {
 func TestDisabledBudgetIgnoresPausesButReportsPushback(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		b := Disabled(WithObserver(rec.observe))
+		b := mustDisabled(t, WithObserver(rec.observe))
 		p, _ := b.Acquire(context.Background())
 		p.Observe(http.StatusTooManyRequests, retryAfter(30))
 		start := time.Now()

@@ -58,6 +58,16 @@ func TestAcquireThousandCallersFinishWhenGCRAPredicts(t *testing.T) {
 	})
 }
 
+// mustDisabled is Disabled for options known to be valid.
+func mustDisabled(t *testing.T, opts ...Option) *Budget {
+	t.Helper()
+	b, err := Disabled(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func sortInt64(s []int64) {
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j] < s[j-1]; j-- {
@@ -235,61 +245,6 @@ func TestSetRateRetimesWaitersWithoutBurstCredit(t *testing.T) {
 	})
 }
 
-func TestMaxInFlightCapsOpenRequests(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := MustBudget(PerSecond(1000), WithMaxInFlight(3))
-		var open, peak atomic.Int32
-		var wg sync.WaitGroup
-		for range 50 {
-			wg.Go(func() {
-				p, err := b.Acquire(context.Background())
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				n := open.Add(1)
-				for {
-					m := peak.Load()
-					if n <= m || peak.CompareAndSwap(m, n) {
-						break
-					}
-				}
-				if got := b.InFlight(); got > 3 {
-					t.Errorf("InFlight = %d > cap 3", got)
-				}
-				time.Sleep(50 * time.Millisecond) // the response body is open
-				open.Add(-1)
-				p.Release()
-				p.Release() // idempotent
-			})
-		}
-		wg.Wait()
-		if peak.Load() != 3 {
-			t.Fatalf("peak open requests = %d, want 3", peak.Load())
-		}
-		if n := b.InFlight(); n != 0 {
-			t.Fatalf("InFlight after all released = %d, want 0", n)
-		}
-	})
-}
-
-func TestMaxInFlightSlotTakenBeforeTurnSoSendsKeepPace(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		// One slot, 1 req/s burst 1: a caller that waits for the slot still
-		// gets a turn at the pace, not right after the slot frees.
-		b := MustBudget(Rate{1, time.Second}, WithMaxInFlight(1))
-		start := time.Now()
-		p, _ := b.Acquire(context.Background())
-		sent := make(chan time.Duration)
-		go func() { p2, _ := b.Acquire(context.Background()); sent <- time.Since(start); p2.Release() }()
-		time.Sleep(100 * time.Millisecond)
-		p.Release()
-		if got := <-sent; got != time.Second {
-			t.Fatalf("second request sent at %v, want 1s (its turn)", got)
-		}
-	})
-}
-
 func TestCancellationStormLeavesNothingBehind(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := MustBudget(Rate{5, time.Second}, WithMaxInFlight(2))
@@ -339,26 +294,6 @@ func TestCancellationStormLeavesNothingBehind(t *testing.T) {
 	})
 }
 
-func TestSlotWaitHonoursContext(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := MustBudget(PerSecond(100), WithMaxInFlight(1))
-		p, _ := b.Acquire(context.Background())
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		start := time.Now()
-		if _, err := b.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("slot wait past the deadline: %v", err)
-		}
-		if got := time.Since(start); got != 2*time.Second {
-			t.Fatalf("slot wait gave up after %v, want at the 2s deadline", got)
-		}
-		p.Release()
-		if n := b.InFlight(); n != 0 {
-			t.Fatalf("InFlight = %d, want 0", n)
-		}
-	})
-}
-
 func TestObserverSeesPacedWaitsOutsideTheLock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b *Budget
@@ -395,7 +330,7 @@ func sortDurations(s []time.Duration) {
 
 func TestDisabledBudgetNeverWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := Disabled()
+		b := mustDisabled(t)
 		start := time.Now()
 		for range 10000 {
 			p, err := b.Acquire(context.Background())
@@ -578,76 +513,6 @@ func TestEffectiveRateNeverOverflows(t *testing.T) {
 		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {"1000"}, "X-Ratelimit-Remaining": {"1000"}, "X-Ratelimit-Reset": {"72000"}})
 		if r := b.EffectiveRate(); r.Period <= 0 || r.Requests <= 0 {
 			t.Fatalf("EffectiveRate = %v, want a positive rate", r)
-		}
-	})
-}
-
-func TestReleaseOnACopyFreesTheSlotOnce(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := MustBudget(PerSecond(1000), WithMaxInFlight(1))
-		p, _ := b.Acquire(context.Background())
-		release := func(p Permit) { p.Release() }
-		release(p)  // a helper releases its copy…
-		p.Release() // …and the caller's deferred Release runs too
-		q, err := b.Acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Release() // a stale copy must not free q's slot
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if _, err := b.Acquire(ctx); err == nil || b.InFlight() != 1 {
-			t.Fatalf("WithMaxInFlight(1) admitted a second open request (err %v, InFlight %d)", err, b.InFlight())
-		}
-		q.Release()
-		if n := b.InFlight(); n != 0 {
-			t.Fatalf("InFlight = %d, want 0", n)
-		}
-	})
-}
-
-func TestSlotWaiterFailsAtOnceWhenAPauseOutlastsItsDeadline(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := MustBudget(PerSecond(100), WithMaxInFlight(1))
-		a, _ := b.Acquire(context.Background())
-		errc := make(chan error, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_, err := b.Acquire(ctx)
-			errc <- err
-		}()
-		synctest.Wait()
-		start := time.Now()
-		a.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"60"}})
-		err := <-errc
-		var rl *RateLimitError
-		if !errors.As(err, &rl) || rl.StatusCode != 429 || time.Since(start) != 0 {
-			t.Fatalf("slot waiter: err %v after %v, want a RateLimitError with 429 at once", err, time.Since(start))
-		}
-		a.Release()
-		if n := b.InFlight(); n != 0 {
-			t.Fatalf("InFlight = %d, want 0", n)
-		}
-	})
-}
-
-func TestPanickingObserverLeaksNoSlot(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		obs := func(e Event) {
-			if e.Reason == Paced || e.Reason == SlotWait {
-				panic("observer bug")
-			}
-		}
-		b := MustBudget(PerSecond(1), WithMaxInFlight(1), WithObserver(obs))
-		p, _ := b.Acquire(context.Background())
-		p.Release()
-		func() {
-			defer func() { recover() }()
-			b.Acquire(context.Background()) // waits 1 s: its Paced event panics
-		}()
-		if n := b.InFlight(); n != 0 {
-			t.Fatalf("InFlight = %d after a panicking observer, want 0", n)
 		}
 	})
 }

@@ -108,6 +108,10 @@ type probe struct {
 	refillAt  int64 // a refused probe sent before this is no evidence of windows
 }
 
+// concurrent is how close two sends must be for the server to have decided
+// them in either order, at the least: a burst leaves within it.
+const concurrent = int64(time.Millisecond)
+
 // coarse is the granularity of whole-second resets and Retry-Afters: a
 // value of one second or less may mean anything from a few milliseconds.
 const coarse = int64(time.Second)
@@ -142,19 +146,25 @@ type observation struct {
 	sent, now int64
 	interval  int64 // the configured interval
 	burst     int64 // the configured burst
+	justNow   bool  // the send time is not known (Budget.Observe): after any cut
 }
 
 // fresher reports whether a response's report is at least as fresh as the
-// freshest so far: its request was sent later, or at the same instant and
-// it reports less remaining (the server decided it later).
+// freshest so far: its request was sent later; or, sent no earlier than
+// one round trip of the freshest (at least concurrent) before it — the
+// server may have decided two such requests in either order — it reports
+// less remaining (the server decided it later).
 func (c *control) fresher(o observation) bool {
+	l := c.last
 	switch {
-	case o.sent != c.last.sent:
-		return o.sent > c.last.sent
-	case o.f.Remaining < 0 || c.last.remaining < 0:
+	case o.sent > l.sent:
 		return true
+	case o.f.Remaining < 0 || l.remaining < 0:
+		return o.sent == l.sent
+	case o.sent >= l.sent-max(l.recv-l.sent, concurrent):
+		return o.f.Remaining <= l.remaining
 	}
-	return o.f.Remaining <= c.last.remaining
+	return false
 }
 
 // isRefusal reports whether a response refused its request for the quota: a
@@ -181,7 +191,7 @@ func (c *control) observe(o observation) verdict {
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
-		refillAt := c.probe.refillAt
+		refillAt, holdUntil := c.probe.refillAt, c.probe.holdUntil
 		c.probe = probe{}
 		if !refusal {
 			if c.model != modelContinuous && f.Remaining >= 0 && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
@@ -202,9 +212,16 @@ func (c *control) observe(o observation) verdict {
 			v.whole = f.Limit > 0 && f.Reset >= 0
 			return v
 		}
+		if c.model == modelUnknown && o.sent < refillAt && holdUntil > refillAt {
+			// Too early to tell: a continuous server may not have returned
+			// a token yet. One more probe goes when it surely would have.
+			v.probeAt, v.holdUntil, v.keepPlace = max(o.now, refillAt), holdUntil, true
+			c.probe = probe{armed: true, holdUntil: holdUntil}
+			return v
+		}
 		if c.model == modelUnknown && o.sent >= refillAt {
 			// Refused when a continuous server would surely have returned
-			// a token: windows. (Sooner, it proves nothing.)
+			// a token: windows.
 			c.model = modelWindowed
 		}
 		// The probe was refused: the wait was real. Honour it in full.
@@ -224,9 +241,7 @@ func (c *control) observe(o observation) verdict {
 			return c.windowWait(o, v)
 		}
 		if !c.probe.armed && !c.probe.out {
-			// When a continuous server would surely have returned a token, so
-			// that a refusal shows windows.
-			v.probeAt, v.holdUntil = o.now+max(c.paced(o.interval), c.refill(f, o.interval)), o.now+int64(f.Pause)
+			v.probeAt, v.holdUntil = o.now+c.paced(o.interval), o.now+int64(f.Pause)
 			c.probe = probe{armed: true, holdUntil: v.holdUntil, refillAt: o.now + c.refill(f, o.interval)}
 		}
 		return v
@@ -376,7 +391,7 @@ func (c *control) learn(o observation) {
 // server's, unless its request was sent before the last cut, or at its
 // very instant (one burst counts once).
 func (c *control) cut(o observation, v verdict) verdict {
-	if !c.cfg.Enabled() || o.sent <= c.cutAt {
+	if !c.cfg.Enabled() || (o.sent <= c.cutAt && !o.justNow) {
 		return v
 	}
 	// Fast convergence (RFC 9438 4.7): refused below the rate that failed

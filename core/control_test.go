@@ -49,24 +49,23 @@ func withRetryAfter(h http.Header, s string) http.Header {
 const ms = time.Millisecond
 
 // A 200 that spends the last token pauses nobody until the reset while the
-// model is unknown: one probe goes when a continuous server would surely
-// have returned a token (the quota's Reset over its Limit, here 100ms),
-// and the rest are held until its answer (or the reset). Part of the quota
-// back: continuous, and from then on a spent 200 changes nothing.
+// model is unknown: one probe goes at the next paced turn, the rest are held
+// until its answer (or the reset). Part of the quota back: continuous, and
+// from then on a spent 200 changes nothing.
 func TestControlSpentSuccessProbesThenLearnsContinuous(t *testing.T) {
-	c := newControl(DefaultAdaptive)
+	c := newControl(DefaultAdaptive())
 	runCtl(t, &c, []ctlStep{
 		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
-			if v.pause != 0 || v.probeAt != int64(101*ms) || v.holdUntil != int64(1001*ms) || v.cut {
-				t.Errorf("verdict %+v, want a probe at 101ms, the rest held until 1.001s, no pause, no cut", v)
+			if v.pause != 0 || v.probeAt != int64(11*ms) || v.holdUntil != int64(1001*ms) || v.cut {
+				t.Errorf("verdict %+v, want a probe at 11ms, the rest held until 1.001s, no pause, no cut", v)
 			}
 		}},
-		{at: 102 * ms, sent: 101 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+		{at: 12 * ms, sent: 11 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
 			if !v.release || c.model != modelContinuous {
 				t.Errorf("verdict %+v, model %d: want the hold released and the model continuous", v, c.model)
 			}
 		}},
-		{at: 112 * ms, sent: 111 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+		{at: 22 * ms, sent: 21 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
 			if v != (verdict{}) {
 				t.Errorf("verdict %+v on a continuous server, want nothing", v)
 			}
@@ -78,9 +77,9 @@ func TestControlSpentSuccessProbesThenLearnsContinuous(t *testing.T) {
 // returned a token (Reset/Limit after the report), shows windows: the wait
 // is honoured in full, and the pace is not cut (a window ran out, the pace
 // is not at fault). Refused sooner, it proves nothing: one more probe goes
-// when it would be (see TestControlEarlyRefusedProbeProvesNothing).
+// when it would be (see TestControlEarlyRefusedProbeProbesAgain).
 func TestControlRefusedProbeLearnsWindowed(t *testing.T) {
-	c := newControl(DefaultAdaptive)
+	c := newControl(DefaultAdaptive())
 	runCtl(t, &c, []ctlStep{
 		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "100", "1")},
 		{at: 12 * ms, sent: 11 * ms, status: 429, h: withRetryAfter(quota("0", "100", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
@@ -98,19 +97,18 @@ func TestControlRefusedProbeLearnsWindowed(t *testing.T) {
 	})
 }
 
-func TestControlEarlyRefusedProbeProvesNothing(t *testing.T) {
-	c := newControl(DefaultAdaptive)
+func TestControlEarlyRefusedProbeProbesAgain(t *testing.T) {
+	c := newControl(DefaultAdaptive())
 	runCtl(t, &c, []ctlStep{
-		// A coarse refusal: the probe goes at the next turn of the halved
-		// pace (21ms), before a token surely returns (101ms).
-		{at: 1 * ms, sent: 0, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
-			if v.probeAt != int64(21*ms) || !v.cut {
-				t.Errorf("verdict %+v: want a cut and a probe at 21ms", v)
+		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "10", "1")}, // a token every 100ms at worst
+		{at: 12 * ms, sent: 11 * ms, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model != modelUnknown || v.probeAt != int64(101*ms) || v.cut || v.pause != 0 {
+				t.Errorf("verdict %+v, model %d: want a second probe at 101ms, no cut, no pause, the model unknown", v, c.model)
 			}
 		}},
-		{at: 22 * ms, sent: 21 * ms, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
-			if c.model != modelUnknown || v.pause != int64(1022*ms) || v.probeAt != 0 {
-				t.Errorf("verdict %+v, model %d: want the wait honoured, no second probe, the model unknown", v, c.model)
+		{at: 102 * ms, sent: 101 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model != modelContinuous || !v.release {
+				t.Errorf("verdict %+v, model %d: want continuous, released", v, c.model)
 			}
 		}},
 	})
@@ -120,7 +118,7 @@ func TestControlEarlyRefusedProbeProvesNothing(t *testing.T) {
 // pace too fast cuts it and holds the callers until the bound, but one probe
 // goes at the next turn of the new pace.
 func TestControlCoarseRetryAfterProbesAtThePace(t *testing.T) {
-	c := newControl(DefaultAdaptive)
+	c := newControl(DefaultAdaptive())
 	c.model = modelContinuous
 	runCtl(t, &c, []ctlStep{
 		{at: 1 * ms, sent: 0, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
@@ -142,7 +140,7 @@ func TestControlCoarseRetryAfterProbesAtThePace(t *testing.T) {
 // quota whole after it) does not cut the pace; one whose quota returns only
 // after the wait ends does.
 func TestControlPauseOnlyRefusalDoesNotCut(t *testing.T) {
-	c := newControl(DefaultAdaptive)
+	c := newControl(DefaultAdaptive())
 	runCtl(t, &c, []ctlStep{
 		{at: 1 * ms, sent: 0, status: 429, h: withRetryAfter(quota("0", "10", "2"), "2"), check: func(t *testing.T, c *control, v verdict) {
 			if v.cut || c.factor != 1 || v.pause != int64(2001*ms) || v.allow != 10 {
@@ -160,7 +158,7 @@ func TestControlPauseOnlyRefusalDoesNotCut(t *testing.T) {
 // Reports are ordered by their request's send time: a spent quota reported
 // for a request sent before the freshest report does not hold anyone.
 func TestControlEarlierReportNeverOverridesLater(t *testing.T) {
-	c := newControl(DefaultAdaptive)
+	c := newControl(DefaultAdaptive())
 	runCtl(t, &c, []ctlStep{
 		{at: 5 * ms, sent: 4 * ms, status: 200, h: quota("6", "10", "1")},
 		{at: 6 * ms, sent: 1 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
@@ -180,7 +178,7 @@ func TestControlEarlierReportNeverOverridesLater(t *testing.T) {
 // Recovery never climbs while the server reports its last token spent: the
 // pace is already the server's.
 func TestControlRecoveryWaitsForRoom(t *testing.T) {
-	c := newControl(DefaultAdaptive)
+	c := newControl(DefaultAdaptive())
 	c.model = modelContinuous
 	runCtl(t, &c, []ctlStep{
 		{at: 0, sent: 0, status: 503},
@@ -201,7 +199,7 @@ func TestControlRecoveryWaitsForRoom(t *testing.T) {
 // A window seen turning pins the later ends: a window spent part way
 // through waits for its predicted end, not for the reset rounded up.
 func TestControlWindowTurnPredictsTheEnd(t *testing.T) {
-	c := newControl(DefaultAdaptive)
+	c := newControl(DefaultAdaptive())
 	c.model = modelWindowed
 	runCtl(t, &c, []ctlStep{
 		{at: 991 * ms, sent: 990 * ms, status: 200, h: quota("3", "100", "1")},

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strconv"
 )
@@ -33,14 +32,6 @@ type Cost struct {
 	Dimension string // a name declared with WithDimension
 	Amount    int64  // units of that dimension, not negative
 }
-
-// ErrUnknownDimension is returned by AcquireCost for a Cost whose Dimension
-// the budget was not built with.
-var ErrUnknownDimension = errors.New("headgate: unknown dimension")
-
-// ErrCostTooLarge is returned by AcquireCost at once for a cost above its
-// dimension's burst, or a negative one: it could never be granted.
-var ErrCostTooLarge = errors.New("headgate: cost above the dimension's burst")
 
 // A DimensionOption configures one dimension of WithDimension.
 type DimensionOption interface{ applyDim(*dimConfig) }
@@ -78,21 +69,23 @@ func WithDimension(name string, r Rate, opts ...DimensionOption) Option {
 				o.applyDim(&d)
 			}
 		}
+		rateErr := r.validate(field)
 		switch {
 		case name == "":
 			c.fail(configErrorf("WithDimension", "needs a name"))
 		case name == "requests":
 			c.fail(configErrorf(field, "is the budget's own dimension"))
+		case rateErr != nil: // before the burst, which defaults to the rate's Requests
+			c.fail(rateErr)
 		case d.burst < 1:
 			c.fail(configErrorf(field+".burst", "must be at least 1, got %d", d.burst))
+		case float64(r.Interval())*float64(d.burst) > maxSpan: // as checkSpan for the rate
+			c.fail(configErrorf(field, "spans more than 73 years (burst %d × interval %v)", d.burst, r.Interval()))
 		}
 		for _, o := range c.dims {
 			if o.name == name {
 				c.fail(configErrorf(field, "is declared twice"))
 			}
-		}
-		if err := r.validate(field); err != nil {
-			c.fail(err)
 		}
 		c.dims = append(c.dims, d)
 	})
@@ -104,14 +97,13 @@ type dim struct {
 	interval int64 // configured emission interval, per unit
 	burst    int64 // configured burst, in units
 	g        gcra  // at the effective pace; guarded by the budget's mu
-	shape    shape // what the server reported for this dimension; guarded by mu
 }
 
 // dimSet holds a budget's extra dimensions.
 type dimSet struct {
 	backfill bool // WithBackfill
 	d        []dim
-	pending  resList // reserved with an extra cost and not settled; guarded by mu
+	pending  list[reservation, *reservation] // reserved with an extra cost and not settled; guarded by mu
 }
 
 func newDimSet(cfgs []dimConfig, backfill bool) *dimSet {
@@ -119,7 +111,7 @@ func newDimSet(cfgs []dimConfig, backfill bool) *dimSet {
 	for i, c := range cfgs {
 		iv := int64(c.rate.Interval())
 		s.d[i] = dim{name: c.name, interval: iv, burst: c.burst,
-			g: gcra{interval: iv, burst: c.burst, tat: math.MinInt64 / 2}}
+			g: newGCRA(iv, c.burst)}
 	}
 	return s
 }
@@ -145,12 +137,12 @@ type reservation struct {
 	// granted reservation made after it: min over those of (tat before it −
 	// the instant it consumed at). math.MaxInt64 when none was granted.
 	// (Queued reservations do not count: they are re-timed instead.)
-	slack      []int64
-	granted    bool  // its request was given its turn
-	sendAt     int64 // when it consumes (its send time)
-	inPending  bool
-	settled    bool
-	prev, next *reservation
+	slack     []int64
+	granted   bool  // its request was given its turn
+	sendAt    int64 // when it consumes (its send time)
+	inPending bool  // in the dimSet's pending list
+	settled   bool
+	link[reservation]
 }
 
 func (s *dimSet) newReservation(n []int64) *reservation {
@@ -171,35 +163,20 @@ func (r *reservation) hasCost() bool {
 	return false
 }
 
-// resList is a doubly linked list of reservations.
-type resList struct{ head, tail *reservation }
-
-func (l *resList) push(r *reservation) {
-	r.prev, r.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.next = r
-	} else {
-		l.head = r
+// track adds r to the pending reservations, once.
+func (s *dimSet) track(r *reservation) {
+	if !r.inPending {
+		s.pending.push(r)
+		r.inPending = true
 	}
-	l.tail = r
-	r.inPending = true
 }
 
-func (l *resList) remove(r *reservation) {
-	if !r.inPending {
-		return
+// untrack takes r out of the pending reservations, if it is there.
+func (s *dimSet) untrack(r *reservation) {
+	if r.inPending {
+		s.pending.remove(r)
+		r.inPending = false
 	}
-	if r.prev != nil {
-		r.prev.next = r.next
-	} else {
-		l.head = r.next
-	}
-	if r.next != nil {
-		r.next.prev = r.prev
-	} else {
-		l.tail = r.prev
-	}
-	r.prev, r.next, r.inPending = nil, nil, false
 }
 
 // costVector turns costs into units per dimension, checking every name and
@@ -219,23 +196,6 @@ func (b *Budget) costVector(costs []Cost) ([]int64, error) {
 	return n, nil
 }
 
-// dimError names the dimension of an ErrUnknownDimension or ErrCostTooLarge.
-type dimError struct {
-	err           error
-	name          string
-	amount, burst int64
-}
-
-func (e *dimError) Error() string {
-	if e.err == ErrCostTooLarge {
-		return e.err.Error() + ": " + strconv.Quote(e.name) + " " + strconv.FormatInt(e.amount, 10) +
-			" (burst " + strconv.FormatInt(e.burst, 10) + ")"
-	}
-	return e.err.Error() + ": " + strconv.Quote(e.name)
-}
-
-func (e *dimError) Unwrap() error { return e.err }
-
 // AcquireCost is Acquire for a request that also spends costs, its upper
 // bound in extra dimensions (WithDimension): it waits until every dimension
 // holds its cost and the request's turn has come, reserving them all at
@@ -251,7 +211,7 @@ func (b *Budget) AcquireCost(ctx context.Context, costs ...Cost) (Permit, error)
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
-	if b.disabled {
+	if b.pacer == nil {
 		return Permit{b: b}, nil
 	}
 	if b.dims == nil {
@@ -267,80 +227,18 @@ func (b *Budget) AcquireCost(ctx context.Context, costs ...Cost) (Permit, error)
 	return b.acquire(ctx, b.dims.newReservation(n))
 }
 
-// takeTurnDims is takeTurn for a budget with dimensions: it reserves r (nil
-// for a request with no extra cost) with the request's turn and waits.
-func (b *Budget) takeTurnDims(ctx context.Context, now, deadline int64, r *reservation) (int64, error) {
-	if r == nil {
-		r = b.dims.newReservation(nil)
-	}
-	b.mu.Lock()
-	b.syncPaceLocked(now)
-	if b.dims.backfill && b.queue.head != nil && b.backfillLocked(now, r) {
-		b.grantDimsLocked(r)
-		b.mu.Unlock()
-		return now, nil
-	}
-	after := int64(math.MinInt64)
-	if b.queue.tail != nil {
-		after = b.queue.tail.turn.sendAt
-	}
-	t, ok := b.reserveDimsLocked(now, deadline, r, after)
-	if !ok {
-		err := b.lateErrorLocked(t.sendAt, now)
-		b.mu.Unlock()
-		return 0, err
-	}
-	if t.sendAt <= now {
-		if b.queue.n > 0 {
-			b.dispatchLocked(now) // those ahead are due too: let them go first
-		}
-		b.grantDimsLocked(r)
-		b.mu.Unlock()
-		return now, nil
-	}
-	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1), res: r}
-	if b.gateLocked() > now {
-		w.pauseEnd = b.gateLocked()
-	}
-	throttled := b.g.interval > int64(b.rate.Interval())
-	b.queue.push(w)
-	b.mu.Unlock()
-	return b.wait(ctx, w, throttled)
-}
-
-// reserveDimsLocked reserves the request's turn and r's cost in every
-// dimension at the earliest instant s at or after now, after (the send time
-// of the caller queued last) and the end of any pause, at which every
-// dimension holds what it needs; each dimension then consumes at s:
-// tat = max(tat, s) + n×interval. If s is at or after deadline, nothing
-// changes and ok is false; t.sendAt still says when s would have been.
-func (b *Budget) reserveDimsLocked(now, deadline int64, r *reservation, after int64) (t turn, ok bool) {
-	s := max(now, after, b.gateLocked(), b.g.tat-b.g.tau())
-	for i := range b.dims.d {
-		if n := r.n[i]; n > 0 {
-			g := &b.dims.d[i].g
-			s = max(s, g.tat-(g.burst-n)*g.interval)
-		}
-	}
-	t = turn{sendAt: s, tatBefore: b.g.tat}
-	if s >= deadline {
-		return t, false
-	}
-	b.g.tat = max(b.g.tat, s) + b.g.interval
-	t.tatAfter = b.g.tat
+// spendDimsLocked spends r's cost in every extra dimension at s, its
+// request's send time (for reserveLocked), and keeps what is needed to give
+// it back.
+func (b *Budget) spendDimsLocked(s int64, r *reservation) {
 	r.sendAt = s
 	for i := range b.dims.d {
-		g := &b.dims.d[i].g
-		r.tatBefore[i], r.slack[i] = g.tat, math.MaxInt64
-		if n := r.n[i]; n > 0 {
-			g.tat = max(g.tat, s) + n*g.interval
-		}
-		r.tatAfter[i] = g.tat
+		r.slack[i] = math.MaxInt64
+		r.tatBefore[i], r.tatAfter[i] = b.dims.d[i].g.reserveN(s, r.n[i])
 	}
-	if !r.inPending && r.hasCost() {
-		b.dims.pending.push(r)
+	if r.hasCost() {
+		b.dims.track(r)
 	}
-	return t, true
 }
 
 // grantDimsLocked records that r's request was given its turn: from now on
@@ -364,12 +262,9 @@ func (b *Budget) grantDimsLocked(r *reservation) {
 // dimension where nobody reserved after it.
 func (b *Budget) cancelDimsLocked(r *reservation) {
 	for i := range b.dims.d {
-		g := &b.dims.d[i].g
-		if r.n[i] > 0 && g.tat == r.tatAfter[i] {
-			g.tat = r.tatBefore[i]
-		}
+		b.dims.d[i].g.cancel(r.tatBefore[i], r.tatAfter[i])
 	}
-	b.dims.pending.remove(r)
+	b.dims.untrack(r)
 	r.settled = true
 }
 
@@ -377,7 +272,7 @@ func (b *Budget) cancelDimsLocked(r *reservation) {
 // head of the queue, for retimeLocked to re-reserve the queue in order.
 func (b *Budget) resetDimsLocked(r *reservation) {
 	for i := range b.dims.d {
-		b.dims.d[i].g.tat = r.tatBefore[i]
+		b.dims.d[i].g.rewind(r.tatBefore[i])
 	}
 }
 
@@ -389,18 +284,23 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 	}
 	gave := false
 	r.settled = true
-	b.dims.pending.remove(r)
+	b.dims.untrack(r)
 	for i := range b.dims.d {
 		g := &b.dims.d[i].g
 		delta := actual[i] - r.n[i]
 		switch {
 		case delta > 0: // overspend: charged in full, the level may go below zero
-			e := delta * g.interval
-			g.tat = max(g.tat, r.sendAt) + e
+			// Charged at its send time, like the estimate; a huge usage
+			// figure saturates the debt at maxSpan instead of wrapping it.
+			e := int64(maxSpan)
+			if delta < maxSpan/g.interval {
+				e = delta * g.interval
+			}
+			g.charge(r.sendAt, e)
 			for w := b.queue.head; w != nil; w = w.next {
 				if w.res != nil { // keep re-timing and cancels true to the charge
-					w.res.tatBefore[i] = max(w.res.tatBefore[i], r.sendAt) + e
-					w.res.tatAfter[i] = max(w.res.tatAfter[i], r.sendAt) + e
+					w.res.tatBefore[i] = charge(w.res.tatBefore[i], r.sendAt, e)
+					w.res.tatAfter[i] = charge(w.res.tatAfter[i], r.sendAt, e)
 				}
 			}
 		case delta < 0: // underspend: give back what no later reservation relied on
@@ -408,7 +308,7 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 			if give <= 0 {
 				continue
 			}
-			g.tat -= give
+			g.giveBack(give)
 			gave = true
 			for p := b.dims.pending.head; p != nil; p = p.next {
 				p.slack[i] = max(0, p.slack[i]-give)

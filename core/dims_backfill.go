@@ -40,9 +40,9 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 			append([]int64(nil), w.res.tatAfter...), append([]int64(nil), w.res.slack...), w.res.sendAt})
 	}
 	restore := func() {
-		b.g.tat = gTat
+		b.g.rewind(gTat)
 		for i := range b.dims.d {
-			b.dims.d[i].g.tat = dTat[i]
+			b.dims.d[i].g.rewind(dTat[i])
 		}
 		j := 0
 		for w := head; w != nil; w = w.next {
@@ -55,19 +55,19 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 		}
 	}
 	// The state before the queued reservations, then r first.
-	b.g.tat = head.turn.tatBefore
+	b.g.rewind(head.turn.tatBefore)
 	b.resetDimsLocked(head.res)
-	if _, ok := b.reserveDimsLocked(now, now+1, r, math.MinInt64); !ok {
+	if _, ok := b.reserveLocked(now, now+1, math.MinInt64, r); !ok {
 		restore()
 		return false
 	}
 	after := now
 	j := 0
 	for w := head; w != nil; w = w.next {
-		t, ok := b.reserveDimsLocked(now, never, w.res, after)
+		t, ok := b.reserveLocked(now, never, after, w.res)
 		if !ok || t.sendAt != snap[j].turn.sendAt {
 			restore()
-			b.dims.pending.remove(r)
+			b.dims.untrack(r)
 			return false
 		}
 		w.turn, after = t, t.sendAt

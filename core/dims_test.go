@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"sort"
@@ -23,11 +24,23 @@ func TestWithDimensionValidates(t *testing.T) {
 		{"twice", []Option{WithDimension("tokens", PerMinute(10)), WithDimension("tokens", PerMinute(20))}},
 		{"zero rate", []Option{WithDimension("tokens", Rate{})}},
 		{"zero burst", []Option{WithDimension("tokens", PerMinute(10), WithDimensionBurst(0))}},
+		{"200 years", []Option{WithDimension("tokens", Rate{Requests: 1, Period: 200 * 365 * 24 * time.Hour})}},
+		{"burst spans 73 years", []Option{WithDimension("tokens", PerSecond(1), WithDimensionBurst(3e9))}},
 		{"with store", []Option{WithDimension("tokens", PerMinute(10)), WithStore(NewMemoryStore())}},
 	} {
 		if _, err := NewBudget(PerSecond(1), tc.opts...); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: NewBudget = %v, want ErrInvalidConfig", tc.name, err)
 		}
+	}
+}
+
+// TestWithDimensionBlamesTheRate checks that an invalid dimension rate is
+// reported as the rate, not as the burst that defaults to its Requests.
+func TestWithDimensionBlamesTheRate(t *testing.T) {
+	_, err := NewBudget(PerSecond(1), WithDimension("tokens", Rate{}))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != `WithDimension("tokens").Requests` {
+		t.Errorf("NewBudget(WithDimension(tokens, Rate{})) = %v, want a ConfigError on WithDimension(\"tokens\").Requests", err)
 	}
 }
 
@@ -448,93 +461,6 @@ func TestObserveShapesTheMatchingDimension(t *testing.T) {
 	})
 }
 
-// backfillRun sends the requests of one seeded scenario (arrival, tokens)
-// and returns each one's grant time and whether it went at once while
-// others were waiting.
-func backfillRun(t *testing.T, seed uint64, backfill bool) (grants []time.Duration, jumped []bool) {
-	rng := rand.New(rand.NewPCG(seed, 17))
-	// A request waiting for images leaves tokens and turns that others can
-	// use without delaying it; one waiting for tokens leaves nothing.
-	opts := []Option{WithBurst(3),
-		WithDimension("tokens", PerSecond(100), WithDimensionBurst(100)),
-		WithDimension("images", PerSecond(2), WithDimensionBurst(4))}
-	if backfill {
-		opts = append(opts, WithBackfill())
-	}
-	b := MustBudget(PerSecond(20), opts...)
-	const n = 60
-	grants, jumped = make([]time.Duration, n), make([]bool, n)
-	start := time.Now()
-	var wg sync.WaitGroup
-	at := time.Duration(0)
-	for i := range n {
-		at += time.Duration(1+rng.IntN(150)) * time.Millisecond
-		costs := []Cost{{"tokens", int64(1 + rng.IntN(30))}}
-		switch rng.IntN(5) {
-		case 0:
-			costs[0].Amount = int64(50 + rng.IntN(51)) // many tokens
-		case 1:
-			costs = append(costs, Cost{"images", int64(1 + rng.IntN(4))})
-		}
-		arrive := at
-		wg.Go(func() {
-			time.Sleep(arrive)
-			b.mu.Lock()
-			waiting := b.queue.n > 0
-			b.mu.Unlock()
-			p, err := b.AcquireCost(context.Background(), costs...)
-			if err != nil {
-				t.Errorf("AcquireCost: %v", err)
-				return
-			}
-			grants[i] = time.Since(start)
-			jumped[i] = waiting && grants[i] == arrive
-			p.Commit(costs...)
-			p.Release()
-		})
-	}
-	wg.Wait()
-	return grants, jumped
-}
-
-// TestBackfillNeverDelaysTheHead runs seeded scenarios with backfilling off
-// and on: every request that arrived before the first backfill (the queue
-// it jumped, and those granted before) is granted at the same instant in
-// both runs, and backfilling did happen.
-func TestBackfillNeverDelaysTheHead(t *testing.T) {
-	const seeds = 30
-	jumps := 0
-	for seed := uint64(1); seed <= seeds; seed++ {
-		var off, on []time.Duration
-		var jumped []bool
-		synctest.Test(t, func(t *testing.T) { off, _ = backfillRun(t, seed, false) })
-		synctest.Test(t, func(t *testing.T) { on, jumped = backfillRun(t, seed, true) })
-		first := len(on)
-		for i := range jumped {
-			if jumped[i] && on[i] < off[i] {
-				first = i
-				jumps++
-				break
-			}
-		}
-		for i := range first {
-			if on[i] != off[i] {
-				t.Fatalf("seed %d: request %d granted at %v with backfilling, %v without", seed, i, on[i], off[i])
-			}
-		}
-		// Every backfilled request goes no later than it would have.
-		for i := range jumped {
-			if jumped[i] && on[i] > off[i] && i < first {
-				t.Fatalf("seed %d: backfilled request %d went later", seed, i)
-			}
-		}
-	}
-	if jumps == 0 {
-		t.Fatal("no request was backfilled: the test proves nothing")
-	}
-	t.Logf("%d of %d scenarios backfilled", jumps, seeds)
-}
-
 // TestAcquireOnADimensionBudgetKeepsArrivalOrder checks that a plain
 // Acquire (no extra cost) queues behind a caller waiting for tokens, and
 // that a disabled budget takes any cost without waiting.
@@ -560,8 +486,32 @@ func TestAcquireOnADimensionBudgetKeepsArrivalOrder(t *testing.T) {
 		}
 		q.Release()
 		<-done
-		if _, err := Disabled().AcquireCost(context.Background(), Cost{"anything", 1 << 40}); err != nil {
+		if _, err := mustDisabled(t).AcquireCost(context.Background(), Cost{"anything", 1 << 40}); err != nil {
 			t.Fatalf("Disabled().AcquireCost = %v, want nil", err)
 		}
 	})
+}
+
+// TestCommitHugeUsageSaturates checks that a usage figure whose debt
+// overflows int64 nanoseconds leaves the dimension in debt rather than
+// wrapping the debt negative and admitting everyone at once.
+func TestCommitHugeUsageSaturates(t *testing.T) {
+	for _, huge := range []int64{2e13, 1 << 53, math.MaxInt64} {
+		synctest.Test(t, func(t *testing.T) {
+			b := MustBudget(PerSecond(1000), WithDimension("tokens", PerMinute(90_000), WithDimensionBurst(80_000)))
+			p, err := b.AcquireCost(context.Background(), Cost{"tokens", 80_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Commit(Cost{"tokens", huge})
+			p.Release()
+			time.Sleep(time.Hour)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			if q, err := b.AcquireCost(ctx, Cost{"tokens", 1}); !IsBudgetError(err) {
+				q.Release()
+				t.Errorf("after Commit(%d tokens) and an hour, AcquireCost(1) = %v, want a budget error (still in debt)", huge, err)
+			}
+		})
+	}
 }

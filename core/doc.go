@@ -6,7 +6,8 @@
 // and for its turn at the configured Rate: pacing is GCRA (virtual
 // scheduling) and waiters are served in arrival order. The budget reads
 // every response (Retry-After, the IETF RateLimit fields, X-RateLimit-*
-// and the big providers' variants: see ParseFeedback), so one 429 pauses
+// and the big providers' variants: see ParseFeedback; WithProfile adds
+// what only one provider's own headers or body say), so one 429 pauses
 // every caller sharing the quota at once. A feedback controller (on by
 // default) spends the server's real quota: it learns whether the quota
 // refills continuously or in windows, treats whole-second resets as the
@@ -19,6 +20,9 @@
 // W, count ≤ burst + floor(W / interval), where interval is the slowest
 // effective interval in force during the window (a lowered rate applies to
 // the turns after the change; what could go before it may still go).
+// Through a Transport the bound holds for the attempts that reach the wire:
+// a request net/http re-sends on its own (a reused connection that failed)
+// spends a turn for each attempt.
 // Up to Rate.Requests requests (WithBurst to change it) may go back to back
 // from an idle budget; after that they are Rate.Interval() apart. A call
 // whose turn, or the end of a server pause, comes at or after its context
@@ -40,7 +44,12 @@
 // rate-limited server.
 //
 // Without a transport, call Acquire, send, then Permit.Observe the
-// response and Permit.Release the slot when the body is closed.
+// response and Permit.Release the slot when the body is closed. The zero
+// Budget is valid and never waits, like Disabled().
+//
+// ARCHITECTURE.md, beside this file, follows one request through the
+// package (Acquire → slot → pause and turn → send → Observe → Release) and
+// names the file of each step.
 //
 // # Several dimensions
 //
@@ -59,8 +68,11 @@
 // gives back what it did not use (or charges an overspend, which later
 // requests wait out). Every dimension keeps the pacing bound in its units.
 // Through a Transport, put the estimate on the request's context with
-// WithCost and settle with Commit(resp, …) before closing the body.
-// Dimensions cannot be combined with WithStore.
+// WithCost and settle with Commit(resp, …) before closing the body. Under an
+// SDK, which reads and closes the body itself, either let the Transport
+// read the usage as the body passes (WithUsage: OpenAI's and Anthropic's
+// JSON and event streams) or settle after the call returns with the
+// Commitment WithCommit gives. Dimensions cannot be combined with WithStore.
 //
 // # Observability and configuration
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -40,14 +41,16 @@ func checkFactor(field string, v float64) error {
 	return nil
 }
 
-// A RateLimitError is returned when a call cannot be sent before its context
-// deadline: the budget is paused by the server past the deadline, or the
-// call's turn at the current pace comes at or after it. The call was never
-// sent and gave its turn back.
+// A RateLimitError is the one error a budget returns when it will not wait
+// for a call: the server's pause, or the call's turn at the current pace,
+// ends at or after the call's horizon — its context's deadline for Acquire
+// and Check, "now" for TryAcquire. The call was never sent and gave its turn
+// back. Match it with errors.As, or IsBudgetError for a yes or no.
 //
-// It matches errors.Is(err, context.DeadlineExceeded), so code that handles
-// deadlines keeps working, and errors.As(err, **RateLimitError) for the
-// details. Retryable always reports true: the same call succeeds after
+// When the horizon was a context deadline (Deadline is set), the error also
+// matches errors.Is(err, context.DeadlineExceeded), so code that handles
+// deadlines keeps working. TryAcquire's refusals have no deadline and do
+// not match it. Retryable always reports true: the same call succeeds after
 // RetryAfter.
 type RateLimitError struct {
 	// RetryAfter is how long until the call could be sent: the time left in
@@ -62,6 +65,9 @@ type RateLimitError struct {
 	Reason Reason
 	// Budget is the name of the budget (WithName), or "".
 	Budget string
+	// Deadline is the context deadline the call could not wait past; the
+	// zero time when it had none (TryAcquire refuses what cannot go now).
+	Deadline time.Time
 }
 
 func (e *RateLimitError) Error() string {
@@ -69,24 +75,54 @@ func (e *RateLimitError) Error() string {
 	if e.Budget != "" {
 		name = " " + e.Budget
 	}
-	if e.StatusCode != 0 {
-		return fmt.Sprintf("headgate: budget%s %s for %v after status %d, past the deadline", name, e.Reason, e.RetryAfter, e.StatusCode)
+	horizon := "past the deadline"
+	if e.Deadline.IsZero() {
+		horizon = "not now"
 	}
-	return fmt.Sprintf("headgate: budget%s turn in %v (%s), past the deadline", name, e.RetryAfter, e.Reason)
+	if e.StatusCode != 0 {
+		return fmt.Sprintf("headgate: budget%s %s for %v after status %d, %s", name, e.Reason, e.RetryAfter, e.StatusCode, horizon)
+	}
+	return fmt.Sprintf("headgate: budget%s turn in %v (%s), %s", name, e.RetryAfter, e.Reason, horizon)
 }
 
 // Retryable reports true: the call may be sent again after RetryAfter.
 func (e *RateLimitError) Retryable() bool { return true }
 
-// Is makes a RateLimitError match context.DeadlineExceeded.
-func (e *RateLimitError) Is(target error) bool { return target == context.DeadlineExceeded }
+// Is makes a RateLimitError with a Deadline match context.DeadlineExceeded.
+func (e *RateLimitError) Is(target error) bool {
+	return target == context.DeadlineExceeded && !e.Deadline.IsZero()
+}
 
 // IsBudgetError reports whether err (or any error it wraps, such as the
-// *url.Error an http.Client returns) comes from a budget refusing to wait
-// past a deadline. Retry layers use it not to retry such an error within
-// the same deadline: the call is Retryable, but only after RetryAfter,
-// which lies past the deadline the caller gave.
+// *url.Error an http.Client returns) is a *RateLimitError: it is shorthand
+// for errors.As(err, new(*RateLimitError)), not a second kind of error.
+// Retry layers use it not to retry such an error within the same horizon.
 func IsBudgetError(err error) bool {
 	var rl *RateLimitError
 	return errors.As(err, &rl)
 }
+
+// ErrUnknownDimension is returned by AcquireCost for a Cost whose Dimension
+// the budget was not built with.
+var ErrUnknownDimension = errors.New("headgate: unknown dimension")
+
+// ErrCostTooLarge is returned by AcquireCost at once for a cost above its
+// dimension's burst, or a negative one: it could never be granted.
+var ErrCostTooLarge = errors.New("headgate: cost above the dimension's burst")
+
+// dimError names the dimension of an ErrUnknownDimension or ErrCostTooLarge.
+type dimError struct {
+	err           error
+	name          string
+	amount, burst int64
+}
+
+func (e *dimError) Error() string {
+	if e.err == ErrCostTooLarge {
+		return e.err.Error() + ": " + strconv.Quote(e.name) + " " + strconv.FormatInt(e.amount, 10) +
+			" (burst " + strconv.FormatInt(e.burst, 10) + ")"
+	}
+	return e.err.Error() + ": " + strconv.Quote(e.name)
+}
+
+func (e *dimError) Unwrap() error { return e.err }

@@ -1,19 +1,23 @@
 package core
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/headgate-go/headgate/core/internal/sf"
 )
 
-// DefaultMaxPause is the longest pause ParseFeedback reports: one hour.
+// DefaultMaxPause is the longest pause a budget applies: one hour.
 //
 // An hour covers the longest window the common quotas are counted in (an hourly
 // quota such as GitHub's 5,000 requests per hour), so a server that says "come
 // back when the window turns" is obeyed in full. A longer value, or a garbage
 // one (a Unix time mistaken for a number of seconds, a date decades ahead), is
 // cut to it, so no header can stall a budget for days. A budget built with
-// WithMaxPause uses its own cap instead.
+// WithMaxPause uses its own cap instead. ParseFeedback itself reports pauses
+// uncapped.
 const DefaultMaxPause = time.Hour
 
 // FeedbackSource names the header family that decided a Feedback. The zero
@@ -55,12 +59,14 @@ func (s FeedbackSource) String() string {
 // "nothing known" result, because unknown numbers are -1 (see each field).
 type Feedback struct {
 	// Pause is how long the server asked every caller to wait: 0 for none. It
-	// is never negative and never above the cap (DefaultMaxPause by default).
+	// is never negative; ParseFeedback does not cap it, a budget caps what it
+	// applies at WithMaxPause (DefaultMaxPause by default).
 	Pause time.Duration
 
-	// Exhausted reports that the response says the quota is spent: a 429 or
-	// 503 status, a 403 with a valid Retry-After, an IETF requests item with
-	// r=0, or a de facto remaining count of 0 (requests or tokens).
+	// Exhausted reports that the response says the quota is spent: a 429, a
+	// 503 (unless its retry header is garbage), a 403 with a valid
+	// Retry-After, an IETF requests item with r=0, a de facto remaining count
+	// of 0 (requests or tokens), or what a Profile reads.
 	Exhausted bool
 
 	// Remaining is what is left of the binding quota (the spent one, or else
@@ -105,92 +111,89 @@ type Quota struct {
 
 // ParseFeedback reads what a response's status and headers say about the
 // quota, as seen at now, the wall-clock time the response head arrived (used
-// for HTTP-dates and absolute reset times). It is a pure function: it never
-// panics, never reports a negative pause, and caps the pause at
-// DefaultMaxPause. A budget applies the result; ParseFeedback is exported so
-// callers and adapters can read the headers exactly as the budget does.
+// for HTTP-dates and absolute reset times). It is a pure function that never
+// panics and never reports a negative pause. It reports what the server
+// said, uncapped: a Retry-After of 999999999 is 999999999 s, and an
+// overflow saturates. A budget caps what it applies (WithMaxPause).
 //
-// The pause comes from the first level that applies:
+// The pause comes from the first of three levels that applies:
 //
-//  1. On a 429, 503 or 403 only: retry-after-ms (milliseconds, decimals
-//     allowed), then x-ms-retry-after-ms, then Retry-After as delta-seconds
-//     (decimals allowed) or an HTTP-date in IMF-fixdate, RFC 850 or asctime
-//     form (leniently: a UTC or numeric zone, fractional seconds, a one-digit
-//     day, names in any case). A
-//     date in the past means no pause; a negative, NaN, infinite or garbled
-//     value counts as absent and the next header is tried.
-//  2. The IETF structured fields RateLimit and RateLimit-Policy (for example
-//     `RateLimit: "burst";r=0;t=12`): an item with r=0 is spent and its t is
-//     the pause (the longest t when several are spent). Items are linked to
-//     policies by name; a policy whose quota unit (qu) is not requests is
-//     listed in Quotas but never pauses. A field that does not parse as an
-//     RFC 8941 list is ignored as a whole. The draft-07 dictionary form
-//     (`RateLimit: limit=100, remaining=0, reset=30`) and the older
-//     RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset trio count as
-//     this level too.
-//  3. Only when level 2 is absent or unusable, the de facto headers:
-//     X-RateLimit-Limit, -Remaining, -Reset, -Reset-After, -Used and -Resource
-//     (GitHub, Discord and most gateways), the X-Rate-Limit-* spelling, the
-//     OpenAI and Azure OpenAI dimensions (x-ratelimit-remaining-requests,
-//     x-ratelimit-reset-tokens: "6m0s" …) and the Anthropic dimensions
-//     (anthropic-ratelimit-requests-remaining, -tokens-, -input-tokens-,
-//     -output-tokens-, with an RFC 3339 reset). A reset given as a bare
-//     number v is told apart by size: v < 1e9 is seconds from now, v < 1e12 a
-//     Unix time in seconds, larger a Unix time in milliseconds. A remaining
-//     count of 0, of requests or of tokens, is spent and pauses until its
-//     reset.
+//  1. On a 429, 503 or 403 only, the retry headers: retry-after-ms, then
+//     x-ms-retry-after-ms, then Retry-After (delta-seconds, decimals allowed,
+//     or an HTTP-date, read leniently). A header sent on several lines gives
+//     its longest valid wait; an invalid value counts as absent.
+//  2. The IETF RateLimit and RateLimit-Policy fields (and their draft-07 and
+//     RateLimit-Limit/-Remaining/-Reset forms): a spent requests item pauses
+//     until its reset. Quotas in other units (qu="content-bytes") are listed
+//     in Quotas, in their own unit, but never pause.
+//  3. Only when level 2 is absent or unusable, the de facto headers
+//     (X-RateLimit-*, X-Rate-Limit-*, the OpenAI and Anthropic dimensions,
+//     Shopify's call limit, Salesforce's Sforce-Limit-Info): a spent quota
+//     pauses until its reset.
 //
-// Levels 2 and 3 also fill Remaining, Limit, Reset and Quotas, even when
-// level 1 decided the pause. When several quotas are reported the binding one
-// fills Remaining, Limit and Reset: a spent one (the one that resets last),
-// or else the one with the smallest remaining fraction of its limit, or the
-// smallest remaining count when a limit is unknown. A 429 or 503 is always
-// Exhausted, and so is a 403 with a valid retry header (GitHub's secondary
-// limits); when no level named a pause but the binding quota is spent
-// (remaining 0) and its reset is known, the response pauses until that
-// reset. A refusal whose quota still has requests left (another limit, such
-// as concurrency, refused it) names no pause: adaptive throttling slows down.
-//
-// Header names are matched case-insensitively, even in a map built by hand.
-// When a header has several values the first valid one is used; the lines of
-// a structured field are joined with ", " as RFC 8941 says.
+// Levels 2 and 3 fill Remaining, Limit, Reset and Quotas even when level 1
+// decided the pause; the binding quota (a spent one, else the one closest to
+// being spent) fills Remaining, Limit and Reset. A remaining count sent
+// twice, or folded into a list ("991, 98"), reads as the smallest. A 429 is
+// always Exhausted; so is a 503, unless it carries a retry header that does
+// not parse (a broken proxy's page, not a quota); so is a 403 with a valid
+// retry header (GitHub's secondary limits). Header names are matched in any
+// case, even in a map built by hand. The README lists every header read and
+// how; a Profile (WithProfile, Profile.ParseFeedback) adds what only a
+// provider's own headers or body say.
 func ParseFeedback(status int, h http.Header, now time.Time) Feedback {
-	return parseFeedback(status, h, now, DefaultMaxPause)
+	return readFeedback(status, h, nil, now, math.MaxInt64, ProfileNone)
 }
 
 // parseFeedback is ParseFeedback with the pause capped at maxPause; a
 // maxPause <= 0 means DefaultMaxPause. The budget calls it with its
 // WithMaxPause value.
 func parseFeedback(status int, h http.Header, now time.Time, maxPause time.Duration) Feedback {
+	return readFeedback(status, h, nil, now, maxPause, ProfileNone)
+}
+
+// readFeedback reads a response as ParseFeedback does, then as profile pr
+// reads it (body is the prefix of the body pr asked for, or nil), and caps
+// the pause at maxPause (<= 0 means DefaultMaxPause).
+func readFeedback(status int, h http.Header, body []byte, now time.Time, maxPause time.Duration, pr Profile) Feedback {
 	if maxPause <= 0 {
 		maxPause = DefaultMaxPause
 	}
 	fb := Feedback{Remaining: -1, Limit: -1, Reset: -1}
 	fb.Exhausted = status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+	spec := pr.spec()
 
 	var hs feedbackHeaders
-	if !hs.collect(h) {
+	if !hs.collect(h) && spec == nil {
 		return fb // the common case: no rate-limit header at all
 	}
 
 	// Level 1: the retry headers, on refusals only.
-	pause, level1 := time.Duration(0), false
+	pause, level1, retrySent := time.Duration(0), false, false
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
 		status == http.StatusForbidden {
-		pause, level1 = parseRetryAfterHeaders(&hs, now)
+		pause, level1, retrySent = parseRetryAfterHeaders(&hs, now)
 		if level1 {
 			fb.Source = FromRetryAfter
 			fb.Exhausted = true // a 403 with Retry-After is a throttle, not a denial
+		} else if retrySent && status == http.StatusServiceUnavailable {
+			fb.Exhausted = false // a garbage Retry-After: an outage page, not a quota
 		}
 	}
 
 	// Levels 2 and 3: the quota state. Level 3 only when level 2 said nothing.
+	// A profile adds the quotas only its provider's headers report.
 	var qs feedbackQuotas
 	source := FromNone
 	if parseIETFFeedback(&hs, now, &qs) {
 		source = FromRateLimit
 	} else if parseXRateLimitFeedback(&hs, now, &qs) {
 		source = FromXRateLimit
+	}
+	if spec != nil {
+		if s := pr.addQuotas(h, now, &qs); source == FromNone {
+			source = s
+		}
 	}
 	if fb.Source == FromNone {
 		fb.Source = source
@@ -203,21 +206,22 @@ func parseFeedback(status int, h http.Header, now time.Time, maxPause time.Durat
 	}
 	fb.Exhausted = fb.Exhausted || spent
 	if !level1 {
-		pause = spentPause
-		if pause <= 0 && fb.Exhausted && fb.Remaining == 0 && fb.Reset > 0 {
-			pause = fb.Reset // a refusal whose binding quota is spent: until it returns
-		}
+		pause = spentPause // the binding quota is a spent one, so this is its reset
 	}
-	fb.Pause = min(pause, maxPause) // every parser returns pauses >= 0
+	fb.Pause = pause // every parser returns pauses >= 0
 	if qs.n > 0 {
 		fb.Quotas = append([]Quota(nil), qs.q[:qs.n]...)
 	}
+	if spec != nil {
+		pr.refine(status, h, body, now, &fb)
+	}
+	fb.Pause = min(fb.Pause, maxPause)
 	return fb
 }
 
 // feedbackMaxQuotas bounds the quotas one response can report: 32 IETF items
 // plus 32 policies without an item. The de facto families report at most 8.
-const feedbackMaxQuotas = 2 * sfMaxMembers
+const feedbackMaxQuotas = 2 * sf.MaxMembers
 
 // feedbackQuotas collects the quotas of the deciding level. binds[i] says
 // whether quota i counts for Exhausted, Pause and the binding choice (an IETF

@@ -9,7 +9,7 @@ import (
 // BenchmarkParseFeedback measures the parser on the responses a budget sees
 // most: a plain 200 with ordinary headers (the hot path, 0 allocs/op), a 200
 // with GitHub-style X-RateLimit headers, a 200 with IETF RateLimit fields and
-// a 429 with Retry-After.
+// a 429 with Retry-After; and a plain 200 read with a profile.
 func BenchmarkParseFeedback(b *testing.B) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	ordinary := func() http.Header {
@@ -60,6 +60,14 @@ func BenchmarkParseFeedback(b *testing.B) {
 			}
 		})
 	}
+	// With a profile: a plain 200 still allocates nothing.
+	b.Run("plain-200-profile-hubspot", func(b *testing.B) {
+		h := ordinary()
+		b.ReportAllocs()
+		for b.Loop() {
+			benchFeedback = ProfileHubSpot.ParseFeedback(200, h, nil, now)
+		}
+	})
 }
 
 // benchFeedback keeps the benchmarked calls from being optimized away.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"net/http"
 	"reflect"
 	"strings"
@@ -10,8 +11,9 @@ import (
 
 // FuzzParseFeedback feeds ParseFeedback arbitrary statuses and header blocks
 // ("Name: value" lines) and checks what must hold for any input: it never
-// panics, the pause is within [0, cap], unknown numbers are -1 and never
-// less, and the result does not change when the header names are re-cased
+// panics, the pause is never negative (and within the cap when the budget
+// reads it with parseFeedback), unknown numbers are -1 and never less, and
+// the result does not change when the header names are re-cased
 // (canonical, lower or upper case).
 func FuzzParseFeedback(f *testing.F) {
 	seeds := []struct {
@@ -68,7 +70,7 @@ func FuzzParseFeedback(f *testing.F) {
 		now := time.Unix(nowUnix%(1<<40), 0)
 		canonical := build(http.CanonicalHeaderKey)
 		fb := ParseFeedback(status, canonical, now)
-		checkFeedback(t, fb, DefaultMaxPause)
+		checkFeedback(t, fb, math.MaxInt64) // ParseFeedback reports pauses uncapped
 
 		for _, recase := range []func(string) string{fbASCIILower, fbASCIIUpper} {
 			h := build(recase)
@@ -101,8 +103,8 @@ func checkFeedback(t *testing.T, fb Feedback, maxPause time.Duration) {
 	if fb.Source > FromXRateLimit {
 		t.Fatalf("Source = %v, want a defined source", fb.Source)
 	}
-	if fb.Quotas != nil && (len(fb.Quotas) == 0 || len(fb.Quotas) > feedbackMaxQuotas) {
-		t.Fatalf("len(Quotas) = %d, want nil or 1..%d", len(fb.Quotas), feedbackMaxQuotas)
+	if most := feedbackMaxQuotas + profileMaxExtraQuotas; fb.Quotas != nil && (len(fb.Quotas) == 0 || len(fb.Quotas) > most) {
+		t.Fatalf("len(Quotas) = %d, want nil or 1..%d", len(fb.Quotas), most)
 	}
 	for _, q := range fb.Quotas {
 		if q.Remaining < -1 || q.Limit < -1 || q.Reset < -1 || q.Window < 0 {
@@ -124,4 +126,74 @@ func fbASCIIMap(s string, lo, hi byte, delta int) string {
 		}
 	}
 	return string(b)
+}
+
+// FuzzProfileFeedback feeds every profile arbitrary statuses, header blocks
+// and bodies, and checks the same bounds as FuzzParseFeedback: no panic, no
+// negative pause, unknown numbers never below -1, the budget's reading
+// capped, the body prefix bounded, and the same answer on a second call
+// and under re-cased header names.
+func FuzzProfileFeedback(f *testing.F) {
+	seeds := []struct {
+		p      Profile
+		status int
+		block  string
+		body   string
+	}{
+		{ProfileGitHub, 403, "X-RateLimit-Remaining: 4000\nContent-Type: application/json", `{"message":"You have exceeded a secondary rate limit."}`},
+		{ProfileAtlassian, 200, `Beta-RateLimit: "q";r=0;t=2788` + "\n" + `Beta-RateLimit-Policy: "q";q=100;w=3600`, ""},
+		{ProfileHubSpot, 429, "X-HubSpot-RateLimit-Interval-Milliseconds: 10000\nX-HubSpot-RateLimit-Max: 100\nX-HubSpot-RateLimit-Remaining: 0", ""},
+		{ProfileZendesk, 200, "zendesk-ratelimit-tickets-index: total=100; remaining=0; resets=41\nzendesk-ratelimit-b: remaining=1", ""},
+		{ProfileBybit, 200, "Content-Type: application/json\nX-Bapi-Limit-Status: 0\nX-Bapi-Limit-Reset-Timestamp: 1748779200800", `{"retCode":10006,"retMsg":"Too many visits!"}`},
+		{ProfileShopify, 200, "Content-Type: application/json", `{"errors":[{"extensions":{"code":"THROTTLED"}}],"extensions":{"cost":{"requestedQueryCost":752,"throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":666,"restoreRate":50.0}}}}`},
+		{ProfileShopify, 200, "Content-Type: application/json", `{"errors":"THROTTLED","requestedQueryCost":1e308,"currentlyAvailable":0,"maximumAvailable":99999999999999999999,"restoreRate":0.000000001}`},
+		{ProfileSalesforce, 403, "Sforce-Limit-Info: api-usage=5000/5000", `[{"errorCode":"REQUEST_LIMIT_EXCEEDED"}]`},
+		{ProfileDiscord, 429, "X-RateLimit-Scope: shared\nX-RateLimit-Global: true", `{"retry_after": 64.57, "global": false}`},
+		{ProfileOpenAI, 429, "Content-Type: application/json", `{"error":{"message":"Please try again in 1.8s.","code":"rate_limit_exceeded"}}`},
+		{ProfileAnthropic, 529, "Retry-After: 4\nanthropic-priority-input-tokens-remaining: 0", ""},
+		{ProfileGoogleMaps, 200, "Content-Type: application/json", `{"results" : [], "status" : "OVER_QUERY_LIMIT"}`},
+		{ProfilePrisjakt, 429, "X-Rate-Limit-Remaining: 0\nX-Rate-Limit-Reset: 600000", ""},
+	}
+	for _, s := range seeds {
+		f.Add(uint8(s.p), s.status, s.block, []byte(s.body), fbT0.Unix())
+	}
+	f.Fuzz(func(t *testing.T, pr uint8, status int, block string, body []byte, nowUnix int64) {
+		p := Profile(pr % uint8(profileCount+1)) // every profile and one invalid value
+		var names, values []string
+		for line := range strings.SplitSeq(block, "\n") {
+			if len(names) == 64 {
+				break
+			}
+			name, value, ok := strings.Cut(line, ":")
+			if !ok || name == "" {
+				continue
+			}
+			names = append(names, name)
+			values = append(values, strings.TrimLeft(value, " "))
+		}
+		build := func(recase func(string) string) http.Header {
+			h := http.Header{}
+			for i, name := range names {
+				k := recase(name)
+				h[k] = append(h[k], values[i])
+			}
+			return h
+		}
+		now := time.Unix(nowUnix%(1<<40), 0)
+		canonical := build(http.CanonicalHeaderKey)
+		if n := p.BodyPrefix(status, canonical); n < 0 || n > profileMaxBody {
+			t.Fatalf("BodyPrefix = %d, want within [0, %d]", n, profileMaxBody)
+		}
+		fb := p.ParseFeedback(status, canonical, body, now)
+		checkFeedback(t, fb, math.MaxInt64)
+		if again := p.ParseFeedback(status, canonical, body, now); !reflect.DeepEqual(again, fb) {
+			t.Fatalf("second call differs: %+v then %+v", fb, again)
+		}
+		for _, recase := range []func(string) string{fbASCIILower, fbASCIIUpper} {
+			if got := p.ParseFeedback(status, build(recase), body, now); !reflect.DeepEqual(got, fb) {
+				t.Fatalf("re-cased names changed the result:\n-> %+v\n-> %+v", fb, got)
+			}
+		}
+		checkFeedback(t, readFeedback(status, canonical, body, now, time.Minute, p), time.Minute)
+	})
 }

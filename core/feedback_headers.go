@@ -3,6 +3,8 @@ package core
 import (
 	"net/http"
 	"net/textproto"
+
+	"github.com/headgate-go/headgate/core/internal/ascii"
 )
 
 // feedbackHeader names one header ParseFeedback reads. The names are listed
@@ -30,7 +32,8 @@ const (
 	fbHdrXRLUsed
 	fbHdrXRLResource
 
-	// Level 3: X-Rate-Limit-*.
+	// Level 3: X-Rate-Limit-* (with Zendesk's bare X-Rate-Limit).
+	fbHdrXRL2Bare
 	fbHdrXRL2Limit
 	fbHdrXRL2Remaining
 	fbHdrXRL2Reset
@@ -58,6 +61,10 @@ const (
 	fbHdrAnthropicOutputTokensRemaining
 	fbHdrAnthropicOutputTokensReset
 
+	// Level 3: vendor quota formats.
+	fbHdrShopifyCallLimit
+	fbHdrSforceLimitInfo
+
 	feedbackHeaderCount
 
 	// fbHdrNone stands for a header a family does not have; get returns nil.
@@ -83,6 +90,7 @@ var feedbackHeaderNames = [feedbackHeaderCount]string{
 	fbHdrXRLUsed:       "x-ratelimit-used",
 	fbHdrXRLResource:   "x-ratelimit-resource",
 
+	fbHdrXRL2Bare:       "x-rate-limit",
 	fbHdrXRL2Limit:      "x-rate-limit-limit",
 	fbHdrXRL2Remaining:  "x-rate-limit-remaining",
 	fbHdrXRL2Reset:      "x-rate-limit-reset",
@@ -107,6 +115,9 @@ var feedbackHeaderNames = [feedbackHeaderCount]string{
 	fbHdrAnthropicOutputTokensLimit:     "anthropic-ratelimit-output-tokens-limit",
 	fbHdrAnthropicOutputTokensRemaining: "anthropic-ratelimit-output-tokens-remaining",
 	fbHdrAnthropicOutputTokensReset:     "anthropic-ratelimit-output-tokens-reset",
+
+	fbHdrShopifyCallLimit: "x-shopify-shop-api-call-limit",
+	fbHdrSforceLimitInfo:  "sforce-limit-info",
 }
 
 // feedbackHeaderCanon holds the canonical form of every name (what net/http
@@ -167,11 +178,7 @@ func feedbackHeaderID(k string) (feedbackHeader, bool) {
 		return 0, false
 	}
 	for i := range len(k) {
-		c := k[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[i] = c
+		buf[i] = ascii.Lower(k[i])
 	}
 	id, ok := feedbackHeaderIndex[string(buf[:len(k)])]
 	return id, ok
@@ -187,11 +194,13 @@ func feedbackHeaderCandidate(k string) bool {
 	switch k[0] | 0x20 {
 	case 'r': // retry-after…, ratelimit…
 		return k[2]|0x20 == 't'
-	case 'x': // x-ratelimit…, x-rate-limit…, x-ms-retry-after-ms
+	case 'x': // x-ratelimit…, x-rate-limit…, x-ms-retry-after-ms, x-shopify-…
 		a, b := k[2]|0x20, k[3]|0x20
-		return k[1] == '-' && (a == 'r' && b == 'a' || a == 'm' && b == 's')
+		return k[1] == '-' && (a == 'r' && b == 'a' || a == 'm' && b == 's' || a == 's' && b == 'h')
 	case 'a': // anthropic-ratelimit…
 		return k[1]|0x20 == 'n' && k[2]|0x20 == 't'
+	case 's': // sforce-limit-info
+		return k[1]|0x20 == 'f' && k[2]|0x20 == 'o'
 	}
 	return false
 }

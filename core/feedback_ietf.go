@@ -2,8 +2,10 @@ package core
 
 import (
 	"math"
-	"strings"
 	"time"
+
+	"github.com/headgate-go/headgate/core/internal/ascii"
+	"github.com/headgate-go/headgate/core/internal/sf"
 )
 
 // ietfPolicy is one member of RateLimit-Policy, reduced to what the RateLimit
@@ -23,44 +25,38 @@ type ietfPolicy struct {
 // RateLimit-Limit, -Remaining and -Reset trio. A field that does not parse,
 // or holds no item with a valid r, counts as absent.
 func parseIETFFeedback(hs *feedbackHeaders, now time.Time, qs *feedbackQuotas) bool {
-	if lines := hs.get(fbHdrRateLimit); len(lines) > 0 {
-		var members [sfMaxMembers]sfMember
-		var policies [sfMaxMembers]ietfPolicy
-		np := parseIETFPolicies(hs.get(fbHdrRateLimitPolicy), &members, &policies)
-		field := sfJoinLines(lines)
-		if n, ok := parseSFList(field, &members); ok {
-			if parseIETFItems(members[:n], policies[:np], qs) {
-				return true
-			}
-		} else if n, ok := parseSFDict(field, &members); ok {
-			if parseIETFDraft7(members[:n], policies[:np], qs) {
-				return true
-			}
-		}
-	}
-	return parseIETFTrio(hs, now, qs)
+	return parseIETFFields(hs.get(fbHdrRateLimit), hs.get(fbHdrRateLimitPolicy), qs) ||
+		parseIETFTrio(hs, now, qs)
 }
 
-// sfJoinLines joins the lines of a structured field with ", ", as RFC 8941
-// section 4.2 says; a field sent on one line (the usual case) is used as is.
-func sfJoinLines(lines []string) string {
-	if len(lines) == 1 {
-		return lines[0]
+// parseIETFFields reads the lines of a RateLimit field and of its
+// RateLimit-Policy field (under whatever names a provider sends them, such
+// as Atlassian's Beta-RateLimit) into qs and reports whether they applied.
+func parseIETFFields(lines, policyLines []string, qs *feedbackQuotas) bool {
+	if len(lines) == 0 {
+		return false
 	}
-	if len(lines) > sfMaxMembers {
-		return "(" // more lines than members: malformed
+	var members [sf.MaxMembers]sf.Member
+	var policies [sf.MaxMembers]ietfPolicy
+	np := parseIETFPolicies(policyLines, &members, &policies)
+	field := sf.JoinLines(lines)
+	if n, ok := sf.ParseList(field, &members); ok {
+		return parseIETFItems(members[:n], policies[:np], qs)
 	}
-	return strings.Join(lines, ", ")
+	if n, ok := sf.ParseDict(field, &members); ok {
+		return parseIETFDraft7(members[:n], policies[:np], qs)
+	}
+	return false
 }
 
 // parseIETFPolicies parses RateLimit-Policy into policies, using members as
 // scratch space, and returns how many there are: 0 when the field is absent
 // or malformed (the RateLimit items then stand alone).
-func parseIETFPolicies(lines []string, members *[sfMaxMembers]sfMember, policies *[sfMaxMembers]ietfPolicy) int {
+func parseIETFPolicies(lines []string, members *[sf.MaxMembers]sf.Member, policies *[sf.MaxMembers]ietfPolicy) int {
 	if len(lines) == 0 {
 		return 0
 	}
-	n, ok := parseSFList(sfJoinLines(lines), members)
+	n, ok := sf.ParseList(sf.JoinLines(lines), members)
 	if !ok {
 		return 0
 	}
@@ -68,16 +64,16 @@ func parseIETFPolicies(lines []string, members *[sfMaxMembers]sfMember, policies
 	for i := range n {
 		m := &members[i]
 		p := ietfPolicy{
-			limit:  sfCount(m.params[sfParamQ]),
-			window: sfSeconds(m.params[sfParamW], 0),
-			unit:   ietfUnit(m.params[sfParamQU]),
+			limit:  sfCount(m.Params[sf.ParamQ]),
+			window: sfSeconds(m.Params[sf.ParamW], 0),
+			unit:   ietfUnit(m.Params[sf.ParamQU]),
 			number: -1,
 		}
-		switch m.value.kind {
-		case sfString, sfToken:
-			p.name = m.value.raw
-		case sfInteger:
-			p.number = m.value.milli / 1000 // draft-07: the value is the quota
+		switch m.Value.Kind {
+		case sf.String, sf.Token:
+			p.name = m.Value.Raw
+		case sf.Integer:
+			p.number = m.Value.Milli / 1000 // draft-07: the value is the quota
 		default:
 			continue
 		}
@@ -91,26 +87,26 @@ func parseIETFPolicies(lines []string, members *[sfMaxMembers]sfMember, policies
 // each item names a policy and carries r (remaining, required) and t (seconds
 // until reset). An item whose policy is not listed counts requests. Policies
 // no item named are listed after the items, with Remaining and Reset unknown.
-func parseIETFItems(items []sfMember, policies []ietfPolicy, qs *feedbackQuotas) bool {
+func parseIETFItems(items []sf.Member, policies []ietfPolicy, qs *feedbackQuotas) bool {
 	applied := false
 	for i := range items {
 		m := &items[i]
-		if m.value.kind != sfString && m.value.kind != sfToken {
+		if m.Value.Kind != sf.String && m.Value.Kind != sf.Token {
 			continue
 		}
-		remaining := sfCount(m.params[sfParamR])
+		remaining := sfCount(m.Params[sf.ParamR])
 		if remaining < 0 {
 			continue // r is required
 		}
 		q := Quota{
-			Name:      sfUnescape(m.value.raw),
+			Name:      sf.Unescape(m.Value.Raw),
 			Unit:      "requests",
 			Remaining: remaining,
 			Limit:     -1,
-			Reset:     sfSeconds(m.params[sfParamT], -1),
+			Reset:     sfSeconds(m.Params[sf.ParamT], -1),
 		}
 		for j := range policies {
-			if p := &policies[j]; p.number < 0 && p.name == m.value.raw {
+			if p := &policies[j]; p.number < 0 && p.name == m.Value.Raw {
 				q.Unit, q.Limit, q.Window = p.unit, p.limit, p.window
 				p.used = true
 				break
@@ -125,7 +121,7 @@ func parseIETFItems(items []sfMember, policies []ietfPolicy, qs *feedbackQuotas)
 	for j := range policies {
 		if p := &policies[j]; !p.used && p.number < 0 {
 			qs.add(Quota{
-				Name: sfUnescape(p.name), Unit: p.unit,
+				Name: sf.Unescape(p.name), Unit: p.unit,
 				Remaining: -1, Limit: p.limit, Reset: -1, Window: p.window,
 			}, false)
 		}
@@ -136,16 +132,16 @@ func parseIETFItems(items []sfMember, policies []ietfPolicy, qs *feedbackQuotas)
 // parseIETFDraft7 reads the draft-07 form, a Dictionary such as
 // `limit=100, remaining=0, reset=30` (with a policy such as `100;w=60`),
 // as one requests quota. It applies when remaining is a valid count.
-func parseIETFDraft7(members []sfMember, policies []ietfPolicy, qs *feedbackQuotas) bool {
+func parseIETFDraft7(members []sf.Member, policies []ietfPolicy, qs *feedbackQuotas) bool {
 	q := Quota{Name: "requests", Unit: "requests", Remaining: -1, Limit: -1, Reset: -1}
 	for i := range members { // a repeated key: the last one wins, as RFC 8941 says
-		switch m := &members[i]; m.key {
+		switch m := &members[i]; m.Key {
 		case "limit":
-			q.Limit = sfCount(m.value)
+			q.Limit = sfCount(m.Value)
 		case "remaining":
-			q.Remaining = sfCount(m.value)
+			q.Remaining = sfCount(m.Value)
 		case "reset":
-			q.Reset = sfSeconds(m.value, -1)
+			q.Reset = sfSeconds(m.Value, -1)
 		}
 	}
 	if q.Remaining < 0 {
@@ -166,7 +162,7 @@ func parseIETFDraft7(members []sfMember, policies []ietfPolicy, qs *feedbackQuot
 // RateLimit-Reset (seconds; a Unix time, as GitLab sends, is told apart by
 // size as for X-RateLimit-Reset). It applies when Remaining is valid.
 func parseIETFTrio(hs *feedbackHeaders, now time.Time, qs *feedbackQuotas) bool {
-	remaining, ok := feedbackFirstCount(hs.get(fbHdrRateLimitRemaining))
+	remaining, ok := feedbackRemaining(hs.get(fbHdrRateLimitRemaining))
 	if !ok {
 		return false
 	}
@@ -184,12 +180,12 @@ func parseIETFTrio(hs *feedbackHeaders, now time.Time, qs *feedbackQuotas) bool 
 // ietfUnit normalizes a qu parameter: missing, "request" or "requests" (any
 // case) is "requests"; another String or Token ("content-bytes",
 // "concurrency") is kept. A qu of another type is read as missing.
-func ietfUnit(v sfValue) string {
-	if v.kind != sfString && v.kind != sfToken {
+func ietfUnit(v sf.Value) string {
+	if v.Kind != sf.String && v.Kind != sf.Token {
 		return "requests"
 	}
-	u := sfUnescape(v.raw)
-	if feedbackEqualFold(u, "request") || feedbackEqualFold(u, "requests") {
+	u := sf.Unescape(v.Raw)
+	if ascii.EqualFold(u, "request") || ascii.EqualFold(u, "requests") {
 		return "requests"
 	}
 	return u
@@ -197,23 +193,23 @@ func ietfUnit(v sfValue) string {
 
 // sfCount returns a non-negative Integer as an int (saturated), or -1 for
 // anything else.
-func sfCount(v sfValue) int {
-	if v.kind != sfInteger || v.milli < 0 {
+func sfCount(v sf.Value) int {
+	if v.Kind != sf.Integer || v.Milli < 0 {
 		return -1
 	}
-	return feedbackClampInt(v.milli / 1000)
+	return feedbackClampInt(v.Milli / 1000)
 }
 
 // sfSeconds returns a non-negative Integer or Decimal number of seconds as a
 // Duration (saturated), or unknown for anything else.
-func sfSeconds(v sfValue, unknown time.Duration) time.Duration {
-	if (v.kind != sfInteger && v.kind != sfDecimal) || v.milli < 0 {
+func sfSeconds(v sf.Value, unknown time.Duration) time.Duration {
+	if (v.Kind != sf.Integer && v.Kind != sf.Decimal) || v.Milli < 0 {
 		return unknown
 	}
-	if v.milli > math.MaxInt64/int64(time.Millisecond) {
+	if v.Milli > math.MaxInt64/int64(time.Millisecond) {
 		return math.MaxInt64
 	}
-	return time.Duration(v.milli) * time.Millisecond
+	return time.Duration(v.Milli) * time.Millisecond
 }
 
 // feedbackClampInt converts a non-negative int64 to int, saturating on 32-bit

@@ -3,7 +3,6 @@ package core
 import (
 	"math"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 )
@@ -96,7 +95,7 @@ func TestParseFeedbackIETF(t *testing.T) {
 		{"draft-07-dictionary-last-key-wins", 200, fbHeader("RateLimit", "remaining=0, reset=30, remaining=4"),
 			fbWant{0, false, 4, -1, 30 * time.Second, FromRateLimit}},
 		{"huge-t-saturates", 200, fbHeader("RateLimit", `p;r=0;t=999999999999999`),
-			fbWant{DefaultMaxPause, true, 0, -1, math.MaxInt64, FromRateLimit}},
+			fbWant{math.MaxInt64, true, 0, -1, math.MaxInt64, FromRateLimit}},
 		{"draft-07-dictionary-without-remaining", 200, fbHeader("RateLimit", "limit=100, reset=30"), fbUnknown},
 		{"older-trio", 200,
 			fbHeader("RateLimit-Limit", "100, 100;w=60", "RateLimit-Remaining", "0", "RateLimit-Reset", "20"),
@@ -123,125 +122,6 @@ func TestParseFeedbackIETFQuotaNames(t *testing.T) {
 	want := Quota{Name: `a"b\c`, Unit: "Content-Bytes", Remaining: 3, Limit: 10, Reset: -1, Window: 1500 * time.Millisecond}
 	if len(fb.Quotas) != 1 || fb.Quotas[0] != want {
 		t.Errorf("ParseFeedback(escaped policy name).Quotas = %+v, want [%+v]", fb.Quotas, want)
-	}
-}
-
-// TestParseSFList checks the structured-field parser on its own: which
-// inputs are valid Lists and what it keeps of them.
-func TestParseSFList(t *testing.T) {
-	tests := []struct {
-		name  string
-		value string
-		n     int
-		ok    bool
-	}{
-		{"empty", "", 0, true},
-		{"spaces", "   ", 0, true},
-		{"one-string", `"a"`, 1, true},
-		{"tokens", `a, b/c:d, *e`, 3, true},
-		{"numbers", `1, -2, 3.5, -0.125`, 4, true},
-		{"booleans", `?0, ?1`, 2, true},
-		{"byte-sequence", `:aGVsbG8=:`, 1, true},
-		{"date", `@1700000000`, 1, true},
-		{"display-string", `%"f%c3%bc"`, 1, true},
-		{"inner-lists", `(a "b" 1);x, ()`, 2, true},
-		{"params", `a;x;y=1;z="s";*w=?0`, 1, true},
-		{"max-members", "a" + strings.Repeat(", a", sfMaxMembers-1), sfMaxMembers, true},
-		{"too-many-members", "a" + strings.Repeat(", a", sfMaxMembers), 0, false},
-		{"trailing-comma", `a,`, 0, false},
-		{"leading-comma", `,a`, 0, false},
-		{"double-comma", `a,,b`, 0, false},
-		{"missing-comma", `a b`, 0, false},
-		{"bad-string-char", "\"a\x01\"", 0, false},
-		{"non-ascii-string", "\"caf\xc3\xa9\"", 0, false},
-		{"bad-escape", `"\a"`, 0, false},
-		{"unterminated-string", `"abc`, 0, false},
-		{"bad-byte-sequence", `:ab$:`, 0, false},
-		{"unterminated-byte-sequence", `:abc`, 0, false},
-		{"bad-boolean", `?2`, 0, false},
-		{"decimal-date", `@1.5`, 0, false},
-		{"bad-display-string", `%"%C3"`, 0, false},
-		{"integer-too-long", `1234567890123456`, 0, false},
-		{"integer-15-digits", `123456789012345`, 1, true},
-		{"decimal-too-long", `1234567890123.5`, 0, false},
-		{"decimal-fraction-too-long", `1.2345`, 0, false},
-		{"decimal-no-fraction", `1.`, 0, false},
-		{"lone-minus", `-`, 0, false},
-		{"bad-key", `a;X=1`, 0, false},
-		{"unterminated-inner-list", `(a b`, 0, false},
-		{"inner-list-no-space", `(a"b")`, 0, false},
-		{"too-many-inner-items", "(" + strings.Repeat("a ", sfMaxMembers+1) + ")", 0, false},
-		{"bad-start", `!a`, 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var members [sfMaxMembers]sfMember
-			n, ok := parseSFList(tt.value, &members)
-			if n != tt.n || ok != tt.ok {
-				t.Errorf("parseSFList(%q) = %d, %v; want %d, %v", tt.value, n, ok, tt.n, tt.ok)
-			}
-		})
-	}
-
-	var members [sfMaxMembers]sfMember
-	n, ok := parseSFList(`"x\"y";q=100;qu="request";w=2.5;r=-3;t=0;q=7`, &members)
-	m := members[0]
-	if n != 1 || !ok || m.value != (sfValue{kind: sfString, raw: `x\"y`}) ||
-		m.params[sfParamQ] != (sfValue{kind: sfInteger, milli: 7000}) ||
-		m.params[sfParamQU] != (sfValue{kind: sfString, raw: "request"}) ||
-		m.params[sfParamW] != (sfValue{kind: sfDecimal, milli: 2500}) ||
-		m.params[sfParamR] != (sfValue{kind: sfInteger, milli: -3000}) ||
-		m.params[sfParamT] != (sfValue{kind: sfInteger, milli: 0}) {
-		t.Errorf("parseSFList(params) = %d, %v, %+v", n, ok, m)
-	}
-}
-
-func TestParseSFDict(t *testing.T) {
-	var members [sfMaxMembers]sfMember
-	n, ok := parseSFDict(`limit=100, remaining=0;x, reset=30, flag, list=(a b)`, &members)
-	if !ok || n != 5 || members[0].key != "limit" || members[0].value.milli != 100000 ||
-		members[1].key != "remaining" || members[1].value != (sfValue{kind: sfInteger}) ||
-		members[3].key != "flag" || members[3].value.kind != sfOther {
-		t.Errorf("parseSFDict(draft-07 form) = %d, %v, %+v", n, ok, members[:n])
-	}
-	for _, bad := range []string{`Limit=1`, `limit=`, `limit=1,`, `=1`} {
-		if _, ok := parseSFDict(bad, &members); ok {
-			t.Errorf("parseSFDict(%q) ok, want malformed", bad)
-		}
-	}
-}
-
-func TestSFUnescape(t *testing.T) {
-	for raw, want := range map[string]string{
-		``:          ``,
-		`plain`:     `plain`,
-		`a\"b`:      `a"b`,
-		`a\\b`:      `a\b`,
-		`\"\\\"\\`:  `"\"\`,
-		`trailing\`: `trailing\`,
-	} {
-		if got := sfUnescape(raw); got != want {
-			t.Errorf("sfUnescape(%q) = %q, want %q", raw, got, want)
-		}
-	}
-}
-
-// TestSFJoinLines checks that field lines are joined as RFC 8941 says, and
-// that more lines than a field may have members cost nothing.
-func TestSFJoinLines(t *testing.T) {
-	if got := sfJoinLines([]string{"a", "b;x=1"}); got != "a, b;x=1" {
-		t.Errorf("sfJoinLines(a, b;x=1) = %q, want %q", got, "a, b;x=1")
-	}
-	lines := make([]string, sfMaxMembers+1)
-	for i := range lines {
-		lines[i] = "a"
-	}
-	var members [sfMaxMembers]sfMember
-	if n, ok := parseSFList(sfJoinLines(lines), &members); ok {
-		t.Errorf("parseSFList(%d joined lines) = %d, true; want malformed", len(lines), n)
-	}
-	if allocs := testing.AllocsPerRun(10, func() { sfJoinLines(lines) }); allocs != 0 {
-		t.Errorf("sfJoinLines(%d lines) allocates %v times, want 0", len(lines), allocs)
 	}
 }
 

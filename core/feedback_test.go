@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headgate-go/headgate/core/internal/sf"
 )
 
 // fbT0 is the fixed wall-clock instant most feedback tests read headers at.
@@ -144,8 +146,9 @@ func TestParseFeedbackPrecedence(t *testing.T) {
 	})
 }
 
-// TestParseFeedbackCap checks that no pause exceeds the cap, whatever the
-// source, and that parseFeedback takes the budget's cap.
+// TestParseFeedbackCap checks that the budget's parseFeedback caps every
+// pause, whatever its source, while the public ParseFeedback reports what
+// the server said (issue 17: the parser reports, the budget caps).
 func TestParseFeedbackCap(t *testing.T) {
 	huge := fbHeader("Retry-After", "86400")
 	tests := []struct {
@@ -172,8 +175,23 @@ func TestParseFeedbackCap(t *testing.T) {
 			}
 		})
 	}
-	if got := ParseFeedback(429, huge, fbT0).Pause; got != DefaultMaxPause {
-		t.Errorf("ParseFeedback(429, Retry-After: 86400, fbT0).Pause = %v, want DefaultMaxPause", got)
+	uncapped := []struct {
+		name   string
+		status int
+		h      http.Header
+		want   time.Duration
+	}{
+		{"retry-after-day", 429, huge, 24 * time.Hour},
+		{"retry-after-999999999", 429, fbHeader("Retry-After", "999999999"), 999999999 * time.Second},
+		{"retry-after-overflow-saturates", 429, fbHeader("Retry-After", strings.Repeat("9", 400)), math.MaxInt64},
+		{"retry-after-ms-as-is", 429, fbHeader("retry-after-ms", "7200000.5"), 2*time.Hour + 500*time.Microsecond},
+		{"ietf-huge-t", 200, fbHeader("RateLimit", `a;r=0;t=999999999999999`), math.MaxInt64},
+		{"unix-far-future", 200, fbHeader("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", fbUnixAt(48*time.Hour)), 48 * time.Hour},
+	}
+	for _, tt := range uncapped {
+		if got := ParseFeedback(tt.status, tt.h, fbT0).Pause; got != tt.want {
+			t.Errorf("%s: ParseFeedback(%d, %v, fbT0).Pause = %v, want %v (uncapped)", tt.name, tt.status, tt.h, got, tt.want)
+		}
 	}
 }
 
@@ -241,14 +259,28 @@ func TestFeedbackHeaderNames(t *testing.T) {
 	}
 }
 
-// TestParseFeedbackRepeatedHeaders checks that the first valid value of a
-// repeated header is used.
+// TestParseFeedbackRepeatedHeaders checks how a header sent on several
+// lines, or folded into a list, is read: conservatively. Retry-After is a
+// singleton field (RFC 9110 section 10.2.3), so a second line is an error
+// on the way, and the longest valid wait is the safe reading (Header.Get
+// would read the first line only); a remaining count reads as the smallest.
+// Any other header uses its first valid value.
 func TestParseFeedbackRepeatedHeaders(t *testing.T) {
 	runFeedbackCases(t, []feedbackCase{
-		{"retry-after-first-valid", 429, fbHeader("Retry-After", "soon", "Retry-After", "5", "Retry-After", "9"),
-			fbWant{5 * time.Second, true, -1, -1, -1, FromRetryAfter}},
-		{"remaining-first-valid", 200, fbHeader("X-RateLimit-Remaining", "-1", "X-RateLimit-Remaining", "4", "X-RateLimit-Remaining", "0"),
-			fbWant{0, false, 4, -1, -1, FromXRateLimit}},
+		{"retry-after-longest-valid", 429, fbHeader("Retry-After", "soon", "Retry-After", "5", "Retry-After", "9"),
+			fbWant{9 * time.Second, true, -1, -1, -1, FromRetryAfter}},
+		{"retry-after-longest-date-or-delta", 429, fbHeader("Retry-After", "120", "Retry-After", "Sun, 01 Jun 2025 12:00:30 GMT"),
+			fbWant{120 * time.Second, true, -1, -1, -1, FromRetryAfter}},
+		{"retry-after-ms-longest", 429, fbHeader("retry-after-ms", "20", "retry-after-ms", "1500"),
+			fbWant{1500 * time.Millisecond, true, -1, -1, -1, FromRetryAfter}},
+		{"remaining-smallest-line", 200, fbHeader("X-RateLimit-Remaining", "-1", "X-RateLimit-Remaining", "4", "X-RateLimit-Remaining", "2"),
+			fbWant{0, false, 2, -1, -1, FromXRateLimit}},
+		{"remaining-spent-line", 200, fbHeader("X-RateLimit-Remaining", "4", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "8"),
+			fbWant{8 * time.Second, true, 0, -1, 8 * time.Second, FromXRateLimit}},
+		{"remaining-folded-list", 200, fbHeader("X-RateLimit-Limit", "1000", "X-RateLimit-Remaining", "991, 98"),
+			fbWant{0, false, 98, 1000, -1, FromXRateLimit}},
+		{"ietf-trio-remaining-folded", 200, fbHeader("RateLimit-Remaining", "50, 7"),
+			fbWant{0, false, 7, -1, -1, FromRateLimit}},
 		{"reset-first-valid", 200, fbHeader("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "x", "X-RateLimit-Reset", "8"),
 			fbWant{8 * time.Second, true, 0, -1, 8 * time.Second, FromXRateLimit}},
 	})
@@ -364,12 +396,12 @@ func TestParseFeedbackNoAllocs(t *testing.T) {
 // TestParseFeedbackHostile checks that oversized and adversarial headers are
 // bounded: they parse as absent or are capped, and never panic.
 func TestParseFeedbackHostile(t *testing.T) {
-	many := strings.Repeat(`a;r=0;t=5, `, sfMaxMembers) + `a;r=0;t=5`
-	manyParams := "a;r=0;t=5" + strings.Repeat(";x=1", sfMaxMembers)
+	many := strings.Repeat(`a;r=0;t=5, `, sf.MaxMembers) + `a;r=0;t=5`
+	manyParams := "a;r=0;t=5" + strings.Repeat(";x=1", sf.MaxMembers)
 	runFeedbackCases(t, []feedbackCase{
 		{"too-many-items", 200, fbHeader("RateLimit", many), fbUnknown},
 		{"too-many-params", 200, fbHeader("RateLimit", manyParams), fbUnknown},
-		{"most-items-allowed", 200, fbHeader("RateLimit", strings.Repeat(`a;r=1, `, sfMaxMembers-1)+`a;r=0;t=5`),
+		{"most-items-allowed", 200, fbHeader("RateLimit", strings.Repeat(`a;r=1, `, sf.MaxMembers-1)+`a;r=0;t=5`),
 			fbWant{5 * time.Second, true, 0, -1, 5 * time.Second, FromRateLimit}},
 		{"long-garbage", 429, fbHeader("Retry-After", strings.Repeat("\x00\xff", 1<<14),
 			"X-RateLimit-Reset", strings.Repeat("1", 1<<14)), fbWant{exhausted: true, remaining: -1, limit: -1, reset: -1}},
@@ -377,7 +409,7 @@ func TestParseFeedbackHostile(t *testing.T) {
 			fbWant{0, false, math.MaxInt, -1, -1, FromXRateLimit}},
 		{"too-many-field-lines", 200, func() http.Header {
 			h := http.Header{}
-			for range sfMaxMembers + 1 {
+			for range sf.MaxMembers + 1 {
 				h.Add("RateLimit", "a;r=0;t=1")
 			}
 			return h

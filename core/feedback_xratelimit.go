@@ -1,8 +1,12 @@
 package core
 
 import (
-	"math"
+	"strings"
 	"time"
+
+	"github.com/headgate-go/headgate/core/internal/ascii"
+	"github.com/headgate-go/headgate/core/internal/httpdate"
+	"github.com/headgate-go/headgate/core/internal/num"
 )
 
 // xrlDimension is one quota of a provider's per-dimension headers.
@@ -37,7 +41,8 @@ var xrlDimensions = [...]xrlDimension{
 // parseXRateLimitFeedback reads level 3 of ParseFeedback into qs and reports
 // whether it applies (some quota had a valid remaining count): the
 // X-RateLimit-* headers (else the X-Rate-Limit-* spelling), then the
-// per-dimension headers of xrlDimensions. Every quota counts for the binding
+// per-dimension headers of xrlDimensions, then the vendor quota formats of
+// Shopify and Salesforce (see parseUsedOfLimit). Every quota counts for the binding
 // choice, tokens included: a spent tokens quota refuses the next request as
 // surely as a spent requests quota.
 func parseXRateLimitFeedback(hs *feedbackHeaders, now time.Time, qs *feedbackQuotas) bool {
@@ -48,7 +53,7 @@ func parseXRateLimitFeedback(hs *feedbackHeaders, now time.Time, qs *feedbackQuo
 	}
 	for i := range xrlDimensions {
 		d := &xrlDimensions[i]
-		remaining, ok := feedbackFirstCount(hs.get(d.remaining))
+		remaining, ok := feedbackRemaining(hs.get(d.remaining))
 		if !ok {
 			continue
 		}
@@ -61,6 +66,8 @@ func parseXRateLimitFeedback(hs *feedbackHeaders, now time.Time, qs *feedbackQuo
 		}
 		qs.add(q, true)
 	}
+	parseShopifyCallLimit(hs, qs)
+	parseSforceLimitInfo(hs, qs)
 	return qs.n > 0
 }
 
@@ -70,14 +77,19 @@ func parseXRateLimitFeedback(hs *feedbackHeaders, now time.Time, qs *feedbackQuo
 // and X-RateLimit-Resource ("core", "search"…) names the quota. A
 // Reset-After (seconds from now, as Discord sends) is preferred to Reset,
 // because it does not depend on the two clocks agreeing. usedH and
-// resourceH are fbHdrNone for a family without them.
+// resourceH are fbHdrNone for a family without them. The X-Rate-Limit-*
+// spelling also takes its limit from a bare X-Rate-Limit, as Zendesk sends it.
 func parseXRateLimitFamily(hs *feedbackHeaders, now time.Time, qs *feedbackQuotas,
 	limitH, remainingH, resetH, resetAfterH, usedH, resourceH feedbackHeader) bool {
 	q := Quota{Name: "requests", Unit: "requests", Remaining: -1, Limit: -1, Reset: -1}
 	if limit, ok := feedbackFirstCount(hs.get(limitH)); ok {
 		q.Limit = limit
+	} else if limitH == fbHdrXRL2Limit {
+		if limit, ok := feedbackFirstCount(hs.get(fbHdrXRL2Bare)); ok {
+			q.Limit = limit
+		}
 	}
-	if remaining, ok := feedbackFirstCount(hs.get(remainingH)); ok {
+	if remaining, ok := feedbackRemaining(hs.get(remainingH)); ok {
 		q.Remaining = remaining
 	} else if usedH != fbHdrNone && q.Limit >= 0 {
 		if used, ok := feedbackFirstCount(hs.get(usedH)); ok {
@@ -94,7 +106,7 @@ func parseXRateLimitFamily(hs *feedbackHeaders, now time.Time, qs *feedbackQuota
 	}
 	if resourceH != fbHdrNone {
 		for _, v := range hs.get(resourceH) {
-			if v = feedbackTrimOWS(v); v != "" && len(v) <= 64 {
+			if v = ascii.TrimOWS(v); v != "" && len(v) <= 64 {
 				q.Name = v
 				break
 			}
@@ -104,15 +116,104 @@ func parseXRateLimitFamily(hs *feedbackHeaders, now time.Time, qs *feedbackQuota
 	return true
 }
 
-// feedbackFirstCount returns the first valid count among vals (see
-// parseFeedbackCount).
+// parseShopifyCallLimit reads Shopify's X-Shopify-Shop-Api-Call-Limit
+// ("32/40": 32 calls used of a bucket of 40) as a requests quota. The bucket
+// leaks continuously, so no reset is given.
+func parseShopifyCallLimit(hs *feedbackHeaders, qs *feedbackQuotas) {
+	for _, v := range hs.get(fbHdrShopifyCallLimit) {
+		if used, limit, ok := parseUsedOfLimit(ascii.TrimOWS(v)); ok {
+			qs.add(Quota{Name: "requests", Unit: "requests",
+				Remaining: max(limit-used, 0), Limit: limit, Reset: -1}, true)
+			return
+		}
+	}
+}
+
+// parseSforceLimitInfo reads Salesforce's Sforce-Limit-Info, a list of
+// name=used/limit members, separated by ';' or ',', such as
+// "api-usage=18/5000" and
+// "per-app-api-usage=17/250(appName=sample-app)", one requests quota each
+// (the parenthesized detail is dropped). The daily allocation rolls over 24
+// hours, so no reset is given.
+func parseSforceLimitInfo(hs *feedbackHeaders, qs *feedbackQuotas) {
+	for _, line := range hs.get(fbHdrSforceLimitInfo) {
+		for n := 0; line != "" && n < feedbackMaxListMembers; n++ {
+			member := line // members are separated by ';' (as documented) or ','
+			if i := strings.IndexAny(line, ",;"); i >= 0 {
+				member, line = line[:i], line[i+1:]
+			} else {
+				line = ""
+			}
+			name, usage, ok := strings.Cut(member, "=")
+			if !ok {
+				continue
+			}
+			if i := strings.IndexByte(usage, '('); i >= 0 {
+				usage = usage[:i]
+			}
+			name = ascii.TrimOWS(name)
+			used, limit, ok := parseUsedOfLimit(ascii.TrimOWS(usage))
+			if !ok || name == "" || len(name) > 64 {
+				continue
+			}
+			qs.add(Quota{Name: name, Unit: "requests",
+				Remaining: max(limit-used, 0), Limit: limit, Reset: -1}, true)
+		}
+	}
+}
+
+// parseUsedOfLimit reads "used/limit", two counts.
+func parseUsedOfLimit(v string) (used, limit int, ok bool) {
+	u, l, found := strings.Cut(v, "/")
+	if !found {
+		return 0, 0, false
+	}
+	used, ok1 := num.ParseCount(u)
+	limit, ok2 := num.ParseCount(l)
+	return used, limit, ok1 && ok2
+}
+
+// feedbackMaxListMembers bounds the members read from one comma-separated
+// line, so a hostile line costs one pass over its bytes.
+const feedbackMaxListMembers = 32
+
+// feedbackNextListMember splits a comma-separated line into its first member
+// (without parameters after ';' and without white space) and the rest.
+func feedbackNextListMember(line string) (member, rest string) {
+	member, rest, _ = strings.Cut(line, ",")
+	member, _, _ = strings.Cut(member, ";")
+	return ascii.TrimOWS(member), rest
+}
+
+// feedbackFirstCount returns the first valid count among vals: the first
+// member of the first line that holds a valid count ("100, 100;w=60" gives
+// 100, as the older RateLimit-Limit draft writes it).
 func feedbackFirstCount(vals []string) (int, bool) {
 	for _, v := range vals {
-		if n, ok := parseFeedbackCount(v); ok {
+		m, _ := feedbackNextListMember(v)
+		if n, ok := num.ParseCount(m); ok {
 			return n, true
 		}
 	}
 	return 0, false
+}
+
+// feedbackRemaining returns the smallest valid count among every member of
+// every line of a remaining-count header. A header sent twice reaches
+// net/http as two lines, and a proxy may fold them into one ("991, 98");
+// either way the conservative reading is the smaller count.
+func feedbackRemaining(vals []string) (int, bool) {
+	least, found := 0, false
+	for _, line := range vals {
+		for n := 0; line != "" && n < feedbackMaxListMembers; n++ {
+			var m string
+			m, line = feedbackNextListMember(line)
+			if c, ok := num.ParseCount(m); ok && (!found || c < least) {
+				least, found = c, true
+			}
+		}
+	}
+	return least, found
 }
 
 // feedbackFirstReset returns the first valid reset among vals (see
@@ -130,135 +231,70 @@ func feedbackFirstReset(vals []string, now time.Time) (time.Duration, bool) {
 // non-negative decimal number of seconds, or a Go-style duration.
 func feedbackFirstResetAfter(vals []string) (time.Duration, bool) {
 	for _, v := range vals {
-		v = feedbackTrimOWS(v)
-		if d, ok := parseFeedbackDecimalDuration(v, time.Second); ok {
+		v = ascii.TrimOWS(v)
+		if d, ok := num.ParseDuration(v, time.Second); ok {
 			return d, true
 		}
-		if d, ok := parseGoDuration(v); ok {
+		if d, ok := num.ParseGoDuration(v); ok {
 			return d, true
 		}
 	}
 	return 0, false
 }
 
-// parseFeedbackCount reads a quota count: a non-negative integer, saturated at
-// math.MaxInt. Only the first element of a list is read ("100, 100;w=60"
-// gives 100, as the older RateLimit-Limit draft writes it). A negative count
-// (Azure sends -1 for "no limit") is invalid, not spent.
-func parseFeedbackCount(v string) (int, bool) {
-	for i := range len(v) {
-		if v[i] == ',' || v[i] == ';' {
-			v = v[:i]
-			break
-		}
-	}
-	v = feedbackTrimOWS(v)
-	if v == "" {
-		return 0, false
-	}
-	n := 0
-	for i := range len(v) {
-		if !feedbackIsDigit(v[i]) {
-			return 0, false
-		}
-		d := int(v[i] - '0')
-		if n > (math.MaxInt-d)/10 {
-			n = math.MaxInt
-			continue
-		}
-		n = n*10 + d
-	}
-	return n, true
-}
-
 // parseFeedbackReset reads the time until a quota is restored, as seen at now:
 //
-//   - a bare non-negative number v (decimals allowed), told apart by size:
-//     v < 1e9 is seconds from now (under 32 years), 1e9 <= v < 1e12 a Unix
-//     time in seconds, v >= 1e12 a Unix time in milliseconds;
+//   - a bare non-negative number v (decimals allowed), told apart by its size
+//     against now's Unix time n: v < n/2 is seconds from now (a delta is far
+//     smaller than the epoch: under 27 years today), v < 500n (half of now in
+//     milliseconds) a Unix time in seconds, anything larger a Unix time in
+//     milliseconds. Measured against now rather than fixed thresholds, the
+//     rule holds on any clock: testing/synctest's starts in 2000, where an
+//     epoch reset is below 1e9;
 //   - a Go-style duration ("6m0s", "1h2m3.5s", "20ms"), as OpenAI sends;
 //   - an RFC 3339 time, as Anthropic sends, or an HTTP-date.
 //
 // A time in the past gives 0.
 func parseFeedbackReset(v string, now time.Time) (time.Duration, bool) {
-	v = feedbackTrimOWS(v)
-	if d, ok := parseFeedbackDecimal(v); ok {
+	v = ascii.TrimOWS(v)
+	if d, ok := num.ParseDecimal(v); ok {
+		deltaBelow, secondsBelow := epochScale(now)
 		switch {
-		case d.ip < 1e9:
-			return d.duration(time.Second), true
-		case d.ip < 1e12:
-			return feedbackUntilUnix(d.ip, d.frac, now), true
+		case d.Int < deltaBelow:
+			return d.Duration(time.Second), true
+		case d.Int < secondsBelow:
+			return feedbackUntilUnix(d.Int, d.Frac, now), true
 		default:
-			return feedbackUntilUnix(d.ip/1000, d.ip%1000*1e6+d.frac/1000, now), true
+			return feedbackUntilUnix(d.Int/1000, d.Int%1000*1e6+d.Frac/1000, now), true
 		}
 	}
-	if d, ok := parseGoDuration(v); ok {
+	if d, ok := num.ParseGoDuration(v); ok {
 		return d, true
 	}
-	if t, ok := parseRFC3339(v); ok {
+	if t, ok := httpdate.ParseRFC3339(v); ok {
 		return max(t.Sub(now), 0), true
 	}
-	if t, ok := parseHTTPDate(v, now); ok {
+	if t, ok := httpdate.Parse(v, now); ok {
 		return max(t.Sub(now), 0), true
 	}
 	return 0, false
 }
 
+// epochScale returns the bounds parseFeedbackReset tells a bare reset by: a
+// value below deltaBelow is seconds from now, below secondsBelow a Unix time
+// in seconds, else in milliseconds. A clock before 1977 (n < 2e8, such as the
+// zero time) falls back to the fixed bounds 1e9 and 1e12.
+func epochScale(now time.Time) (deltaBelow, secondsBelow uint64) {
+	n := now.Unix()
+	if n < 2e8 {
+		return 1e9, 1e12
+	}
+	return uint64(n / 2), uint64(n) * 500
+}
+
 // feedbackUntilUnix returns the time from now until the Unix time sec.nsec,
-// 0 when it has passed. sec is at most feedbackDecimalMax (about 4.6e18), far
+// 0 when it has passed. sec is at most num.DecimalMax (about 4.6e18), far
 // from where time.Unix would overflow, and Time.Sub saturates.
 func feedbackUntilUnix(sec, nsec uint64, now time.Time) time.Duration {
 	return max(time.Unix(int64(sec), int64(nsec)).Sub(now), 0)
-}
-
-// parseGoDuration reads a duration written as Go prints one: one or more
-// non-negative decimal numbers each followed by a unit (h, m, s, ms, us, µs,
-// ns), such as "6m0s", "1h2m3.5s", "0.5s" or "20ms". Unlike
-// time.ParseDuration it accepts no sign, and it saturates instead of failing
-// on overflow.
-func parseGoDuration(s string) (time.Duration, bool) {
-	if s == "" {
-		return 0, false
-	}
-	var total time.Duration
-	for s != "" {
-		i := 0
-		for i < len(s) && (feedbackIsDigit(s[i]) || s[i] == '.') {
-			i++
-		}
-		num, ok := parseFeedbackDecimal(s[:i])
-		if !ok {
-			return 0, false
-		}
-		s = s[i:]
-		j := 0
-		for j < len(s) && !feedbackIsDigit(s[j]) && s[j] != '.' {
-			j++
-		}
-		var unit time.Duration
-		switch s[:j] {
-		case "h":
-			unit = time.Hour
-		case "m":
-			unit = time.Minute
-		case "s":
-			unit = time.Second
-		case "ms":
-			unit = time.Millisecond
-		case "us", "µs", "μs": // U+00B5 and U+03BC, as time.ParseDuration
-			unit = time.Microsecond
-		case "ns":
-			unit = time.Nanosecond
-		default:
-			return 0, false
-		}
-		s = s[j:]
-		d := num.duration(unit)
-		if total > math.MaxInt64-d {
-			total = math.MaxInt64
-		} else {
-			total += d
-		}
-	}
-	return total, true
 }

@@ -19,7 +19,15 @@ func TestParseFeedbackXRateLimit(t *testing.T) {
 			fbWant{0, true, 0, -1, 0, FromXRateLimit}},
 		{"limit-without-remaining", 200, fbHeader("X-RateLimit-Limit", "60", "X-RateLimit-Reset", "30"), fbUnknown},
 		{"negative-remaining-is-fbUnknown", 200, fbHeader("X-RateLimit-Remaining", "-1", "X-RateLimit-Reset", "0"), fbUnknown},
-		{"decimal-remaining-is-invalid", 200, fbHeader("X-RateLimit-Remaining", "0.5"), fbUnknown},
+		// Reddit writes its counts as decimals ("599.0", "0.0"):
+		// https://www.reddit.com/r/redditdev/comments/1yxrp7/formal_ratelimiting_headers/
+		// A fraction is dropped: less than one request left is none.
+		{"decimal-remaining-reddit", 200, fbHeader("X-Ratelimit-Used", "1", "X-Ratelimit-Remaining", "599.0", "X-Ratelimit-Reset", "300"),
+			fbWant{0, false, 599, -1, 300 * time.Second, FromXRateLimit}},
+		{"decimal-remaining-spent", 200, fbHeader("X-Ratelimit-Remaining", "0.0", "X-Ratelimit-Reset", "12"),
+			fbWant{12 * time.Second, true, 0, -1, 12 * time.Second, FromXRateLimit}},
+		{"decimal-remaining-fraction", 200, fbHeader("X-RateLimit-Remaining", "0.5"),
+			fbWant{0, true, 0, -1, -1, FromXRateLimit}},
 		{"garbage-remaining", 200, fbHeader("X-RateLimit-Remaining", "none"), fbUnknown},
 		{"garbage-reset", 200, fbHeader("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "later"),
 			fbWant{0, true, 0, -1, -1, FromXRateLimit}},
@@ -76,7 +84,7 @@ func TestParseFeedbackOpenAI(t *testing.T) {
 		{"requests-spent", 200, ok("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "6m0s"),
 			fbWant{6 * time.Minute, true, 0, 5000, 6 * time.Minute, FromXRateLimit}},
 		{"tokens-spent", 200, ok("x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "1h2m3.5s"),
-			fbWant{DefaultMaxPause, true, 0, 160000, time.Hour + 2*time.Minute + 3500*time.Millisecond, FromXRateLimit}},
+			fbWant{time.Hour + 2*time.Minute + 3500*time.Millisecond, true, 0, 160000, time.Hour + 2*time.Minute + 3500*time.Millisecond, FromXRateLimit}},
 		{"both-spent-longest-reset", 429,
 			ok("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "20s",
 				"x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "0.5s"),
@@ -157,7 +165,8 @@ func TestParseResetValue(t *testing.T) {
 		{"delta-seconds", "30", 30 * time.Second, true},
 		{"delta-zero", "0", 0, true},
 		{"delta-decimal", "1.5", 1500 * time.Millisecond, true},
-		{"delta-largest", "999999999", 999999999 * time.Second, true},
+		{"delta-largest", "849999999", 849999999 * time.Second, true},
+		{"unix-seconds-half-now", "850000000", 0, true},
 		{"unix-seconds", "1700000042", 42 * time.Second, true},
 		{"unix-seconds-decimal", "1700000001.25", 1250 * time.Millisecond, true},
 		{"unix-seconds-past", "1699999000", 0, true},
@@ -185,67 +194,69 @@ func TestParseResetValue(t *testing.T) {
 	}
 }
 
-func TestParseGoDuration(t *testing.T) {
+// TestParseResetValueOnAnyClock checks that the size rule is measured against
+// now, not fixed thresholds: under testing/synctest the clock starts in 2000,
+// where a Unix reset (946684842) is below 1e9 and used to read as a 30-year
+// delta.
+func TestParseResetValueOnAnyClock(t *testing.T) {
 	tests := []struct {
+		name  string
+		now   time.Time
 		value string
 		want  time.Duration
-		ok    bool
 	}{
-		{"6m0s", 6 * time.Minute, true},
-		{"1s", time.Second, true},
-		{"20ms", 20 * time.Millisecond, true},
-		{"1h2m3.5s", time.Hour + 2*time.Minute + 3500*time.Millisecond, true},
-		{"0.5s", 500 * time.Millisecond, true},
-		{"1.5h", 90 * time.Minute, true},
-		{"7us", 7 * time.Microsecond, true},
-		{"7µs", 7 * time.Microsecond, true},
-		{"7μs", 7 * time.Microsecond, true},
-		{"3ns", 3 * time.Nanosecond, true},
-		{"0s", 0, true},
-		{"99999999999999h", math.MaxInt64, true},
-		{"9223372036s9223372036s", math.MaxInt64, true},
-		{"-1s", 0, false},
-		{"+1s", 0, false},
-		{"1", 0, false},
-		{"s", 0, false},
-		{"1x", 0, false},
-		{"1h-2m", 0, false},
-		{"1 s", 0, false},
-		{".s", 0, false},
-		{"", 0, false},
+		{"synctest-delta", time.Unix(946_684_800, 0), "30", 30 * time.Second},
+		{"synctest-unix-seconds", time.Unix(946_684_800, 0), "946684842", 42 * time.Second},
+		{"synctest-unix-milliseconds", time.Unix(946_684_800, 0), "946684842500", 42500 * time.Millisecond},
+		{"zero-time-delta", time.Time{}, "30", 30 * time.Second},
+		{"unix-zero-clock-delta", time.Unix(0, 0), "999999999", 999999999 * time.Second},
+		{"unix-zero-clock-seconds", time.Unix(0, 0), "1000000042", time.Duration(1000000042) * time.Second},
 	}
 	for _, tt := range tests {
-		got, ok := parseGoDuration(tt.value)
-		if ok != tt.ok || got != tt.want {
-			t.Errorf("parseGoDuration(%q) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.ok)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := parseFeedbackReset(tt.value, tt.now)
+			if !ok || got != tt.want {
+				t.Errorf("parseFeedbackReset(%q, %v) = %v, %v; want %v, true", tt.value, tt.now.Unix(), got, ok, tt.want)
+			}
+		})
 	}
 }
 
-func TestParseCountValue(t *testing.T) {
+// TestFeedbackCounts checks how counts are read: decimals (Reddit sends
+// "599.0"), the first member for a limit, and the smallest member of every
+// line for a remaining count.
+func TestFeedbackCounts(t *testing.T) {
 	tests := []struct {
-		value string
-		want  int
-		ok    bool
+		vals          []string
+		first, least  int
+		okFirst, okLe bool
 	}{
-		{"0", 0, true},
-		{"42", 42, true},
-		{" 7 ", 7, true},
-		{"100, 100;w=60", 100, true},
-		{"100;w=60", 100, true},
-		{"99999999999999999999999", math.MaxInt, true},
-		{"-1", 0, false},
-		{"+1", 0, false},
-		{"1.5", 0, false},
-		{"1e3", 0, false},
-		{"", 0, false},
-		{", 5", 0, false},
-		{"abc", 0, false},
+		{[]string{"0"}, 0, 0, true, true},
+		{[]string{"42"}, 42, 42, true, true},
+		{[]string{" 7 "}, 7, 7, true, true},
+		{[]string{"599.0"}, 599, 599, true, true}, // https://www.reddit.com/r/redditdev/comments/1yxrp7/formal_ratelimiting_headers/
+		{[]string{"0.0"}, 0, 0, true, true},
+		{[]string{"1.5"}, 1, 1, true, true},
+		{[]string{"100, 100;w=60"}, 100, 100, true, true},
+		{[]string{"100;w=60"}, 100, 100, true, true},
+		{[]string{"991, 98"}, 991, 98, true, true},
+		{[]string{"991", "98"}, 991, 98, true, true},
+		{[]string{"x", "5, 3, junk"}, 5, 3, true, true},
+		{[]string{"99999999999999999999999"}, math.MaxInt, math.MaxInt, true, true},
+		{[]string{"-1"}, 0, 0, false, false},
+		{[]string{"+1"}, 0, 0, false, false},
+		{[]string{"1e3"}, 0, 0, false, false},
+		{[]string{""}, 0, 0, false, false},
+		{[]string{", 5"}, 0, 5, false, true},
+		{[]string{"abc"}, 0, 0, false, false},
+		{nil, 0, 0, false, false},
 	}
 	for _, tt := range tests {
-		got, ok := parseFeedbackCount(tt.value)
-		if ok != tt.ok || got != tt.want {
-			t.Errorf("parseFeedbackCount(%q) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.ok)
+		if got, ok := feedbackFirstCount(tt.vals); ok != tt.okFirst || got != tt.first {
+			t.Errorf("feedbackFirstCount(%q) = %v, %v; want %v, %v", tt.vals, got, ok, tt.first, tt.okFirst)
+		}
+		if got, ok := feedbackRemaining(tt.vals); ok != tt.okLe || got != tt.least {
+			t.Errorf("feedbackRemaining(%q) = %v, %v; want %v, %v", tt.vals, got, ok, tt.least, tt.okLe)
 		}
 	}
 }

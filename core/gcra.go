@@ -2,14 +2,20 @@ package core
 
 import "math"
 
-// gcra is the pacing state of a budget: the generic cell rate algorithm in
-// its virtual-scheduling form. All times are nanoseconds on the budget's
+// gcra is the pacing state of one dimension of a budget (its requests, or
+// an extra dimension in units): the generic cell rate algorithm in its
+// virtual-scheduling form. All times are nanoseconds on the budget's
 // monotonic clock; every method is a pure function of the time it is given.
 //
-// tat is the theoretical arrival time of the next request. A request that
-// arrives at now gets its turn at max(now, tat-tau), and moves tat to
-// max(tat, now)+interval. In any window of length W at most
-// burst + floor(W/interval) turns are given.
+// tat is the theoretical arrival time of the next unit. n units may go at
+// earliest(n) = tat - (burst-n)×interval; sent at s, they move tat to
+// max(tat, s) + n×interval (reserveN). In any window of length W at most
+// burst + floor(W/interval) units are given.
+//
+// Only the methods in this file write tat: reserveN is the one way to
+// reserve, charge adds an overspend settled later, cancel, rewind and
+// giveBack take spending back, and setPace and floorAfterPause move it to a
+// new pace or past a pause.
 type gcra struct {
 	tat      int64 // theoretical arrival time of the next request
 	interval int64 // emission interval T, > 0
@@ -25,34 +31,80 @@ type turn struct {
 
 const never = math.MaxInt64
 
+// idle is the tat of a state nobody has spent from: the whole burst is
+// available, and sums with it never overflow.
+const idle = math.MinInt64 / 2
+
+// newGCRA returns an idle state at interval and burst.
+func newGCRA(interval, burst int64) gcra { return gcra{tat: idle, interval: interval, burst: burst} }
+
 // tau is how far ahead of tat a request may go: (burst-1) × interval.
 func (g *gcra) tau() int64 { return (g.burst - 1) * g.interval }
 
-// reserve takes the next turn for a request arriving at now. The turn is at
-// or after notBefore (the end of a server pause). If the turn would come at
-// or after deadline, nothing changes and ok is false; t.sendAt still says
-// when the turn would have been.
+// earliest is the first instant at which g holds n units (n <= burst).
+func (g *gcra) earliest(n int64) int64 { return g.tat - (g.burst-n)*g.interval }
+
+// reserveN spends n units sent at s (s >= earliest(n)) and returns tat
+// before and after: what cancel needs to give them back. n = 0 spends
+// nothing.
+func (g *gcra) reserveN(s, n int64) (before, after int64) {
+	before = g.tat
+	if n > 0 {
+		g.tat = max(g.tat, s) + n*g.interval
+	}
+	return before, g.tat
+}
+
+// reserve takes the next turn for one request arriving at now, at or after
+// notBefore (the end of a server pause), for MemoryStore. If the turn would
+// come at or after deadline, nothing changes and ok is false; t.sendAt
+// still says when the turn would have been.
+//
+// The request is charged from its arrival, reserveN(now, 1), as
+// redisstore's take script does, decision for decision; the budget's own
+// reservation (reserveLocked) charges at the send time. The two agree
+// while a pause has floored tat at its end (floorAfterPause).
 func (g *gcra) reserve(now, notBefore, deadline int64) (t turn, ok bool) {
-	base := max(g.tat, now)
-	sendAt := max(now, notBefore, base-g.tau())
-	t = turn{sendAt: sendAt, tatBefore: g.tat, tatAfter: base + g.interval}
-	if sendAt >= deadline {
+	t.sendAt = max(now, notBefore, g.earliest(1))
+	if t.sendAt >= deadline {
 		return t, false
 	}
-	g.tat = t.tatAfter
+	t.tatBefore, t.tatAfter = g.reserveN(now, 1)
 	return t, true
 }
 
-// cancel gives a turn back when nobody reserved after it, and reports
-// whether it did. A turn in the middle of the queue stays spent: giving it
-// back would move the later turns, which their owners planned on.
-func (g *gcra) cancel(t turn) bool {
-	if g.tat != t.tatAfter {
+// cancel gives a reservation back when nobody reserved after it, and
+// reports whether it did. One in the middle of the queue stays spent:
+// giving it back would move the later turns, which their owners planned on.
+func (g *gcra) cancel(before, after int64) bool {
+	if g.tat != after {
 		return false
 	}
-	g.tat = t.tatBefore
+	g.tat = before
 	return true
 }
+
+// rewind puts g back to tat, the state before the reservations that are to
+// be made again (the queue's, re-timed in order).
+func (g *gcra) rewind(tat int64) { g.tat = tat }
+
+// repace sets the interval and burst without re-timing anything: for a
+// state a server's report sets (hold.go), not one the pacing so far
+// planned.
+func (g *gcra) repace(interval, burst int64) { g.interval, g.burst = interval, burst }
+
+// charge returns tat after a debt of e ns (at most maxSpan) charged from
+// at. It saturates maxSpan past at: a huge usage figure leaves the
+// dimension in debt for 73 years rather than wrapping the debt negative.
+func charge(tat, at, e int64) int64 { return min(max(tat, at)+e, at+maxSpan) }
+
+// charge spends e ns of debt from at (an overspend settled after the
+// send), saturating at maxSpan past at rather than wrapping.
+func (g *gcra) charge(at, e int64) { g.tat = charge(g.tat, at, e) }
+
+// giveBack returns d of spent time (an underspend no later reservation
+// relied on).
+func (g *gcra) giveBack(d int64) { g.tat -= d }
 
 // available is how many requests could be sent back to back at now.
 func (g *gcra) available(now int64) int64 {
@@ -87,51 +139,4 @@ func (g *gcra) setPace(now, interval, burst int64) {
 func (g *gcra) floorAfterPause(until, allow int64) {
 	allow = min(max(allow, 1), g.burst)
 	g.tat = max(g.tat, until+(g.burst-allow)*g.interval)
-}
-
-// aimd is the adaptive-throttling state: a multiplier on the configured
-// rate, decreased on refusals and restored with time on successes.
-type aimd struct {
-	factor       float64 // in [MinRate, 1]
-	lastDecrease int64   // when it was last decreased
-	lastChange   int64   // when it last changed
-}
-
-func newAIMD() aimd { return aimd{factor: 1, lastDecrease: math.MinInt64} }
-
-// observe applies one response at now, sent at sent: refused responses
-// (429, 503, a spent quota) multiply the factor by Decrease unless the
-// request was sent before the last decrease (one burst counts once); other
-// responses below 500 restore Increase per second since the last change.
-// Other 5xx change nothing. It reports whether the factor changed.
-func (a *aimd) observe(cfg Adaptive, refused bool, status int, sent, now int64) bool {
-	if !cfg.Enabled() {
-		return false
-	}
-	switch {
-	case refused:
-		if sent < a.lastDecrease {
-			return false
-		}
-		old := a.factor
-		a.factor = max(cfg.MinRate, a.factor*cfg.Decrease)
-		a.lastDecrease, a.lastChange = now, now
-		return a.factor != old
-	case status < 500 && a.factor < 1:
-		since := float64(now-a.lastChange) / 1e9
-		if since <= 0 {
-			return false
-		}
-		a.factor = min(1, a.factor+cfg.Increase*since)
-		a.lastChange = now
-		return true
-	}
-	return false
-}
-
-// refused reports whether a response counts as a refusal for adaptive
-// throttling: a 429, a 503, or any response whose headers say the quota is
-// spent.
-func refused(status int, f Feedback) bool {
-	return f.Exhausted || status == 429 || status == 503
 }

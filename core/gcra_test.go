@@ -25,7 +25,7 @@ func runGCRA(t *testing.T, g *gcra, steps []gcraStep) {
 	turns := make([]turn, len(steps))
 	for i, s := range steps {
 		if s.cancel > 0 {
-			got := g.cancel(turns[s.cancel-1])
+			got := g.cancel(turns[s.cancel-1].tatBefore, turns[s.cancel-1].tatAfter)
 			if got != s.wantOK {
 				t.Fatalf("step %d: cancel(step %d) = %v, want %v", i+1, s.cancel, got, s.wantOK)
 			}
@@ -44,13 +44,13 @@ func runGCRA(t *testing.T, g *gcra, steps []gcraStep) {
 	}
 }
 
-func newGCRA(r Rate, burst int) *gcra {
+func testGCRA(r Rate, burst int) *gcra {
 	return &gcra{tat: math.MinInt64 / 2, interval: int64(r.Interval()), burst: int64(burst)}
 }
 
 func TestGCRAIdleBurstThenPace(t *testing.T) {
 	// Rate{3, 3s} on an idle budget: three at once, then one a second.
-	runGCRA(t, newGCRA(Rate{3, 3 * time.Second}, 3), []gcraStep{
+	runGCRA(t, testGCRA(Rate{3, 3 * time.Second}, 3), []gcraStep{
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 0, wantOK: true},
@@ -61,7 +61,7 @@ func TestGCRAIdleBurstThenPace(t *testing.T) {
 }
 
 func TestGCRARefillsWhileIdle(t *testing.T) {
-	runGCRA(t, newGCRA(Rate{3, 3 * time.Second}, 3), []gcraStep{
+	runGCRA(t, testGCRA(Rate{3, 3 * time.Second}, 3), []gcraStep{
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 0, wantOK: true},
@@ -75,7 +75,7 @@ func TestGCRARefillsWhileIdle(t *testing.T) {
 }
 
 func TestGCRACancelLastGivesTurnToNext(t *testing.T) {
-	runGCRA(t, newGCRA(Rate{1, time.Second}, 1), []gcraStep{
+	runGCRA(t, testGCRA(Rate{1, time.Second}, 1), []gcraStep{
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 1 * sec, wantOK: true}, // A
 		{cancel: 2, wantOK: true},             // A gives its turn back
@@ -84,7 +84,7 @@ func TestGCRACancelLastGivesTurnToNext(t *testing.T) {
 }
 
 func TestGCRACancelMiddleMovesNothing(t *testing.T) {
-	runGCRA(t, newGCRA(Rate{1, time.Second}, 1), []gcraStep{
+	runGCRA(t, testGCRA(Rate{1, time.Second}, 1), []gcraStep{
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 1 * sec, wantOK: true}, // A
 		{now: 0, want: 2 * sec, wantOK: true}, // B
@@ -96,7 +96,7 @@ func TestGCRACancelMiddleMovesNothing(t *testing.T) {
 }
 
 func TestGCRADeadlineAtTurnGivesItBack(t *testing.T) {
-	runGCRA(t, newGCRA(Rate{1, time.Second}, 1), []gcraStep{
+	runGCRA(t, testGCRA(Rate{1, time.Second}, 1), []gcraStep{
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 1 * sec, wantOK: true},
 		{now: 0, deadline: 2 * sec, want: 2 * sec, wantOK: false}, // turn at the deadline: not sent
@@ -127,7 +127,7 @@ func TestGCRASetPace(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := newGCRA(c.rate, c.burst)
+			g := testGCRA(c.rate, c.burst)
 			for range c.reserved {
 				g.reserve(0, 0, never)
 			}
@@ -142,7 +142,7 @@ func TestGCRASetPace(t *testing.T) {
 }
 
 func TestGCRAFloorAfterPause(t *testing.T) {
-	g := newGCRA(Rate{10, time.Second}, 10)
+	g := testGCRA(Rate{10, time.Second}, 10)
 	g.floorAfterPause(5*sec, 3)
 	var got []int64
 	for range 5 {
@@ -191,7 +191,7 @@ func TestGCRAPropertyBound(t *testing.T) {
 					for k := len(live) - 1; live[k] != r; k-- {
 						last = last && live[k].givenBack
 					}
-					got := g.cancel(r.t)
+					got := g.cancel(r.t.tatBefore, r.t.tatAfter)
 					if got != last {
 						t.Fatalf("seed %d: cancel gave back=%v, want %v", seed, got, last)
 					}

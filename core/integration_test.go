@@ -13,7 +13,10 @@ import (
 )
 
 // These tests meet a real quotatest server over loopback with a real
-// http.Client: real time, so their bounds are generous ratios.
+// http.Client: real time on a machine that may be loaded, so their bounds
+// are generous — they check that the parts meet and behave, not the
+// figures. integration_synctest_test.go holds the tight bounds (5 %) for
+// the same scenarios in virtual time.
 
 type batchResult struct {
 	makespan time.Duration
@@ -92,36 +95,39 @@ func TestIntegrationPacedAtTheServerLimit(t *testing.T) {
 	if err := srv.CheckPacing(90, 10*time.Millisecond, 50*time.Millisecond); err != nil {
 		t.Fatalf("arrivals break the pacing bound: %v", err)
 	}
-	if res.makespan > ideal*105/100 {
-		t.Fatalf("makespan %v exceeds the GCRA ideal %v by more than 5%%", res.makespan, ideal)
+	if res.makespan > ideal*3/2 { // 5 % in virtual time: TestSynctestPacedAtTheServerLimit
+		t.Fatalf("makespan %v exceeds the GCRA ideal %v by more than half", res.makespan, ideal)
 	}
 	if n := b.InFlight(); n != 0 {
 		t.Fatalf("InFlight = %d after the batch", n)
 	}
 }
 
+// misconfiguredCases are servers that enforce half the rate the client is
+// told, with what the server allows for 500 requests.
+var misconfiguredCases = []struct {
+	name  string
+	cfg   quotatest.Config
+	ideal time.Duration
+}{
+	// A GCRA server (100/s, burst 10) that says only retry-after-ms on a
+	// refusal, like Azure's and OpenAI's APIs: adaptive throttling finds
+	// the rate.
+	{"gcra retry-after-ms", quotatest.Config{Requests: 100, Period: time.Second, Burst: 10,
+		Headers: quotatest.RetryAfterMillis}, 490 * 10 * time.Millisecond},
+	// A fixed window of 100 per second reporting its quota GitHub-style
+	// (X-RateLimit-Remaining and an epoch reset): the quota report pauses
+	// the budget until the window turns, before any refusal.
+	{"fixed window x-ratelimit epoch", quotatest.Config{Requests: 100, Period: time.Second,
+		Algorithm: quotatest.FixedWindow, Headers: quotatest.XRateLimitEpoch | quotatest.RetryAfterSeconds},
+		5 * time.Second},
+}
+
 func TestIntegrationMisconfiguredAtTwiceTheLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-time integration test")
 	}
-	cases := []struct {
-		name  string
-		cfg   quotatest.Config
-		ideal time.Duration // what the server allows for 500 requests
-	}{
-		// A GCRA server (100/s, burst 10) that says only retry-after-ms on a
-		// refusal, like Azure's and OpenAI's APIs: adaptive throttling finds
-		// the rate.
-		{"gcra retry-after-ms", quotatest.Config{Requests: 100, Period: time.Second, Burst: 10,
-			Headers: quotatest.RetryAfterMillis}, 490 * 10 * time.Millisecond},
-		// A fixed window of 100 per second reporting its quota GitHub-style
-		// (X-RateLimit-Remaining and an epoch reset): the quota report pauses
-		// the budget until the window turns, before any refusal.
-		{"fixed window x-ratelimit epoch", quotatest.Config{Requests: 100, Period: time.Second,
-			Algorithm: quotatest.FixedWindow, Headers: quotatest.XRateLimitEpoch | quotatest.RetryAfterSeconds},
-			5 * time.Second},
-	}
-	for _, tc := range cases {
+	for _, tc := range misconfiguredCases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newQuotaServer(t, tc.cfg)
 			// The client is told twice the real limit: 200/s, burst 20.
@@ -134,11 +140,12 @@ func TestIntegrationMisconfiguredAtTwiceTheLimit(t *testing.T) {
 			if res.failed != 0 {
 				t.Fatalf("%d calls never succeeded", res.failed)
 			}
-			if share >= 0.05 {
-				t.Fatalf("429 share %.1f%% ≥ 5%%: feedback and throttling did not find the limit", 100*share)
+			// 5 % in virtual time: TestSynctestMisconfiguredAtTwiceTheLimit.
+			if share >= 0.15 {
+				t.Fatalf("429 share %.1f%% ≥ 15%%: feedback and throttling did not find the limit", 100*share)
 			}
-			if res.makespan > tc.ideal*13/10 {
-				t.Fatalf("makespan %v > 1.3 × the server-limited ideal %v", res.makespan, tc.ideal)
+			if res.makespan > tc.ideal*2 {
+				t.Fatalf("makespan %v > 2 × the server-limited ideal %v", res.makespan, tc.ideal)
 			}
 		})
 	}
@@ -188,7 +195,8 @@ func TestIntegrationServerPauseHoldsEveryCaller(t *testing.T) {
 	if res.failed != 0 {
 		t.Fatalf("%d calls failed", res.failed)
 	}
-	if lag := firstAfter.Sub(pauseStart.Add(2 * time.Second)); lag < 0 || lag > 300*time.Millisecond {
-		t.Fatalf("first request after the pause came %v after its end; want promptly (< 300ms)", lag)
+	// At the pause's end exactly in virtual time: TestSynctestServerPauseHoldsEveryCaller.
+	if lag := firstAfter.Sub(pauseStart.Add(2 * time.Second)); lag < 0 || lag > time.Second {
+		t.Fatalf("first request after the pause came %v after its end; want promptly (< 1s)", lag)
 	}
 }

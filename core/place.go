@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // A refused call keeps its place in line. When a refusal makes the budget
 // wait (a server pause, or the controller's hold), the call it refused will
@@ -132,4 +135,31 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool) *waiter {
 		return p
 	}
 	return nil
+}
+
+// placeWithSlot gives a call of a budget WithMaxInFlight, before it takes a
+// slot, a kept place that kept one: claimed when its turn has come, or
+// adopted when the call is back at once (it then waits in it). ok is false
+// when no place is for it.
+func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64) (p Permit, ok bool, err error) {
+	b.mu.Lock()
+	if ref, ok := b.claimPlaceSlotLocked(now); ok {
+		b.mu.Unlock()
+		return Permit{b: b, sent: now, slot: ref}, true, nil
+	}
+	w := b.adoptPlaceLocked(now, deadline, true)
+	if w == nil {
+		b.mu.Unlock()
+		return Permit{}, false, nil
+	}
+	ref := w.slot
+	w.slot = slotRef{}
+	throttled := b.g.interval > int64(b.rate.Interval())
+	b.mu.Unlock()
+	sent, err := b.wait(ctx, w, throttled)
+	if err != nil {
+		b.releaseSlot(ref)
+		return Permit{}, true, err
+	}
+	return Permit{b: b, sent: sent, slot: ref}, true, nil
 }

@@ -13,12 +13,13 @@ type waiter struct {
 	granted  int64        // when state is granted
 	slot     slotRef      // the slot handed over (a slot waiter)
 	res      *reservation // its extra dimensions' reservation, or nil
-	place    bool         // a kept place: no caller yet, see Budget.keepPlaceLocked
+	place    bool         // a kept place: no caller yet (place.go)
 	expire   int64        // a kept place: when it is given up if nobody takes it
-	prev     *waiter
-	next     *waiter
+	link[waiter]
 }
 
+// waiterState is where a waiter is; see the scheduler's invariant 3
+// (scheduler.go) for who may move it.
 type waiterState uint8
 
 const (
@@ -35,59 +36,78 @@ func (w *waiter) signal() {
 	}
 }
 
-// waitQueue is a FIFO of waiters: a doubly linked list, so a cancelled
-// waiter leaves from the middle in O(1).
-type waitQueue struct {
-	head, tail *waiter
+// waitQueue is the FIFO of waiters, for their turn or for a slot.
+type waitQueue = list[waiter, *waiter]
+
+// link is the pair of pointers an element of an intrusive list embeds.
+type link[T any] struct{ prev, next *T }
+
+func (l *link[T]) links() *link[T] { return l }
+
+// linked is a pointer to an element that embeds a link[T].
+type linked[T any] interface {
+	*T
+	links() *link[T]
+}
+
+// list is a FIFO threaded through its elements (a doubly linked list), so
+// an element leaves from the middle in O(1) and pushing allocates nothing.
+// An element is in at most one list of a kind at a time.
+type list[T any, P linked[T]] struct {
+	head, tail *T
 	n          int
 }
 
-// pushFront puts w at the head of the queue.
-func (q *waitQueue) pushFront(w *waiter) {
-	w.prev, w.next = nil, q.head
-	if q.head != nil {
-		q.head.prev = w
+func (l *list[T, P]) push(x *T) {
+	lx := P(x).links()
+	lx.prev, lx.next = l.tail, nil
+	if l.tail != nil {
+		P(l.tail).links().next = x
 	} else {
-		q.tail = w
+		l.head = x
 	}
-	q.head = w
-	q.n++
+	l.tail = x
+	l.n++
 }
 
-// insertAfter puts w right behind at, which is in the queue.
-func (q *waitQueue) insertAfter(at, w *waiter) {
-	w.prev, w.next = at, at.next
-	if at.next != nil {
-		at.next.prev = w
+// pushFront puts x at the head.
+func (l *list[T, P]) pushFront(x *T) {
+	lx := P(x).links()
+	lx.prev, lx.next = nil, l.head
+	if l.head != nil {
+		P(l.head).links().prev = x
 	} else {
-		q.tail = w
+		l.tail = x
 	}
-	at.next = w
-	q.n++
+	l.head = x
+	l.n++
 }
 
-func (q *waitQueue) push(w *waiter) {
-	w.prev, w.next = q.tail, nil
-	if q.tail != nil {
-		q.tail.next = w
+// insertAfter puts x right behind at, which is in the list.
+func (l *list[T, P]) insertAfter(at, x *T) {
+	la, lx := P(at).links(), P(x).links()
+	lx.prev, lx.next = at, la.next
+	if la.next != nil {
+		P(la.next).links().prev = x
 	} else {
-		q.head = w
+		l.tail = x
 	}
-	q.tail = w
-	q.n++
+	la.next = x
+	l.n++
 }
 
-func (q *waitQueue) remove(w *waiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
+func (l *list[T, P]) remove(x *T) {
+	lx := P(x).links()
+	if lx.prev != nil {
+		P(lx.prev).links().next = lx.next
 	} else {
-		q.head = w.next
+		l.head = lx.next
 	}
-	if w.next != nil {
-		w.next.prev = w.prev
+	if lx.next != nil {
+		P(lx.next).links().prev = lx.prev
 	} else {
-		q.tail = w.prev
+		l.tail = lx.prev
 	}
-	w.prev, w.next = nil, nil
-	q.n--
+	lx.prev, lx.next = nil, nil
+	l.n--
 }

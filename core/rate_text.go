@@ -146,7 +146,7 @@ func (r Rate) MarshalText() ([]byte, error) { return r.AppendText(nil) }
 // same Requests and Period ("10/1s" reads as PerSecond(10) and writes
 // "10/s").
 //
-// and, like netip.Addr, reads the empty text as the zero Rate: a rate left
+// Like netip.Addr, it reads the empty text as the zero Rate: a rate left
 // unset. NewBudget rejects the zero Rate; NewBudgetOrDisabled builds a
 // disabled budget from it. A count of zero ("0/s") is an error, never "no
 // limit". On error r is left unchanged.
@@ -167,21 +167,3 @@ func (r *Rate) UnmarshalText(text []byte) error {
 // *Rate is a flag.Value: flag.Var(&rate, "rate", "requests per period,
 // e.g. 5/s"). An empty value sets the zero Rate (unset).
 func (r *Rate) Set(s string) error { return r.UnmarshalText([]byte(s)) }
-
-// NewBudgetOrDisabled is NewBudget for a rate read from configuration,
-// where leaving the rate out means "no limit": the zero Rate (an unset or
-// empty rate) gives Disabled(opts...), a budget that never waits; any other
-// rate gives NewBudget(rate, opts...), with its errors. Invalid options are
-// errors in both cases.
-//
-// It is the only place where a zero rate means "disabled": NewBudget,
-// ParseRate and SetRate reject it.
-func NewBudgetOrDisabled(rate Rate, opts ...Option) (*Budget, error) {
-	if rate != (Rate{}) {
-		return NewBudget(rate, opts...)
-	}
-	if c := newConfig(opts); len(c.errs) > 0 {
-		return nil, c.errs[0]
-	}
-	return Disabled(opts...), nil
-}

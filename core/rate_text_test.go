@@ -253,8 +253,8 @@ func TestNewBudgetOrDisabled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !b.disabled || b.Name() != "cfg" {
-			t.Fatalf("NewBudgetOrDisabled(zero) = disabled %v, name %q; want a disabled budget named cfg", b.disabled, b.Name())
+		if b.pacer != nil || b.Name() != "cfg" {
+			t.Fatalf("NewBudgetOrDisabled(zero) = disabled %v, name %q; want a disabled budget named cfg", b.pacer == nil, b.Name())
 		}
 		for range 1000 { // a real budget at any rate would make some of these wait
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
@@ -274,8 +274,8 @@ func TestNewBudgetOrDisabled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.disabled || b.Rate() != PerMinute(600) || b.burst != 2 {
-			t.Fatalf("NewBudgetOrDisabled(600/min) = disabled %v, rate %v, burst %d", b.disabled, b.Rate(), b.burst)
+		if b.pacer == nil || b.Rate() != PerMinute(600) || b.burst != 2 {
+			t.Fatalf("NewBudgetOrDisabled(600/min) = disabled %v, rate %v, burst %d", b.pacer == nil, b.Rate(), b.burst)
 		}
 	})
 	t.Run("invalid rate is an error", func(t *testing.T) {
@@ -296,7 +296,7 @@ func TestNewBudgetOrDisabled(t *testing.T) {
 			t.Fatal(err)
 		}
 		b, err := NewBudgetOrDisabled(cfg.Rate)
-		if err != nil || !b.disabled {
+		if err != nil || b.pacer != nil {
 			t.Fatalf("empty rate in config: %v; want a disabled budget", err)
 		}
 		if _, err := NewBudget(cfg.Rate); !errors.Is(err, ErrInvalidConfig) {

@@ -27,7 +27,8 @@ import (
 //
 //	budget    the budget's name (WithName), when it has one
 //	reason    the event's Reason: "paced", "throttled", "paused",
-//	          "slot_wait", "pushback", "rate_changed", "leaked_body"
+//	          "slot_wait", "pushback", "rate_changed", "leaked_body",
+//	          "store_failure", "store_recovered"
 //	wait      the time the call waited (Paced, Throttled, Paused, SlotWait)
 //	pause     the pause the response asked for (Pushback)
 //	status    the response status (Pushback; RateChanged caused by a response)

@@ -102,6 +102,33 @@ func TestStoreCancelRefundsTheTurn(t *testing.T) {
 	})
 }
 
+// TestMemoryStoreRefundsOnlyItsOwnTokens: Refund finds the turn by its
+// opaque token; a token that is not the store's refunds nothing, and a
+// turn taken after the refunded one keeps it spent.
+func TestMemoryStoreRefundsOnlyItsOwnTokens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := NewMemoryStore()
+		p := Pace{Interval: time.Second, Burst: 1}
+		s.Take(ctx, p, -1)
+		t1, _ := s.Take(ctx, p, -1) // 1 s from now
+		for _, tok := range []string{"", "not a token", t1.Token[:15]} {
+			if err := s.Refund(ctx, Turn{Token: tok}); err != nil {
+				t.Fatalf("Refund(%q) = %v", tok, err)
+			}
+		}
+		if t2, _ := s.Take(ctx, p, -1); t2.Wait != 2*time.Second {
+			t.Fatalf("after foreign tokens the next turn is in %v, want 2s: something was refunded", t2.Wait)
+		} else {
+			s.Refund(ctx, t1) // t2 came after t1: t1 stays spent
+			s.Refund(ctx, t2)
+		}
+		if t3, _ := s.Take(ctx, p, -1); t3.Wait != 2*time.Second {
+			t.Fatalf("after refunding the last turn the next is in %v, want 2s", t3.Wait)
+		}
+	})
+}
+
 // flakyStore is a MemoryStore that can be made to fail, standing in for a
 // shared store that goes out of reach.
 type flakyStore struct {
@@ -181,6 +208,23 @@ func TestStorePauseEndsWithNoMoreThanTheServerHolds(t *testing.T) {
 		}
 		if n != 1 {
 			t.Fatalf("%d requests at once when the pause ended, want 1", n)
+		}
+	})
+}
+
+// TestStoreBudgetObserveCountsAsSentAfterAnyDecrease: Budget.Observe on a
+// store-backed budget cannot place its sent time on the store's clock, so
+// each refusal it reports decreases the shared rate, as documented.
+func TestStoreBudgetObserveCountsAsSentAfterAnyDecrease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		time.Sleep(time.Second) // the store's clock runs ahead of the budget's
+		b := MustBudget(PerSecond(10), WithStore(s))
+		b.Observe(http.StatusTooManyRequests, nil, time.Time{})
+		b.Observe(http.StatusTooManyRequests, nil, time.Now())
+		st, err := s.Status(context.Background())
+		if err != nil || st.Factor != 0.25 {
+			t.Fatalf("after two refusals through Budget.Observe the shared factor is %v (%v), want 0.25", st.Factor, err)
 		}
 	})
 }

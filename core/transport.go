@@ -2,6 +2,7 @@ package core
 
 import (
 	"io"
+	"log"
 	"net/http"
 	"runtime"
 	"sync/atomic"
@@ -10,7 +11,11 @@ import (
 // Transport is an http.RoundTripper that spends from a budget for every
 // request it sends: each attempt (every redirect hop, retry and hedge) waits
 // for a slot, for any server pause and for its turn, is sent, and its
-// response is fed back to the budget. A response body holds its slot until
+// response is fed back to the budget. A request the next transport sends
+// more than once on its own (net/http re-sends a replayable request when a
+// reused keep-alive connection fails) waits for a turn for every attempt,
+// holding its one slot; a re-attempt whose turn cannot come before the
+// deadline is not sent, and the call fails with the budget's error. A response body holds its slot until
 // it is closed, read to the end or fails to read.
 //
 // Transport follows the http.RoundTripper contract: it never reads or
@@ -27,6 +32,7 @@ type Transport struct {
 	next   http.RoundTripper
 	budget *Budget
 	lanes  []lane
+	usage  string // WithUsage's dimension, or ""
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -77,37 +83,66 @@ func (t *Transport) BudgetFor(path string) *Budget {
 // transport and feeds the response back to the budget.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	b := t.BudgetFor(req.URL.Path)
-	p, err := acquireFor(b, req.Context())
+	permit, err := acquireFor(b, req.Context())
 	if err != nil {
 		if req.Body != nil && req.Body != http.NoBody {
 			req.Body.Close()
 		}
 		return nil, err
 	}
+	w := &wireTurns{p: permit}
+	p := &w.p
 	handedOff := false
+	costed, cost := attachCost(req, *p) // req, or its copy that names the cost (transport_cost.go)
 	defer func() {
 		if !handedOff { // an error, a body-less response, or a panic in next
+			cost.failed()
 			p.Release()
 		}
 	}()
-	resp, err := t.next.RoundTrip(req)
+	sent := costed
+	if b.pacer != nil { // a budget that never waits has no turns to spend
+		sent = w.withWireTurns(costed) // every attempt on the wire spends a turn
+	}
+	resp, err := t.next.RoundTrip(sent)
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // a broken next returned both
 		}
+		if w.err != nil {
+			return nil, w.err // a re-attempt refused its turn: it was not sent
+		}
 		return nil, err
 	}
-	p.observeRetried(resp.StatusCode, resp.Header)
+	if resp.Request == sent {
+		resp.Request = costed // Commit finds the cost through its context
+	}
+	observeOrClose(p, resp)
 	if resp.Body == nil || resp.Body == http.NoBody {
-		settleByStatus(&p, resp.StatusCode) // nothing to commit from
+		cost.respond(req, resp.StatusCode).settle() // nothing to commit from
 		return resp, nil
 	}
 	if p.slot.idx1 == 0 && p.res == nil {
 		return resp, nil
 	}
-	resp.Body = wrapBody(resp.Body, b, p.slot, costHolderFor(p, resp.StatusCode))
+	cost.respond(req, resp.StatusCode)
+	resp.Body = wrapBody(t.readUsage(resp, cost), b, p.slot, cost)
 	handedOff = true
 	return resp, nil
+}
+
+// observeOrClose feeds resp to p. If the observer panics, the caller never
+// gets resp, so its body is closed here before the panic goes on: left
+// open, it would keep its connection and net/http's goroutines for good.
+func observeOrClose(p *Permit, resp *http.Response) {
+	observed := false
+	defer func() {
+		if !observed && resp.Body != nil {
+			resp.Body.Close()
+		}
+	}()
+	p.observeResponse(resp) // Observe, with the body prefix a profile reads (transport_profile.go)
+	observed = true
 }
 
 // CloseIdleConnections closes the idle connections of the next transport,
@@ -125,7 +160,7 @@ type slotHolder struct {
 	b    *Budget
 	slot slotRef // idx1 0: no slot, only a cost (AcquireCost)
 	done atomic.Bool
-	cost *costHolder // the permit's cost to settle on Close, or nil
+	cost *costHolder // the attempt's cost to settle on Close, or nil
 }
 
 func (s *slotHolder) release() bool {
@@ -159,16 +194,28 @@ func (b releaseWriteBody) Write(p []byte) (int, error) { return b.rc.(io.Writer)
 func wrapBody(rc io.ReadCloser, b *Budget, slot slotRef, cost *costHolder) io.ReadCloser {
 	s := &slotHolder{b: b, slot: slot, cost: cost}
 	body := &releaseBody{rc: rc, slot: s}
-	body.cleanup = runtime.AddCleanup(body, func(s *slotHolder) {
-		s.cost.settle()
-		if s.release() {
-			s.b.emit(Event{Reason: LeakedBody})
-		}
-	}, s)
+	body.cleanup = runtime.AddCleanup(body, freeLeaked, s)
 	if _, ok := rc.(io.Writer); ok {
 		return releaseWriteBody{body}
 	}
 	return body
+}
+
+// freeLeaked is the cleanup of a body dropped without Close: it frees the
+// slot and reports LeakedBody. It runs on the runtime's cleanup goroutine,
+// with no caller to hand a panic to, so an observer that panics is
+// recovered and logged (log.Printf) rather than crashing the process.
+func freeLeaked(s *slotHolder) {
+	s.cost.closed()
+	if !s.release() {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			log.Printf("headgate: budget %q: the observer panicked on LeakedBody: %v", s.b.name, r)
+		}
+	}()
+	s.b.emit(Event{Reason: LeakedBody})
 }
 
 func (b *releaseBody) done() {
@@ -189,7 +236,7 @@ func (b *releaseBody) Read(p []byte) (int, error) {
 // Close closes the body and frees the slot.
 func (b *releaseBody) Close() error {
 	err := b.rc.Close()
-	b.slot.cost.settle() // a cost nobody committed (see Commit)
+	b.slot.cost.closed() // a cost nobody committed (see Commit)
 	b.done()
 	if b.slot.cost != nil {
 		b.cleanup.Stop()

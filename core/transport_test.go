@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -338,3 +340,97 @@ func TestTransportConcurrentSafe(t *testing.T) {
 	wg.Wait()
 	assertNoSlots(t, b)
 }
+
+// TestTransportObserverPanicClosesResponse checks that when the observer
+// panics while the response is fed back, the panic reaches the caller, the
+// slot is freed, and the response nobody will get is closed (its connection
+// and net/http's goroutines are not left behind).
+func TestTransportObserverPanicClosesResponse(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, "slow down")
+	})
+	b := MustBudget(PerSecond(1000), WithMaxInFlight(1), WithObserver(func(e Event) {
+		if e.Reason == Pushback {
+			panic("observer bug")
+		}
+	}))
+	var bodies []*closeTracker
+	real := &http.Transport{}
+	defer real.CloseIdleConnections()
+	tr := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := real.RoundTrip(r)
+		if err == nil {
+			tb := &closeTracker{ReadCloser: resp.Body}
+			bodies = append(bodies, tb)
+			resp.Body = tb
+		}
+		return resp, err
+	}), b)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the observer's panic was swallowed")
+			}
+		}()
+		tr.RoundTrip(httptest.NewRequest("GET", srv.URL, nil))
+	}()
+	if len(bodies) != 1 || !bodies[0].closed.Load() {
+		t.Fatal("the response the panic kept from the caller was not closed")
+	}
+	assertNoSlots(t, b)
+}
+
+// closeTracker records whether a real body was closed, and closes it.
+type closeTracker struct {
+	io.ReadCloser
+	closed atomic.Bool
+}
+
+func (b *closeTracker) Close() error { b.closed.Store(true); return b.ReadCloser.Close() }
+
+// TestTransportLeakedBodyObserverPanicIsRecovered checks that an observer
+// panicking on LeakedBody, which runs in the collector's cleanup with no
+// caller, neither crashes the process nor keeps the slot: the panic is
+// logged.
+func TestTransportLeakedBodyObserverPanicIsRecovered(t *testing.T) {
+	var logged strings.Builder
+	var mu sync.Mutex
+	log.SetOutput(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logged.Write(p) }))
+	defer log.SetOutput(os.Stderr)
+	b := MustBudget(PerSecond(1000), WithMaxInFlight(1), WithName("leaky"), WithObserver(func(e Event) {
+		if e.Reason == LeakedBody {
+			panic("observer bug")
+		}
+	}))
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "never read") })
+	c := &http.Client{Transport: NewTransport(nil, b)}
+	func() {
+		resp, err := c.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.StatusCode // dropped without Close
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for b.InFlight() != 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	assertNoSlots(t, b)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		out := logged.String()
+		mu.Unlock()
+		if strings.Contains(out, `budget "leaky": the observer panicked on LeakedBody: observer bug`) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the recovered panic was not logged; log = %q", logged.String())
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

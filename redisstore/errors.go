@@ -43,10 +43,22 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Is(target error) bool { return target == ErrUnavailable }
 
 // errTimeout is a call that had no reply within WithTimeout. It does not
-// match context.DeadlineExceeded: the caller's deadline did not pass.
-type errTimeout struct{ d time.Duration }
+// match context.DeadlineExceeded: the caller's deadline did not pass. Its
+// cause, when known, is why a fresh connection to Redis fails (see
+// Store.diagnose), so an outage reads as the refused connection it is.
+type errTimeout struct {
+	d     time.Duration
+	cause error
+}
 
-func (e errTimeout) Error() string { return "no reply within " + e.d.String() }
+func (e errTimeout) Error() string {
+	if e.cause != nil {
+		return "no reply within " + e.d.String() + ": " + e.cause.Error()
+	}
+	return "no reply within " + e.d.String()
+}
+
+func (e errTimeout) Unwrap() error { return e.cause }
 
 func (e errTimeout) Timeout() bool { return true }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -370,5 +372,67 @@ func (c *coreEvents) check(t *testing.T) {
 	f, r := c.failures.Load(), c.recoveries.Load()
 	if f == 0 || f != r {
 		t.Errorf("budget events: %d StoreFailure, %d StoreRecovered; want one of each per outage", f, r)
+	}
+}
+
+// TestFailOpenTinyShareNeverOverflows: a fallback at a share so small that
+// its interval saturates still never gives two turns at once: the turn
+// after a queued one is not due for years, not granted at once by a
+// schedule that wrapped negative.
+func TestFailOpenTinyShareNeverOverflows(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there: every call to Redis is refused
+	s, err := New(newClient(t, addr), testKey(t), WithFailOpen(1e-300), WithTimeout(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pace := core.Pace{Interval: 200 * time.Millisecond, Burst: 5, Adaptive: core.DefaultAdaptive()}
+	first, err := s.Take(ctx, pace, -1)
+	if err != nil || !first.Granted || first.Wait != 0 {
+		t.Fatalf("first Take = %+v, %v; want a turn at once from the fallback", first, err)
+	}
+	queued, err := s.Take(ctx, pace, -1) // no deadline: granted, years ahead
+	if err != nil || !queued.Granted || queued.Wait < 365*24*time.Hour {
+		t.Fatalf("second Take = %+v, %v; want a turn years ahead", queued, err)
+	}
+	if third, err := s.Take(ctx, pace, time.Nanosecond); err != nil || third.Granted {
+		t.Errorf("third Take = %+v, %v; want no turn now (the schedule overflowed)", third, err)
+	}
+}
+
+// TestFailClosedKeepsTheCause: after Redis is killed, the client's
+// retries outlast the store's timeout and its own error is lost; the
+// store's errors still name the refused connection (errors.Is
+// ECONNREFUSED), not only the timeout, with and without
+// ContextTimeoutEnabled.
+func TestFailClosedKeepsTheCause(t *testing.T) {
+	srv := ownRedis(t)
+	srv.kill()
+	for _, ctxTimeouts := range []bool{true, false} {
+		c := redis.NewClient(&redis.Options{Addr: srv.addr, ContextTimeoutEnabled: ctxTimeouts})
+		t.Cleanup(func() { c.Close() })
+		s, err := New(c, testKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			_, err = s.Take(context.Background(), core.Pace{Interval: time.Second, Burst: 1}, -1)
+			if !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("ContextTimeoutEnabled %v: Take after Redis was killed = %v, want ErrUnavailable", ctxTimeouts, err)
+			}
+			if errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "connection refused") {
+			t.Errorf("ContextTimeoutEnabled %v: Take after Redis was killed = %v, want the refused connection as its cause", ctxTimeouts, err)
+		}
 	}
 }

@@ -20,13 +20,13 @@ type fallback struct {
 	offset int64 // mem's clock + offset ≈ Unix ns
 
 	mu    sync.Mutex
-	turns map[int64]int64 // TatAfter → At of granted turns not yet due, for Refund; guarded by mu
+	turns map[string]int64 // Token → At of granted turns not yet due, for Refund; guarded by mu
 
 	slots chan struct{} // the local lease cap; nil without WithMaxInFlight
 }
 
 func newFallback(share float64, maxInFlight int) *fallback {
-	f := &fallback{share: share, offset: time.Now().UnixNano(), turns: make(map[int64]int64)}
+	f := &fallback{share: share, offset: time.Now().UnixNano(), turns: make(map[string]int64)}
 	f.mem = core.NewMemoryStore()
 	if maxInFlight > 0 {
 		f.slots = make(chan struct{}, max(1, int(float64(maxInFlight)*share)))
@@ -34,14 +34,22 @@ func newFallback(share float64, maxInFlight int) *fallback {
 	return f
 }
 
+// maxSpan is core's bound on how far ahead any pace plans: a burst, at the
+// slowest adaptive pace, spans at most 2^61 ns (73 years), so that sums of
+// the schedule's times never overflow.
+const maxSpan = 1 << 61
+
 // pace is p at the fallback's share: a longer interval, a smaller burst.
+// The interval saturates at core's span bound, so that a tiny share slows
+// the fallback to a crawl rather than overflowing its schedule.
 func (f *fallback) pace(p core.Pace) core.Pace {
-	iv := math.Min(float64(p.Interval)/f.share, 1<<62)
-	return core.Pace{
-		Interval: time.Duration(iv),
-		Burst:    max(1, int(float64(p.Burst)*f.share)),
-		Adaptive: p.Adaptive,
+	burst := max(1, int(float64(p.Burst)*f.share))
+	slowest := 1.0
+	if p.Adaptive.Enabled() {
+		slowest = p.Adaptive.MinRate
 	}
+	iv := math.Min(float64(p.Interval)/f.share, maxSpan*slowest/float64(burst))
+	return core.Pace{Interval: time.Duration(iv), Burst: burst, Adaptive: p.Adaptive}
 }
 
 func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration) (core.Turn, error) {
@@ -50,8 +58,7 @@ func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration)
 		return t, err
 	}
 	t.At += f.offset
-	t.TatBefore += f.offset
-	t.TatAfter += f.offset
+	t.Token = "f" + t.Token // the memory store's own token, marked as the fallback's
 	if t.Granted && t.Wait > 0 {
 		f.mu.Lock()
 		if len(f.turns) >= 64 {
@@ -62,7 +69,7 @@ func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration)
 				}
 			}
 		}
-		f.turns[t.TatAfter] = t.At
+		f.turns[t.Token] = t.At
 		f.mu.Unlock()
 	}
 	return t, nil
@@ -72,17 +79,16 @@ func (f *fallback) take(ctx context.Context, p core.Pace, maxWait time.Duration)
 // one.
 func (f *fallback) refund(ctx context.Context, t core.Turn) bool {
 	f.mu.Lock()
-	at, ok := f.turns[t.TatAfter]
+	at, ok := f.turns[t.Token]
 	if ok && at == t.At {
-		delete(f.turns, t.TatAfter)
+		delete(f.turns, t.Token)
 	}
 	f.mu.Unlock()
 	if !ok || at != t.At {
 		return false
 	}
 	t.At -= f.offset
-	t.TatBefore -= f.offset
-	t.TatAfter -= f.offset
+	t.Token = t.Token[1:]
 	f.mem.Refund(ctx, t)
 	return true
 }

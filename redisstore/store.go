@@ -2,8 +2,11 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,7 +21,8 @@ import (
 // script run with EVALSHA, on Redis server time).
 //
 // A Store is safe for concurrent use. It runs no goroutine of its own but
-// the timers that renew held leases and, when the client was built without
+// the timers that renew held leases, one dial that diagnoses a call that
+// timed out (see timedOut) and, when the client was built without
 // ContextTimeoutEnabled, one per call to Redis, so that WithTimeout bounds
 // the wait whatever the client's socket timeouts.
 type Store struct {
@@ -41,6 +45,11 @@ type Store struct {
 	probeAt time.Time // when to try Redis again; guarded by mu
 	lastErr error     // the last failure; guarded by mu
 
+	// cause is why a fresh connection to Redis failed when a call last
+	// timed out (diagnose), or nil; guarded by mu.
+	cause      error
+	diagnosing bool // a diagnose goroutine runs; guarded by mu
+
 	fb *fallback // fail open: the local budget; nil when failing closed
 }
 
@@ -61,7 +70,7 @@ type Store struct {
 func New(client redis.UniversalClient, key string, opts ...Option) (*Store, error) {
 	c := newConfig(opts)
 	switch {
-	case client == nil:
+	case client == nil || isNilPointer(client): // a typed nil (var c *redis.Client) too
 		return nil, &core.ConfigError{Field: "redisstore.New", Msg: "client must not be nil"}
 	case key == "":
 		return nil, &core.ConfigError{Field: "redisstore.New", Msg: "key must not be empty"}
@@ -87,6 +96,13 @@ func New(client redis.UniversalClient, key string, opts ...Option) (*Store, erro
 		s.fb = newFallback(c.share, c.maxInFlight)
 	}
 	return s, nil
+}
+
+// isNilPointer reports whether v holds a nil pointer, which would panic on
+// first use.
+func isNilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
 }
 
 // Key returns the key the store was built with.
@@ -136,10 +152,31 @@ func (s *Store) Refund(ctx context.Context, t core.Turn) error {
 	if s.fb != nil && s.fb.refund(ctx, t) {
 		return nil
 	}
-	bs, bn := split(t.TatBefore)
-	as, an := split(t.TatAfter)
+	before, after, ok := parseToken(t.Token)
+	if !ok {
+		return nil // not a turn this store granted
+	}
+	bs, bn := split(before)
+	as, an := split(after)
 	_, err := s.run(ctx, "refund", refundScript, s.state, s.stateArgs(bs, bn, as, an)...)
 	return err
+}
+
+// A Redis turn's refund token is "r" and the GCRA state before and after
+// the reservation, in Unix nanoseconds of Redis time, in decimal:
+// "r<before>:<after>". The fallback's tokens start with "f".
+func redisToken(before, after int64) string {
+	return "r" + strconv.FormatInt(before, 10) + ":" + strconv.FormatInt(after, 10)
+}
+
+func parseToken(tok string) (before, after int64, ok bool) {
+	b, a, found := strings.Cut(strings.TrimPrefix(tok, "r"), ":")
+	if !found || !strings.HasPrefix(tok, "r") {
+		return 0, 0, false
+	}
+	before, err1 := strconv.ParseInt(b, 10, 64)
+	after, err2 := strconv.ParseInt(a, 10, 64)
+	return before, after, err1 == nil && err2 == nil
 }
 
 // Report implements core.Store: it applies a response's pause and adaptive
@@ -211,15 +248,22 @@ func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []str
 		select {
 		case r = <-done:
 		case <-cctx.Done():
-			r.err = cctx.Err()
+			select {
+			case r = <-done: // the client's reply came with the timeout: keep it
+			default:
+				r.err = cctx.Err()
+			}
 		}
 	}
 	if r.err != nil {
 		if err := ctx.Err(); err != nil {
 			return nil, err // the caller's context ended: not a store failure
 		}
-		if cctx.Err() != nil {
-			r.err = errTimeout{s.cfg.timeout}
+		// Only a call the timeout cut short reads as a timeout: a client
+		// that gave up for a reason of its own (a refused connection, after
+		// its retries outlasted the timeout) keeps its error as the cause.
+		if cctx.Err() != nil && (errors.Is(r.err, context.DeadlineExceeded) || errors.Is(r.err, context.Canceled)) {
+			r.err = s.timedOut()
 		}
 		err := &Error{Op: op, Err: r.err}
 		s.failed(err)
@@ -274,10 +318,56 @@ func (s *Store) failed(err *Error) {
 	}
 }
 
+// timedOut returns the error of a call that had no reply within the
+// timeout, with the cause the last diagnosis found, and starts a new
+// diagnosis.
+//
+// The client's own error is lost when its retries outlast the timeout
+// (go-redis returns the context's error), so a killed Redis would read as
+// a slow one. Diagnosis dials Redis once with the client's own dialer, in
+// a goroutine (at most one at a time, at most once per call that times
+// out), and keeps the dial's error as the cause of the timeouts and
+// outage errors that follow; a dial that succeeds clears it.
+func (s *Store) timedOut() error {
+	s.mu.Lock()
+	cause := s.cause
+	start := !s.diagnosing
+	s.diagnosing = true
+	s.mu.Unlock()
+	if start {
+		go s.diagnose()
+	}
+	return errTimeout{s.cfg.timeout, cause}
+}
+
+// diagnose dials Redis with the client's dialer (clients with a single
+// address: *redis.Client and failover clients) and records the outcome.
+func (s *Store) diagnose() {
+	var cause error
+	if cl, ok := s.client.(interface{ Options() *redis.Options }); ok {
+		if o := cl.Options(); o.Dialer != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
+			conn, err := o.Dialer(ctx, o.Network, o.Addr)
+			cancel()
+			if err == nil {
+				conn.Close()
+			}
+			cause = err
+		}
+	}
+	s.mu.Lock()
+	s.cause, s.diagnosing = cause, false
+	if t, ok := s.lastErr.(errTimeout); ok && s.down && cause != nil {
+		t.cause = cause
+		s.lastErr = t // the outage's skipped calls name it too
+	}
+	s.mu.Unlock()
+}
+
 func (s *Store) succeeded() {
 	s.mu.Lock()
 	was := s.down
-	s.down, s.lastErr = false, nil
+	s.down, s.lastErr, s.cause = false, nil, nil
 	s.mu.Unlock()
 	if was && s.cfg.onRecover != nil {
 		s.cfg.onRecover()
@@ -319,10 +409,14 @@ func parseTurn(v []any) (core.Turn, error) {
 		return core.Turn{}, err
 	}
 	ep := n[8] * 1e9
+	token := "" // nothing to refund when nothing was reserved
+	if n[0] == 1 {
+		token = redisToken(ep+n[6], ep+n[7])
+	}
 	return core.Turn{
 		Granted: n[0] == 1, Wait: time.Duration(n[1]), At: ep + n[2],
 		Paused: n[3] == 1, Status: int(n[4]), Factor: f,
-		TatBefore: ep + n[6], TatAfter: ep + n[7],
+		Token: token,
 	}, nil
 }
 

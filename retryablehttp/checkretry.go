@@ -82,7 +82,7 @@ func pastDeadline(ctx context.Context, b *core.Budget, resp *http.Response) erro
 		// The budget is not paused (disabled, or not on this client's
 		// transport), so there is no budget error to ask for: this is the
 		// one the budget would return, built from what resp asked.
-		return &core.RateLimitError{RetryAfter: wait, StatusCode: resp.StatusCode, Reason: core.Paused, Budget: b.Name()}
+		return &core.RateLimitError{RetryAfter: wait, StatusCode: resp.StatusCode, Reason: core.Paused, Budget: b.Name(), Deadline: deadline}
 	}
 	return nil
 }

@@ -58,7 +58,8 @@ func TestCheckRetry(t *testing.T) {
 				}
 				var rle *core.RateLimitError
 				require.ErrorAs(t, err, &rle)
-				assert.Equal(t, &core.RateLimitError{RetryAfter: 10 * time.Second, StatusCode: 429, Reason: core.Paused, Budget: "api"}, rle)
+				deadline, _ := ctx.Deadline()
+				assert.Equal(t, &core.RateLimitError{RetryAfter: 10 * time.Second, StatusCode: 429, Reason: core.Paused, Budget: "api", Deadline: deadline}, rle)
 				assert.ErrorIs(t, err, context.DeadlineExceeded)
 				assert.Zero(t, b.InFlight(), "asking the budget holds no slot")
 			})
@@ -84,7 +85,8 @@ func TestCheckRetryNeverRetriesBudgetError(t *testing.T) {
 // asks for when the budget is not paused (a disabled budget here).
 func TestCheckRetryServerWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := core.Disabled(core.WithName("tests"))
+		b, err := core.Disabled(core.WithName("tests"))
+		require.NoError(t, err)
 		check := hgretry.CheckRetry(b, nil)
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
@@ -93,7 +95,8 @@ func TestCheckRetryServerWait(t *testing.T) {
 		assert.False(t, retry)
 		var rle *core.RateLimitError
 		require.ErrorAs(t, err, &rle)
-		assert.Equal(t, &core.RateLimitError{RetryAfter: 10 * time.Second, StatusCode: 429, Reason: core.Paused, Budget: "tests"}, rle)
+		deadline, _ := ctx.Deadline()
+		assert.Equal(t, &core.RateLimitError{RetryAfter: 10 * time.Second, StatusCode: 429, Reason: core.Paused, Budget: "tests", Deadline: deadline}, rle)
 
 		retry, err = check(ctx, response(429, "/v1/items", http.Header{"Retry-After": {"1"}}), nil)
 		assert.True(t, retry, "a wait within the deadline is retried")

@@ -1,66 +1,71 @@
-package core
-
-// A bounded parser for the RFC 8941 structured field values the IETF
-// RateLimit fields are written in (Lists and, for the draft-07 form,
+// Package sf is a bounded parser for the RFC 8941 structured field values the
+// IETF RateLimit fields are written in (Lists and, for the draft-07 form,
 // Dictionaries), with the RFC 9651 Date and Display String bare items
 // accepted so that newer servers do not make a field malformed. It keeps only
-// what ParseFeedback reads (the member's name or number and the parameters q,
-// qu, w, r and t) and allocates nothing: strings are slices of the input,
-// kept in their escaped form (see sfValue.raw).
+// what the rate-limit fields need (a member's name or number and the
+// parameters q, qu, w, r and t) and allocates nothing: strings are slices of
+// the input, kept in their escaped form (see Value.Raw).
+package sf
 
-// sfMaxMembers bounds the members of a List or Dictionary, the items of an
+import (
+	"strings"
+
+	"github.com/headgate-go/headgate/core/internal/ascii"
+)
+
+// MaxMembers bounds the members of a List or Dictionary, the items of an
 // inner list and the parameters of one item. A field over any bound is
 // treated as malformed, so a hostile field costs one pass over its bytes.
-const sfMaxMembers = 32
+const MaxMembers = 32
 
-// sfKind is the type of a bare item.
-type sfKind uint8
+// Kind is the type of a bare item.
+type Kind uint8
 
 const (
-	sfAbsent sfKind = iota
-	sfInteger
-	sfDecimal
-	sfString
-	sfToken
-	sfOther // byte sequence, boolean, date, display string, inner list
+	Absent Kind = iota
+	Integer
+	Decimal
+	String
+	Token
+	Other // byte sequence, boolean, date, display string, inner list
 )
 
-// sfValue is a bare item. For strings, raw is the text between the quotes
+// Value is a bare item. For strings, Raw is the text between the quotes
 // still escaped: RFC 8941 allows only \" and \\ and requires them, so two
 // strings are equal exactly when their raw forms are, and a token equals a
-// string when its text equals the string's raw form. For numbers, milli is
+// string when its text equals the string's raw form. For numbers, Milli is
 // the value times 1000 (an Integer has at most 15 digits and a Decimal at
 // most 3 fraction digits, so it always fits).
-type sfValue struct {
-	kind  sfKind
-	raw   string
-	milli int64
+type Value struct {
+	Kind  Kind
+	Raw   string
+	Milli int64
 }
 
-// The parameters ParseFeedback reads.
+// The parameters kept, as indexes into Member.Params.
 const (
-	sfParamQ  = iota // RateLimit-Policy: quota
-	sfParamQU        // RateLimit-Policy: quota unit
-	sfParamW         // RateLimit-Policy: window, seconds
-	sfParamR         // RateLimit: remaining
-	sfParamT         // RateLimit: seconds until reset
-	sfParamCount
+	ParamQ  = iota // RateLimit-Policy: quota
+	ParamQU        // RateLimit-Policy: quota unit
+	ParamW         // RateLimit-Policy: window, seconds
+	ParamR         // RateLimit: remaining
+	ParamT         // RateLimit: seconds until reset
+	ParamCount
 )
 
-// sfMember is a List member or Dictionary member: key is empty in a List.
-type sfMember struct {
-	key    string
-	value  sfValue
-	params [sfParamCount]sfValue
+// Member is a List member or Dictionary member: Key is empty in a List.
+type Member struct {
+	Key    string
+	Value  Value
+	Params [ParamCount]Value
 }
 
-// sfParser reads one field value.
-type sfParser struct {
+// parser reads one field value.
+type parser struct {
 	s string
 	i int
 }
 
-func (p *sfParser) peek() byte {
+func (p *parser) peek() byte {
 	if p.i < len(p.s) {
 		return p.s[p.i]
 	}
@@ -69,33 +74,33 @@ func (p *sfParser) peek() byte {
 
 // ows skips optional white space. RFC 8941 allows only SP in most places;
 // tabs are accepted too, as HTTP's OWS.
-func (p *sfParser) ows() {
+func (p *parser) ows() {
 	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
 		p.i++
 	}
 }
 
-func (p *sfParser) sp() {
+func (p *parser) sp() {
 	for p.i < len(p.s) && p.s[p.i] == ' ' {
 		p.i++
 	}
 }
 
-// parseSFList parses s as a List into members and returns how many there
+// ParseList parses s as a List into members and returns how many there
 // were; ok is false when s is not a valid List or has too many members.
-func parseSFList(s string, members *[sfMaxMembers]sfMember) (n int, ok bool) {
-	p := sfParser{s: s}
+func ParseList(s string, members *[MaxMembers]Member) (n int, ok bool) {
+	p := parser{s: s}
 	return p.members(members, false)
 }
 
-// parseSFDict parses s as a Dictionary, as parseSFList does a List. A
+// ParseDict parses s as a Dictionary, as ParseList does a List. A
 // repeated key is kept twice, in order; the caller lets the last one win.
-func parseSFDict(s string, members *[sfMaxMembers]sfMember) (n int, ok bool) {
-	p := sfParser{s: s}
+func ParseDict(s string, members *[MaxMembers]Member) (n int, ok bool) {
+	p := parser{s: s}
 	return p.members(members, true)
 }
 
-func (p *sfParser) members(members *[sfMaxMembers]sfMember, dict bool) (int, bool) {
+func (p *parser) members(members *[MaxMembers]Member, dict bool) (int, bool) {
 	p.ows()
 	n := 0
 	for p.i < len(p.s) {
@@ -103,20 +108,20 @@ func (p *sfParser) members(members *[sfMaxMembers]sfMember, dict bool) (int, boo
 			return 0, false
 		}
 		m := &members[n]
-		*m = sfMember{}
+		*m = Member{}
 		if dict {
 			k, ok := p.key()
 			if !ok {
 				return 0, false
 			}
-			m.key = k
+			m.Key = k
 			if p.peek() == '=' {
 				p.i++
 				if !p.itemOrInnerList(m) {
 					return 0, false
 				}
 			} else {
-				m.value = sfValue{kind: sfOther} // Boolean true
+				m.Value = Value{Kind: Other} // Boolean true
 				if !p.params(m) {
 					return 0, false
 				}
@@ -142,24 +147,24 @@ func (p *sfParser) members(members *[sfMaxMembers]sfMember, dict bool) (int, boo
 }
 
 // itemOrInnerList parses an Item or an Inner List (whose items are checked
-// and dropped: ParseFeedback has no use for them) with its parameters.
-func (p *sfParser) itemOrInnerList(m *sfMember) bool {
+// and dropped: the rate-limit fields have no use for them) with its parameters.
+func (p *parser) itemOrInnerList(m *Member) bool {
 	if p.peek() != '(' {
-		return p.bareItem(&m.value) && p.params(m)
+		return p.bareItem(&m.Value) && p.params(m)
 	}
 	p.i++
 	for count := 0; ; count++ {
 		p.sp()
 		if p.peek() == ')' {
 			p.i++
-			m.value = sfValue{kind: sfOther}
+			m.Value = Value{Kind: Other}
 			return p.params(m)
 		}
-		if count == sfMaxMembers {
+		if count == MaxMembers {
 			return false
 		}
-		var inner sfMember
-		if !p.bareItem(&inner.value) || !p.params(&inner) {
+		var inner Member
+		if !p.bareItem(&inner.Value) || !p.params(&inner) {
 			return false
 		}
 		if c := p.peek(); c != ' ' && c != ')' {
@@ -168,11 +173,12 @@ func (p *sfParser) itemOrInnerList(m *sfMember) bool {
 	}
 }
 
-// params parses the parameters of an item, keeping the ones ParseFeedback
-// reads. A repeated key overwrites the earlier value, as RFC 8941 says.
-func (p *sfParser) params(m *sfMember) bool {
+// params parses the parameters of an item, keeping the ones listed
+// by the Param constants. A repeated key overwrites the earlier value, as
+// RFC 8941 says.
+func (p *parser) params(m *Member) bool {
 	for count := 0; p.peek() == ';'; count++ {
-		if count == sfMaxMembers {
+		if count == MaxMembers {
 			return false
 		}
 		p.i++
@@ -181,7 +187,7 @@ func (p *sfParser) params(m *sfMember) bool {
 		if !ok {
 			return false
 		}
-		v := sfValue{kind: sfOther} // Boolean true
+		v := Value{Kind: Other} // Boolean true
 		if p.peek() == '=' {
 			p.i++
 			if !p.bareItem(&v) {
@@ -190,15 +196,15 @@ func (p *sfParser) params(m *sfMember) bool {
 		}
 		switch k {
 		case "q":
-			m.params[sfParamQ] = v
+			m.Params[ParamQ] = v
 		case "qu":
-			m.params[sfParamQU] = v
+			m.Params[ParamQU] = v
 		case "w":
-			m.params[sfParamW] = v
+			m.Params[ParamW] = v
 		case "r":
-			m.params[sfParamR] = v
+			m.Params[ParamR] = v
 		case "t":
-			m.params[sfParamT] = v
+			m.Params[ParamT] = v
 		}
 	}
 	return true
@@ -207,7 +213,7 @@ func (p *sfParser) params(m *sfMember) bool {
 // key parses a key:
 //
 //	( lcalpha / "*" ) *( lcalpha / DIGIT / "_" / "-" / "." / "*" )
-func (p *sfParser) key() (string, bool) {
+func (p *parser) key() (string, bool) {
 	j := p.i
 	if c := p.peek(); !('a' <= c && c <= 'z' || c == '*') {
 		return "", false
@@ -215,7 +221,7 @@ func (p *sfParser) key() (string, bool) {
 	p.i++
 	for p.i < len(p.s) {
 		c := p.s[p.i]
-		if !('a' <= c && c <= 'z' || feedbackIsDigit(c) || c == '_' || c == '-' || c == '.' || c == '*') {
+		if !('a' <= c && c <= 'z' || ascii.IsDigit(c) || c == '_' || c == '-' || c == '.' || c == '*') {
 			break
 		}
 		p.i++
@@ -224,24 +230,24 @@ func (p *sfParser) key() (string, bool) {
 }
 
 // bareItem parses a bare item into v.
-func (p *sfParser) bareItem(v *sfValue) bool {
+func (p *parser) bareItem(v *Value) bool {
 	switch c := p.peek(); {
-	case c == '-' || feedbackIsDigit(c):
+	case c == '-' || ascii.IsDigit(c):
 		return p.number(v)
 	case c == '"':
 		return p.str(v)
-	case feedbackIsAlpha(c) || c == '*':
+	case ascii.IsAlpha(c) || c == '*':
 		j := p.i
 		p.i++
-		for p.i < len(p.s) && (sfTchar(p.s[p.i]) || p.s[p.i] == ':' || p.s[p.i] == '/') {
+		for p.i < len(p.s) && (tchar(p.s[p.i]) || p.s[p.i] == ':' || p.s[p.i] == '/') {
 			p.i++
 		}
-		*v = sfValue{kind: sfToken, raw: p.s[j:p.i]}
+		*v = Value{Kind: Token, Raw: p.s[j:p.i]}
 		return true
 	case c == ':': // Byte Sequence
 		p.i++
 		for p.i < len(p.s) && p.s[p.i] != ':' {
-			if c := p.s[p.i]; !(feedbackIsAlpha(c) || feedbackIsDigit(c) || c == '+' || c == '/' || c == '=') {
+			if c := p.s[p.i]; !(ascii.IsAlpha(c) || ascii.IsDigit(c) || c == '+' || c == '/' || c == '=') {
 				return false
 			}
 			p.i++
@@ -250,22 +256,22 @@ func (p *sfParser) bareItem(v *sfValue) bool {
 			return false
 		}
 		p.i++
-		*v = sfValue{kind: sfOther}
+		*v = Value{Kind: Other}
 		return true
 	case c == '?': // Boolean
 		if p.i+1 >= len(p.s) || (p.s[p.i+1] != '0' && p.s[p.i+1] != '1') {
 			return false
 		}
 		p.i += 2
-		*v = sfValue{kind: sfOther}
+		*v = Value{Kind: Other}
 		return true
 	case c == '@': // Date (RFC 9651)
 		p.i++
-		var n sfValue
-		if !p.number(&n) || n.kind != sfInteger {
+		var n Value
+		if !p.number(&n) || n.Kind != Integer {
 			return false
 		}
-		*v = sfValue{kind: sfOther}
+		*v = Value{Kind: Other}
 		return true
 	case c == '%': // Display String (RFC 9651)
 		p.i++
@@ -276,10 +282,10 @@ func (p *sfParser) bareItem(v *sfValue) bool {
 			switch c := p.s[p.i]; {
 			case c == '"':
 				p.i++
-				*v = sfValue{kind: sfOther}
+				*v = Value{Kind: Other}
 				return true
 			case c == '%':
-				if p.i+2 >= len(p.s) || !sfLowerHex(p.s[p.i+1]) || !sfLowerHex(p.s[p.i+2]) {
+				if p.i+2 >= len(p.s) || !lowerHex(p.s[p.i+1]) || !lowerHex(p.s[p.i+2]) {
 					return false
 				}
 				p.i += 2
@@ -295,7 +301,7 @@ func (p *sfParser) bareItem(v *sfValue) bool {
 // number parses an Integer (at most 15 digits) or a Decimal (at most 12
 // integer and 3 fraction digits); anything longer is malformed, as RFC 8941
 // says.
-func (p *sfParser) number(v *sfValue) bool {
+func (p *parser) number(v *Value) bool {
 	neg := false
 	if p.peek() == '-' {
 		neg = true
@@ -306,13 +312,13 @@ func (p *sfParser) number(v *sfValue) bool {
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		switch {
-		case feedbackIsDigit(c) && !decimal:
+		case ascii.IsDigit(c) && !decimal:
 			if intDigits == 15 {
 				return false
 			}
 			ip = ip*10 + int64(c-'0')
 			intDigits++
-		case feedbackIsDigit(c):
+		case ascii.IsDigit(c):
 			if fracDigits == 3 {
 				return false
 			}
@@ -339,17 +345,17 @@ done:
 	if neg {
 		milli = -milli
 	}
-	kind := sfInteger
+	kind := Integer
 	if decimal {
-		kind = sfDecimal
+		kind = Decimal
 	}
-	*v = sfValue{kind: kind, milli: milli}
+	*v = Value{Kind: kind, Milli: milli}
 	return true
 }
 
 // str parses a String: printable ASCII between quotes, with \" and \\ the
 // only escapes.
-func (p *sfParser) str(v *sfValue) bool {
+func (p *parser) str(v *Value) bool {
 	p.i++
 	j := p.i
 	for p.i < len(p.s) {
@@ -361,7 +367,7 @@ func (p *sfParser) str(v *sfValue) bool {
 			}
 			p.i += 2
 		case c == '"':
-			*v = sfValue{kind: sfString, raw: p.s[j:p.i]}
+			*v = Value{Kind: String, Raw: p.s[j:p.i]}
 			p.i++
 			return true
 		case c < 0x20 || c > 0x7e:
@@ -373,9 +379,9 @@ func (p *sfParser) str(v *sfValue) bool {
 	return false
 }
 
-// sfTchar reports whether c is an HTTP tchar.
-func sfTchar(c byte) bool {
-	if feedbackIsAlpha(c) || feedbackIsDigit(c) {
+// tchar reports whether c is an HTTP tchar.
+func tchar(c byte) bool {
+	if ascii.IsAlpha(c) || ascii.IsDigit(c) {
 		return true
 	}
 	switch c {
@@ -385,11 +391,11 @@ func sfTchar(c byte) bool {
 	return false
 }
 
-func sfLowerHex(c byte) bool { return feedbackIsDigit(c) || 'a' <= c && c <= 'f' }
+func lowerHex(c byte) bool { return ascii.IsDigit(c) || 'a' <= c && c <= 'f' }
 
-// sfUnescape returns the text of a raw String: the input itself when it
+// Unescape returns the text of a raw String: the input itself when it
 // holds no escape (the usual case, no allocation).
-func sfUnescape(raw string) string {
+func Unescape(raw string) string {
 	k := 0
 	for k < len(raw) && raw[k] != '\\' {
 		k++
@@ -405,4 +411,17 @@ func sfUnescape(raw string) string {
 		b = append(b, raw[i])
 	}
 	return string(b)
+}
+
+// JoinLines joins the lines of a structured field with ", ", as RFC 8941
+// section 4.2 says; a field sent on one line (the usual case) is used as is.
+// More lines than MaxMembers make the field malformed.
+func JoinLines(lines []string) string {
+	if len(lines) == 1 {
+		return lines[0]
+	}
+	if len(lines) > MaxMembers {
+		return "(" // more lines than members: malformed
+	}
+	return strings.Join(lines, ", ")
 }

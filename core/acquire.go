@@ -1,0 +1,170 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// A Permit is a call's admission: its turn was given and, with
+// WithMaxInFlight, it holds a concurrency slot until Release. Feed the
+// response to Observe.
+type Permit struct {
+	b        *Budget
+	sent     int64 // when the turn was given, on the budget's clock
+	slot     slotRef
+	released bool
+	res      *reservation // extra dimensions' estimate (AcquireCost), or nil
+}
+
+// Release frees the permit's concurrency slot. It is idempotent: calling it
+// again, on the same Permit or on a copy of it, does nothing. A permit from
+// a budget without a cap, or the zero Permit, has nothing to free. Release
+// is not safe to call on one Permit value from two goroutines at once;
+// copies are.
+func (p *Permit) Release() {
+	if p.released || p.b == nil {
+		return
+	}
+	p.released = true
+	p.releaseCost() // an AcquireCost estimate nobody committed comes back
+	if p.slot.idx1 > 0 {
+		p.b.releaseSlot(p.slot)
+	}
+}
+
+// Budget returns the budget that gave the permit (nil for the zero Permit).
+func (p *Permit) Budget() *Budget { return p.b }
+
+// Acquire waits until the call may be sent: first for a concurrency slot
+// (WithMaxInFlight), then for the end of any server pause and for the call's
+// turn at the budget's pace. Waiters are served in arrival order.
+//
+// A context already done never spends a turn. A call whose turn, or the end
+// of the pause, comes at or after the context's deadline does not wait: it
+// gives the turn back and returns a *RateLimitError (which matches
+// context.DeadlineExceeded). A call cancelled while it waits gives its turn
+// back when nobody reserved after it, frees its slot and returns the
+// context's error.
+//
+// On success the caller sends the request, passes the response to
+// Permit.Observe and calls Permit.Release when the response is done with.
+func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
+	if err := ctx.Err(); err != nil {
+		return Permit{}, err
+	}
+	if b.pacer == nil {
+		return Permit{b: b}, nil
+	}
+	if b.maxInFlight == 0 { // the fast path: no slot to guard
+		sent, err := b.pacer.turn(ctx, b.now(), b.deadline(ctx), nil)
+		if err != nil {
+			return Permit{}, withDeadline(ctx, err)
+		}
+		return Permit{b: b, sent: sent}, nil
+	}
+	return b.acquire(ctx, nil)
+}
+
+// acquire is Acquire and AcquireCost once the context and the disabled
+// budget are dealt with: a slot, then the turn (with r's extra dimensions,
+// when r is not nil).
+func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
+	deadline := b.deadline(ctx)
+	now := b.now()
+	var slot slotRef
+	if _, mem := b.pacer.(memPacer); mem && r == nil && b.maxInFlight > 0 {
+		if p, ok, err := b.placeWithSlot(ctx, now, deadline); ok { // a refused call back: place.go
+			return p, withDeadline(ctx, err)
+		}
+	}
+	if b.maxInFlight > 0 {
+		at, ref, err := b.acquireSlot(ctx, now, deadline)
+		if err != nil {
+			return Permit{}, withDeadline(ctx, err)
+		}
+		slot = ref
+		// Until the permit is returned, any way out frees the slot: an
+		// error, or a panic in an observer reporting a wait.
+		defer func() {
+			if slot.idx1 > 0 {
+				b.releaseSlot(slot)
+			}
+		}()
+		if at > now {
+			b.emit(Event{Reason: SlotWait, Wait: time.Duration(at - now)})
+		}
+		now = at
+	}
+	sent, err := b.pacer.turn(ctx, now, deadline, r)
+	if err != nil {
+		return Permit{}, withDeadline(ctx, err)
+	}
+	p := Permit{b: b, sent: sent, slot: slot, res: r}
+	slot = slotRef{} // handed to the permit
+	return p, nil
+}
+
+// TryAcquire admits the call only if it can go now: a free concurrency slot
+// and a turn that has come, with no pause. It never waits. Otherwise it
+// returns at once: ErrNoSlot when every slot is taken, or a
+// *RateLimitError whose RetryAfter says when the turn would come. That
+// error has no Deadline and does not match context.DeadlineExceeded:
+// TryAcquire's horizon is "now", not a deadline of the caller's. It takes
+// nothing when it fails, and never goes before callers already waiting in
+// Acquire.
+func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
+	if err := ctx.Err(); err != nil {
+		return Permit{}, err
+	}
+	if b.pacer == nil {
+		return Permit{b: b}, nil
+	}
+	now := b.now()
+	var slot slotRef
+	if b.maxInFlight > 0 {
+		b.mu.Lock()
+		if !b.slotFreeLocked() || b.slots.head != nil {
+			b.mu.Unlock()
+			return Permit{}, ErrNoSlot
+		}
+		slot = b.takeSlotLocked()
+		b.mu.Unlock()
+	}
+	sent, err := b.pacer.turn(ctx, now, now+1, nil)
+	if err != nil {
+		if slot.idx1 > 0 {
+			b.releaseSlot(slot)
+		}
+		return Permit{}, err
+	}
+	return Permit{b: b, sent: sent, slot: slot}, nil
+}
+
+// Check returns the error Acquire(ctx) would return at once — a
+// *RateLimitError when the server's pause or the call's turn ends at or
+// after ctx's deadline, or ctx's own error when it is done — without taking
+// a slot or a turn. It returns nil when Acquire would wait or admit. Retry
+// layers use it to fail fast instead of sleeping into a deadline.
+func (b *Budget) Check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.pacer == nil {
+		return nil
+	}
+	deadline := b.deadline(ctx)
+	if deadline == never {
+		return nil
+	}
+	return withDeadline(ctx, b.pacer.check(ctx, b.now(), deadline))
+}
+
+// withDeadline stamps a *RateLimitError with the deadline of the context
+// it was refused against; every other error passes through. The entry
+// points that wait for a deadline (Acquire, AcquireCost, Check) call it.
+func withDeadline(ctx context.Context, err error) error {
+	if rl, ok := err.(*RateLimitError); ok {
+		rl.Deadline, _ = ctx.Deadline()
+	}
+	return err
+}

@@ -1,0 +1,70 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// A pacer is a budget's mode: where its calls get their turns and where its
+// feedback goes. A budget has one for its life, chosen by its constructor:
+//
+//	memPacer    NewBudget: the in-memory GCRA state and the scheduler (scheduler.go)
+//	storePacer  NewBudget with WithStore: the state in a Store (store_budget.go)
+//	nil         Disabled and the zero Budget: every call goes at once
+//
+// The budget's entry points deal with the context, the slot and the
+// permit, and leave the rest to the pacer.
+type pacer interface {
+	// turn reserves the call's turn (with r's cost in the extra
+	// dimensions, when r is not nil) and waits for it; it returns the
+	// instant the turn was given, on the pacer's clock, or a
+	// *RateLimitError when the turn would come at or after deadline.
+	turn(ctx context.Context, now, deadline int64, r *reservation) (int64, error)
+	// check is Check's answer at now against deadline; it takes nothing.
+	check(ctx context.Context, now, deadline int64) error
+	// feedback applies one response's feedback; sent is the request's
+	// send time as turn returned it (or stamp made it).
+	feedback(status int, f Feedback, sent, now int64, retried bool)
+	// stamp places a send time given as a time.Time (the zero time: just
+	// now) on the pacer's clock, for Budget.Observe.
+	stamp(sent time.Time) int64
+	// pauseLeft is what the server's pause has left to run.
+	pauseLeft() time.Duration
+}
+
+// memPacer is the in-memory mode: the budget's own GCRA state, queue and
+// feedback controller, under its mu.
+type memPacer struct{ b *Budget }
+
+func (p memPacer) turn(ctx context.Context, now, deadline int64, r *reservation) (int64, error) {
+	return p.b.takeTurn(ctx, now, deadline, r)
+}
+
+func (p memPacer) check(_ context.Context, now, deadline int64) error {
+	b := p.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.syncPaceLocked(now)
+	if s := b.planLocked(now, b.lastSendAtLocked(), nil); s >= deadline { // plans, takes nothing
+		return b.lateErrorLocked(s, now)
+	}
+	return nil
+}
+
+func (p memPacer) feedback(status int, f Feedback, sent, now int64, retried bool) {
+	p.b.apply(status, f, sent, now, retried)
+}
+
+func (p memPacer) stamp(sent time.Time) int64 {
+	if sent.IsZero() {
+		return never // "just now": after any cut (observe.go)
+	}
+	return int64(sent.Sub(p.b.epoch))
+}
+
+func (p memPacer) pauseLeft() time.Duration {
+	now := p.b.now()
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	return time.Duration(max(0, p.b.gateLocked()-now))
+}

@@ -1,0 +1,347 @@
+package core
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// The scheduler: how a call of an in-memory budget gets its turn.
+//
+// A call reserves its turn at once, when it arrives (reserveLocked: the one
+// reservation of the GCRA state), and then sleeps until that instant; it
+// is never re-queued. Everything below keeps these invariants, all under
+// the budget's mu:
+//
+//  1. The queued reservations are the contiguous tail of the GCRA
+//     timeline. Every waiter in b.queue reserved after every call already
+//     granted, in queue order, so head.turn.tatBefore (and head.res's
+//     tatBefore per dimension) is the state before all of them. A new call
+//     reserves after the queue's tail (lastSendAtLocked); if its turn has
+//     come, so has every queued turn before it, and dispatchLocked empties
+//     the queue first. A backfilled call (WithBackfill) is reserved before
+//     the head and the queue re-reserved after it. Settling a granted
+//     reservation's cost shifts the queued ones' tatBefore/tatAfter with
+//     the state.
+//  2. Send times are non-decreasing along the queue (arrival order).
+//  3. A waiter is queued, granted or failed. Only the budget moves it,
+//     under mu: queued → granted by dispatchLocked (called by whoever holds
+//     mu and sees its turn come: the waiter's own goroutine, a new call,
+//     a re-timing); queued → failed by retimeLocked when its new turn falls
+//     at or after its deadline. Whoever moves it out of queued removes it
+//     from the queue and signals it. Only its own goroutine takes it out
+//     while still queued: when its context ends (it then gives its
+//     reservation back where nobody reserved after it).
+//
+// retimeLocked re-reserves the whole queue: it requires invariant 1 and
+// that each waiter's turn is the one it last reserved; it rewinds the state
+// to the head's tatBefore, brings the pace to the effective one at now
+// (behind any pause, floored so a pause ends with no more than the server
+// holds), and reserves each waiter again in order. It guarantees that
+// every waiter whose turn came is granted, every waiter whose new turn
+// passes its deadline is failed and its reservation not made again, the
+// rest hold their new turns (signalled when they moved), and invariants 1
+// and 2 hold again.
+
+// takeTurn reserves the call's turn — with r's cost in the extra
+// dimensions, for a budget that has them — and waits for it. It returns the
+// time the turn was given. It is the only way a call gets a turn from the
+// in-memory state.
+func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservation) (int64, error) {
+	if r == nil && b.dims != nil {
+		r = b.dims.newReservation(nil) // a request with no extra cost
+	}
+	b.mu.Lock()
+	b.syncPaceLocked(now)
+	if r != nil && b.dims.backfill && b.queue.head != nil && b.backfillLocked(now, r) {
+		b.grantDimsLocked(r)
+		b.mu.Unlock()
+		return now, nil
+	}
+	if r == nil {
+		if b.claimPlaceLocked(now) { // a refused call back when its wait ended (place.go)
+			b.mu.Unlock()
+			return now, nil
+		}
+		if w := b.adoptPlaceLocked(now, deadline, false); w != nil { // back at once, first in line
+			throttled := b.g.interval > int64(b.rate.Interval())
+			b.mu.Unlock()
+			return b.wait(ctx, w, throttled)
+		}
+	}
+	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
+	if !ok {
+		err := b.lateErrorLocked(t.sendAt, now)
+		b.mu.Unlock()
+		return 0, err
+	}
+	if t.sendAt <= now {
+		if b.queue.n > 0 {
+			b.dispatchLocked(now) // those ahead are due too: let them go first
+		}
+		if r != nil {
+			b.grantDimsLocked(r)
+		}
+		b.sentLocked(now)
+		b.mu.Unlock()
+		return now, nil
+	}
+	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1), res: r}
+	if g := b.gateLocked(); g > now { // the pause holds it back, whatever follows
+		w.pauseEnd = g
+	}
+	throttled := b.g.interval > int64(b.rate.Interval())
+	b.queue.push(w)
+	b.mu.Unlock()
+	return b.wait(ctx, w, throttled)
+}
+
+// lastSendAtLocked is the send time of the caller queued last, or the
+// distant past: a new turn never comes before it (arrival order).
+func (b *Budget) lastSendAtLocked() int64 {
+	if b.queue.tail == nil {
+		return math.MinInt64
+	}
+	return b.queue.tail.turn.sendAt
+}
+
+// planLocked returns the earliest instant at or after now, after and the
+// end of any pause at which the request's dimension, and every extra one
+// for r's cost (r may be nil), holds what the call needs. It changes
+// nothing: Check asks it alone.
+func (b *Budget) planLocked(now, after int64, r *reservation) int64 {
+	s := max(now, after, b.gateLocked(), b.g.earliest(1))
+	if r != nil {
+		for i, n := range r.n {
+			if n > 0 {
+				s = max(s, b.dims.d[i].g.earliest(n))
+			}
+		}
+	}
+	return s
+}
+
+// reserveLocked is the one reservation of the in-memory state: it plans
+// the call's send time s (planLocked) and, unless s comes at or after
+// deadline, spends one request and r's cost in every extra dimension at s,
+// all at once. When s is at or after deadline nothing changes and ok is
+// false; t.sendAt still says when s would have been.
+func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation) (t turn, ok bool) {
+	t.sendAt = b.planLocked(now, after, r)
+	if t.sendAt >= deadline {
+		return t, false
+	}
+	t.tatBefore, t.tatAfter = b.g.reserveN(t.sendAt, 1)
+	if r != nil {
+		b.spendDimsLocked(t.sendAt, r)
+	}
+	return t, true
+}
+
+// wait blocks until w is granted, fails, or its context ends.
+func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, error) {
+	b.mu.Lock()
+	d := b.wakeLocked(w, w.arrived)
+	b.mu.Unlock()
+	timer := time.NewTimer(time.Duration(d))
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+		case <-w.wake:
+		case <-ctx.Done():
+		}
+		b.mu.Lock()
+		now := b.now()
+		// w is checked twice: another goroutine may have granted or failed
+		// it while it slept (then there is nothing to re-time for it), and
+		// syncPaceLocked may itself re-time the queue, which can grant or
+		// fail w.
+		if w.state == queued {
+			b.syncPaceLocked(now) // a quota report may have run out: re-time
+		}
+		if w.state == queued {
+			switch {
+			case w.turn.sendAt <= now, b.queue.head.place: // (a kept place ahead may be given up)
+				b.dispatchLocked(now)
+			case ctx.Err() != nil:
+				b.queue.remove(w)
+				b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
+				if w.res != nil {
+					b.cancelDimsLocked(w.res)
+				}
+				b.mu.Unlock()
+				return 0, ctx.Err()
+			}
+		}
+		switch w.state {
+		case granted:
+			pauseEnd, at := w.pauseEnd, w.granted
+			throttled = throttled || b.g.interval > int64(b.rate.Interval())
+			b.mu.Unlock()
+			b.reportWait(w.arrived, pauseEnd, at, throttled)
+			return at, nil
+		case failed:
+			b.mu.Unlock()
+			return 0, w.err
+		}
+		d := b.wakeLocked(w, now)
+		b.mu.Unlock()
+		timer.Reset(time.Duration(d))
+	}
+}
+
+// wakeLocked is how long w sleeps from now: until its turn, or until the
+// server's quota report that slowed the pace runs out, when the waiting
+// calls are re-timed to the faster pace.
+func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
+	at := w.turn.sendAt
+	if u := b.ctl.reportEnds(); u > now && u < at && w == b.queue.head { // the head re-times them all
+		at = u
+	}
+	if h := b.queue.head; h != nil && h.place && h != w {
+		// Behind a kept place: not before it is taken or given up; the
+		// caller next to it wakes when it is given up, to re-time the rest.
+		if w == h.next {
+			at = h.expire
+		} else {
+			at = max(at, h.expire)
+		}
+	}
+	return at - now
+}
+
+// reportWait emits the events of one wait: the part spent in a server
+// pause, then the part spent waiting for the turn.
+func (b *Budget) reportWait(arrived, pauseEnd, at int64, throttled bool) {
+	if b.observer == nil {
+		return
+	}
+	from := arrived
+	if pauseEnd > arrived {
+		end := min(pauseEnd, at)
+		b.emit(Event{Reason: Paused, Wait: time.Duration(end - arrived)})
+		from = end
+	}
+	if at > from {
+		r := Paced
+		if throttled {
+			r = Throttled
+		}
+		b.emit(Event{Reason: r, Wait: time.Duration(at - from)})
+	}
+}
+
+// dispatchLocked grants every queued waiter whose turn has come, in order.
+func (b *Budget) dispatchLocked(now int64) {
+	for w := b.queue.head; w != nil && w.turn.sendAt <= now; w = b.queue.head {
+		if w.place {
+			if now < w.expire {
+				return // kept for a refused call's retry: the others wait behind it
+			}
+			b.givePlaceUpLocked(w, now) // nobody came back for it
+			continue
+		}
+		b.queue.remove(w)
+		w.state, w.granted = granted, now
+		if w.res != nil {
+			b.grantDimsLocked(w.res)
+		}
+		w.signal()
+		if h := b.queue.head; h != nil && b.ctl.reportEnds() > now {
+			h.signal() // the new head watches for the quota report's end
+		}
+		if b.sentLocked(now) {
+			return // a probe went: the others are held until its answer
+		}
+	}
+}
+
+// lateErrorLocked builds the error of a call whose turn at sendAt comes at
+// or after its deadline. The entry point adds the context's deadline.
+func (b *Budget) lateErrorLocked(sendAt, now int64) error {
+	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name}
+	switch {
+	case b.gateLocked() > now && (sendAt <= b.gateLocked() || b.queue.head != nil && b.queue.head.place):
+		// (Held back by the pause, or by the places kept at its end.)
+		e.Reason, e.StatusCode = Paused, b.gateStatusLocked()
+	case b.g.interval > int64(b.rate.Interval()):
+		e.Reason = Throttled
+	}
+	return e
+}
+
+// paceLocked returns the requests' effective interval and burst at now:
+// the configured rate and burst as the feedback controller slows them
+// (adaptive throttling, the server's quota report). b.g is kept at this
+// pace by syncPaceLocked; the extra dimensions have dimPaceLocked.
+func (b *Budget) paceLocked(now int64) (interval, burst int64) {
+	return b.ctl.pace(now, int64(b.rate.Interval()), b.burst)
+}
+
+// syncPaceLocked brings the pacing state to the effective pace at now,
+// re-timing the callers already waiting if the pace changed.
+func (b *Budget) syncPaceLocked(now int64) {
+	interval, burst := b.paceLocked(now)
+	if interval != b.g.interval || burst != b.g.burst || b.dimsPaceChangedLocked(now) {
+		b.retimeLocked(now)
+	}
+}
+
+// retimeLocked recomputes the turn of every waiting caller, in order, at
+// the effective pace and behind any pause. A caller whose new turn comes at
+// or after its deadline fails at once. Callers whose turn has come are
+// dispatched first.
+func (b *Budget) retimeLocked(now int64) {
+	b.dispatchLocked(now)
+	b.retimeQueueLocked(now)
+}
+
+// retimeQueueLocked is retimeLocked without first granting the callers
+// whose turn has come.
+func (b *Budget) retimeQueueLocked(now int64) {
+	if head := b.queue.head; head != nil {
+		b.g.rewind(head.turn.tatBefore) // the state before the queued reservations
+		if head.res != nil {
+			b.resetDimsLocked(head.res)
+		}
+	}
+	interval, burst := b.paceLocked(now)
+	// Re-time from the end of any pause: a new pace applies to the turns
+	// after it, and never stretches the pause itself.
+	gate := b.gateLocked()
+	b.g.setPace(max(now, gate), interval, burst)
+	if b.dims != nil {
+		b.setDimsPaceLocked(now, max(now, gate))
+	}
+	b.failSlotWaitersLocked(now)
+	if until, allow := b.gateAllowLocked(); until > 0 && until >= now {
+		b.g.floorAfterPause(until, allow)
+	}
+	after := int64(math.MinInt64) // the send time of the caller re-timed last
+	for w := b.queue.head; w != nil; {
+		next := w.next
+		t, ok := b.reserveLocked(now, w.deadline, after, w.res)
+		switch {
+		case !ok:
+			if w.res != nil {
+				b.dims.untrack(w.res)
+			}
+			b.queue.remove(w)
+			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
+			w.signal()
+		case t != w.turn:
+			w.turn = t
+			if w.place {
+				w.expire = t.sendAt + b.placeGraceLocked()
+			} else if gate > now { // the pause holds it back, whatever follows
+				w.pauseEnd = gate
+			}
+			w.signal()
+		}
+		if ok {
+			after = t.sendAt
+		}
+		w = next
+	}
+}

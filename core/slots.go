@@ -1,0 +1,122 @@
+package core
+
+import "context"
+
+// slotRef names a held concurrency slot: its index plus one (0 for no
+// slot) and its generation when taken. A slot freed once has a new
+// generation, so a second Release, even from a copy of the Permit, frees
+// nothing.
+type slotRef struct {
+	idx1 int32
+	gen  uint32
+}
+
+// acquireSlot waits for a concurrency slot and returns the time it got one
+// and the slot. A caller waiting for a slot fails at once, like one waiting
+// for its turn, when a server pause outlasts its deadline.
+func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
+	b.mu.Lock()
+	if b.slotFreeLocked() && b.slots.head == nil {
+		ref := b.takeSlotLocked()
+		b.mu.Unlock()
+		return now, ref, nil
+	}
+	if b.gateLocked() > now && b.gateLocked() >= deadline {
+		err := b.lateErrorLocked(b.gateLocked(), now)
+		b.mu.Unlock()
+		return 0, slotRef{}, err
+	}
+	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline}
+	b.slots.push(sw)
+	b.mu.Unlock()
+	select {
+	case <-sw.wake:
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	switch {
+	case sw.state == failed:
+		b.mu.Unlock()
+		return 0, slotRef{}, sw.err
+	case sw.state == granted && ctx.Err() == nil:
+		b.mu.Unlock()
+		return b.now(), sw.slot, nil
+	case sw.state == granted: // handed over as we gave up: pass it on
+		b.mu.Unlock()
+		b.releaseSlot(sw.slot)
+	default:
+		b.slots.remove(sw)
+		b.mu.Unlock()
+	}
+	return 0, slotRef{}, ctx.Err()
+}
+
+// slotFreeLocked reports whether a slot is free: one freed, or one never
+// used yet (slots are allocated lazily, so a huge cap costs nothing up front).
+func (b *Budget) slotFreeLocked() bool {
+	return len(b.freeSlots) > 0 || len(b.slotGen) < b.maxInFlight
+}
+
+// takeSlotLocked takes a free slot: a freed one, or else a new one.
+func (b *Budget) takeSlotLocked() slotRef {
+	if len(b.freeSlots) == 0 {
+		b.slotGen = append(b.slotGen, 0)
+		b.freeSlots = append(b.freeSlots, int32(len(b.slotGen)-1))
+	}
+	i := b.freeSlots[len(b.freeSlots)-1]
+	b.freeSlots = b.freeSlots[:len(b.freeSlots)-1]
+	b.inFlight++
+	return slotRef{idx1: i + 1, gen: b.slotGen[i]}
+}
+
+// releaseSlot frees a slot, handing it to the first caller waiting for one.
+// A slot already freed (an older generation) is left alone.
+func (b *Budget) releaseSlot(ref slotRef) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.freeSlotLocked(ref)
+}
+
+// freeSlotLocked is releaseSlot under mu. A kept place at the head of the
+// turn queue takes the slot first: its call's retry must not wait for one
+// (place.go).
+func (b *Budget) freeSlotLocked(ref slotRef) {
+	i := ref.idx1 - 1
+	if b.slotGen[i] != ref.gen {
+		return
+	}
+	b.slotGen[i]++
+	// (Only while callers wait for a slot, and someone waits behind the
+	// place to give it up if its retry never comes.)
+	for p := b.queue.head; p != nil && p.place && b.slots.head != nil && !b.queue.tail.place; p = p.next {
+		if p.slot.idx1 == 0 {
+			p.slot = slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
+			return
+		}
+	}
+	if sw := b.slots.head; sw != nil {
+		b.slots.remove(sw)
+		sw.state, sw.slot = granted, slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
+		sw.signal()
+		return
+	}
+	b.freeSlots = append(b.freeSlots, i)
+	b.inFlight--
+}
+
+// failSlotWaitersLocked fails at once every caller waiting for a slot whose
+// deadline the server's pause outlasts.
+func (b *Budget) failSlotWaitersLocked(now int64) {
+	if b.gateLocked() <= now {
+		return
+	}
+	for w := b.slots.head; w != nil; {
+		next := w.next
+		if b.gateLocked() >= w.deadline {
+			b.slots.remove(w)
+			w.state, w.err = failed, b.lateErrorLocked(b.gateLocked(), now)
+			w.signal()
+		}
+		w = next
+	}
+}
