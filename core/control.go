@@ -213,8 +213,10 @@ func (c *control) observe(o observation) verdict {
 			return v
 		}
 		if c.model == modelUnknown && o.sent < refillAt && holdUntil > refillAt {
-			// Too early to tell: a continuous server may not have returned
-			// a token yet. One more probe goes when it surely would have.
+			// Too early to tell windows from a continuous server slower than
+			// the pace: the pace is cut, and one more probe goes when a token
+			// would surely have returned.
+			v = c.cut(o, v)
 			v.probeAt, v.holdUntil, v.keepPlace = max(o.now, refillAt), holdUntil, true
 			c.probe = probe{armed: true, holdUntil: holdUntil}
 			return v

@@ -102,8 +102,8 @@ func TestControlEarlyRefusedProbeProbesAgain(t *testing.T) {
 	runCtl(t, &c, []ctlStep{
 		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "10", "1")}, // a token every 100ms at worst
 		{at: 12 * ms, sent: 11 * ms, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
-			if c.model != modelUnknown || v.probeAt != int64(101*ms) || v.cut || v.pause != 0 {
-				t.Errorf("verdict %+v, model %d: want a second probe at 101ms, no cut, no pause, the model unknown", v, c.model)
+			if c.model != modelUnknown || v.probeAt != int64(101*ms) || !v.cut || v.pause != 0 {
+				t.Errorf("verdict %+v, model %d: want a second probe at 101ms, the pace cut, no pause, the model unknown", v, c.model)
 			}
 		}},
 		{at: 102 * ms, sent: 101 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
