@@ -163,3 +163,14 @@ func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64) (p Perm
 	}
 	return Permit{b: b, sent: sent, slot: ref}, true, nil
 }
+
+// placeSlotExpiryLocked is when the first kept place holding a slot is due
+// to be given up, or 0.
+func (b *Budget) placeSlotExpiryLocked() int64 {
+	for p := b.queue.head; p != nil && p.place; p = p.next {
+		if p.slot.idx1 > 0 {
+			return p.expire + 1
+		}
+	}
+	return 0
+}

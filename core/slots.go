@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // slotRef names a held concurrency slot: its index plus one (0 for no
 // slot) and its generation when taken. A slot freed once has a new
@@ -28,10 +31,29 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 	}
 	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline}
 	b.slots.push(sw)
-	b.mu.Unlock()
-	select {
-	case <-sw.wake:
-	case <-ctx.Done():
+	for {
+		// A kept place may hold the slot this caller waits for (place.go):
+		// when it is due to be given up, the head of the slot queue gives
+		// it up, so a retry that never comes frees its slot.
+		var expired <-chan time.Time
+		if at := b.placeSlotExpiryLocked(); at > 0 && b.slots.head == sw {
+			timer := time.NewTimer(time.Duration(max(0, at-b.now())))
+			defer timer.Stop()
+			expired = timer.C
+		}
+		b.mu.Unlock()
+		select {
+		case <-sw.wake:
+		case <-ctx.Done():
+		case <-expired:
+			b.mu.Lock()
+			if sw.state == queued {
+				b.dispatchLocked(b.now())
+				continue
+			}
+			b.mu.Unlock()
+		}
+		break
 	}
 	b.mu.Lock()
 	switch {
@@ -86,9 +108,9 @@ func (b *Budget) freeSlotLocked(ref slotRef) {
 		return
 	}
 	b.slotGen[i]++
-	// (Only while callers wait for a slot, and someone waits behind the
-	// place to give it up if its retry never comes.)
-	for p := b.queue.head; p != nil && p.place && b.slots.head != nil && !b.queue.tail.place; p = p.next {
+	// (Only while callers wait for a slot: the first of them gives the
+	// place up if its retry never comes, acquireSlot.)
+	for p := b.queue.head; p != nil && p.place && b.slots.head != nil; p = p.next {
 		if p.slot.idx1 == 0 {
 			p.slot = slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
 			return
