@@ -143,6 +143,7 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool) *waiter {
 // when no place is for it.
 func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64) (p Permit, ok bool, err error) {
 	b.mu.Lock()
+	b.slotsToPlacesLocked()
 	if ref, ok := b.claimPlaceSlotLocked(now); ok {
 		b.mu.Unlock()
 		return Permit{b: b, sent: now, slot: ref}, true, nil
@@ -173,4 +174,16 @@ func (b *Budget) placeSlotExpiryLocked() int64 {
 		}
 	}
 	return 0
+}
+
+// slotsToPlacesLocked gives free slots to the kept places that hold none,
+// before a new caller takes one: their calls came first. (A place holds a
+// slot only while someone waits for one, who gives the place up when it is
+// due: acquireSlot.)
+func (b *Budget) slotsToPlacesLocked() {
+	for p := b.queue.head; p != nil && p.place && b.slotFreeLocked(); p = p.next {
+		if p.slot.idx1 == 0 {
+			p.slot = b.takeSlotLocked()
+		}
+	}
 }

@@ -19,10 +19,16 @@ func TestRefusedCallKeepsItsPlace(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		retry func(b *Budget) // before the retry; nil: no retry
+		slots int             // WithMaxInFlight; 0: none
 	}{
-		{"retry when the pause ends", func(b *Budget) { time.Sleep(b.PauseRemaining()) }},
-		{"retry at once", func(*Budget) {}},
-		{"no retry", nil},
+		{"retry when the pause ends", func(b *Budget) { time.Sleep(b.PauseRemaining()) }, 0},
+		{"retry at once", func(*Budget) {}, 0},
+		{"no retry", nil, 0},
+		// With a cap, the place keeps a slot too: the callers that queued
+		// hold every other one.
+		{"retry when the pause ends, 2 slots", func(b *Budget) { time.Sleep(b.PauseRemaining()) }, 2},
+		{"retry at once, 2 slots", func(*Budget) {}, 2},
+		{"no retry, 2 slots", nil, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -30,7 +36,7 @@ func TestRefusedCallKeepsItsPlace(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				b := MustBudget(PerSecond(10), WithBurst(1), WithoutAdaptive())
+				b := MustBudget(PerSecond(10), WithBurst(1), WithoutAdaptive(), WithMaxInFlight(tc.slots))
 				c := &http.Client{Transport: NewTransport(p.Transport(), b)}
 				get := func(path string) int {
 					resp, err := c.Get("http://api.test" + path)
@@ -75,6 +81,9 @@ func TestRefusedCallKeepsItsPlace(t *testing.T) {
 					t.Errorf("retry at %v, first other caller at %v; want the retry at the pause's end (2s), the others after it", retry, first)
 				case tc.retry == nil && first != 2*time.Second+time.Duration(maxPlaceGrace):
 					t.Errorf("first other caller at %v; want it when the place is given up (%v)", first, 2*time.Second+time.Duration(maxPlaceGrace))
+				}
+				if n := b.InFlight(); n != 0 {
+					t.Errorf("InFlight = %d after every call, want 0: a kept place leaked its slot", n)
 				}
 			})
 		})

@@ -19,6 +19,7 @@ type slotRef struct {
 // for its turn, when a server pause outlasts its deadline.
 func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
 	b.mu.Lock()
+	b.slotsToPlacesLocked() // a refused call's retry comes before this caller
 	if b.slotFreeLocked() && b.slots.head == nil {
 		ref := b.takeSlotLocked()
 		b.mu.Unlock()
