@@ -226,13 +226,15 @@ func (c *control) observe(o observation) verdict {
 			// a token: windows.
 			c.model = modelWindowed
 		}
-		// The probe was refused: the wait was real. Honour it in full.
-		v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
-		v.whole = c.model == modelWindowed
-		if !c.onlyPause(f) && c.model != modelWindowed {
-			v = c.cut(o, v)
+		// The probe was refused: the wait was real. Honour it in full; on
+		// windows, one probe finds whether the window turned (a sliding
+		// window's has not, all of it).
+		v.keepPlace = true
+		if c.model == modelWindowed {
+			return c.windowWait(o, v)
 		}
-		return v
+		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		return c.cut(o, v)
 	}
 	switch {
 	case refusal:

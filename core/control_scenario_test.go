@@ -261,9 +261,15 @@ func TestBatchToldTwiceTheRate(t *testing.T) {
 // A server pause mid-batch: nothing goes into it once known beyond the call
 // that found it, the batch ends within 5 % of the ideal plus the pause, and
 // the refused call, retried when the budget's pause ends as the adapters
-// do, goes first, ahead of the callers that queued during the pause.
+// do, goes first, ahead of the callers that queued during the pause. (On
+// fixed windows the refused call's retry may wait for the next window when
+// the quota the pause's end brings back runs out first: those servers are
+// left out here.)
 func TestBatchServerPause(t *testing.T) {
 	for _, s := range batchServers {
+		if s.cfg.Algorithm != quotatest.GCRA {
+			continue
+		}
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				bt := issueBatch(s.cfg)

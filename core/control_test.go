@@ -83,8 +83,8 @@ func TestControlRefusedProbeLearnsWindowed(t *testing.T) {
 	runCtl(t, &c, []ctlStep{
 		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "100", "1")},
 		{at: 12 * ms, sent: 11 * ms, status: 429, h: withRetryAfter(quota("0", "100", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
-			if c.model != modelWindowed || v.pause != int64(1012*ms) || v.cut || c.factor != 1 || !v.keepPlace {
-				t.Errorf("verdict %+v, model %d, factor %v: want windowed, a pause to 1.012s kept for the caller, no cut", v, c.model, c.factor)
+			if c.model != modelWindowed || v.probeAt != int64(1012*ms) || v.cut || c.factor != 1 || !v.keepPlace {
+				t.Errorf("verdict %+v, model %d, factor %v: want windowed, a probe at the window's end (1.012s) kept for the caller, no cut", v, c.model, c.factor)
 			}
 		}},
 		// Windowed: the next spent 200 waits for the window's end, where one
