@@ -87,11 +87,19 @@ func TestControlRefusedProbeLearnsWindowed(t *testing.T) {
 				t.Errorf("verdict %+v, model %d, factor %v: want windowed, a probe at the window's end (1.012s) kept for the caller, no cut", v, c.model, c.factor)
 			}
 		}},
-		// Windowed: the next spent 200 waits for the window's end, where one
-		// probe finds whether it turned.
+		// The window-end probe finds the whole quota back: windows stay,
+		// the hold ends, and the turn is seen.
+		{at: 1013 * ms, sent: 1012 * ms, status: 200, h: quota("99", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model != modelWindowed || !v.release {
+				t.Errorf("verdict %+v, model %d: want the hold released, still windowed", v, c.model)
+			}
+		}},
+		// The next spent 200 waits for the window's end the turn predicts
+		// (2.013s), sooner than its reset rounded up (2.5s), where one probe
+		// finds whether it turned.
 		{at: 1500 * ms, sent: 1499 * ms, status: 200, h: quota("0", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
-			if v.pause != 0 || v.probeAt != int64(2500*ms) {
-				t.Errorf("verdict %+v, want a probe at the window's end (2.5s)", v)
+			if v.pause != 0 || v.probeAt != int64(2013*ms) {
+				t.Errorf("verdict %+v, want a probe at the predicted window end (2.013s)", v)
 			}
 		}},
 	})
