@@ -219,3 +219,40 @@ func TestControlWindowTurnPredictsTheEnd(t *testing.T) {
 		}},
 	})
 }
+
+// Requests sent within a round trip of each other (at least a
+// millisecond) may be decided in either order: of two such reports, the
+// one that says less remains is the fresher, whatever their send order.
+func TestControlConcurrentSendsOrderedByRemaining(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, []ctlStep{
+		{at: 2 * ms, sent: 1 * ms, status: 200, h: quota("3", "10", "1")},
+		{at: 2100 * time.Microsecond, sent: 500 * time.Microsecond, status: 200, h: quota("2", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.last.remaining != 2 {
+				t.Errorf("last report %+v, want the one with 2 remaining (sent 0.5ms before the other, decided after it)", c.last)
+			}
+		}},
+	})
+}
+
+// A quota that drains between two fresh reports shows the pace above the
+// server's: growth stops there, and CUBIC's plateau moves to that pace.
+func TestControlDrainingQuotaStopsGrowth(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model = modelContinuous
+	var grown float64
+	runCtl(t, &c, []ctlStep{
+		{at: 0, sent: 0, status: 503},
+		{at: time.Second, sent: 999 * ms, status: 200, h: quota("5", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			grown = c.factor
+			if !v.grew {
+				t.Errorf("factor %v: want growth while 5 of 10 remain", c.factor)
+			}
+		}},
+		{at: 2 * time.Second, sent: 1999 * ms, status: 200, h: quota("4", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.grew || c.factor != grown || c.failed != grown {
+				t.Errorf("factor %v (was %v), plateau %v: want no growth and the plateau at the draining pace", c.factor, grown, c.failed)
+			}
+		}},
+	})
+}
