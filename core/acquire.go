@@ -123,7 +123,7 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	var slot slotRef
 	if b.maxInFlight > 0 {
 		b.mu.Lock()
-		if !b.slotFreeLocked() || b.slots.head != nil {
+		if b.freeSlotsLocked() <= b.placesWithoutSlotLocked() || b.slots.head != nil { // (place.go: reserved)
 			b.mu.Unlock()
 			return Permit{}, ErrNoSlot
 		}

@@ -38,6 +38,7 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 	if p.slot.idx1 > 0 {
 		b.freeSlotLocked(p.slot)
 	}
+	b.handFreeSlotsLocked() // its reservation, if it held no slot
 	b.retimeQueueLocked(now)
 }
 
@@ -83,6 +84,7 @@ func (b *Budget) claimPlaceLocked(now int64) bool {
 	if p.slot.idx1 > 0 {
 		b.freeSlotLocked(p.slot)
 	}
+	b.handFreeSlotsLocked() // the call holds its own slot: the reservation ends
 	return true
 }
 
@@ -91,6 +93,9 @@ func (b *Budget) claimPlaceLocked(now int64) bool {
 // both, so the retry waits for neither.
 func (b *Budget) claimPlaceSlotLocked(now int64) (slotRef, bool) {
 	for p := b.queue.head; p != nil && p.place && p.turn.sendAt <= now; p = p.next {
+		if p.slot.idx1 == 0 && b.slotFreeLocked() {
+			p.slot = b.takeSlotLocked() // the one reserved for it
+		}
 		if p.slot.idx1 > 0 {
 			b.takePlaceLocked(p, now)
 			return p.slot, true
@@ -125,6 +130,9 @@ const adoptWithin = int64(time.Millisecond)
 // kept (WithMaxInFlight); a place that kept a slot is adopted only so.
 func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool) *waiter {
 	for p := b.queue.head; p != nil && p.place; p = p.next {
+		if withSlot && p.slot.idx1 == 0 && b.slotFreeLocked() && now-p.arrived < adoptWithin && p.turn.sendAt < deadline {
+			p.slot = b.takeSlotLocked() // the one reserved for it
+		}
 		if (p.slot.idx1 > 0) != withSlot || now-p.arrived >= adoptWithin || p.turn.sendAt >= deadline {
 			continue
 		}
@@ -143,7 +151,6 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool) *waiter {
 // when no place is for it.
 func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64) (p Permit, ok bool, err error) {
 	b.mu.Lock()
-	b.slotsToPlacesLocked()
 	if ref, ok := b.claimPlaceSlotLocked(now); ok {
 		b.mu.Unlock()
 		return Permit{b: b, sent: now, slot: ref}, true, nil
@@ -165,25 +172,24 @@ func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64) (p Perm
 	return Permit{b: b, sent: sent, slot: ref}, true, nil
 }
 
-// placeSlotExpiryLocked is when the first kept place holding a slot is due
-// to be given up, or 0.
-func (b *Budget) placeSlotExpiryLocked() int64 {
-	for p := b.queue.head; p != nil && p.place; p = p.next {
-		if p.slot.idx1 > 0 {
-			return p.expire + 1
-		}
+// placeExpiryLocked is when the first kept place is due to be given up,
+// or 0: the caller first in line for a slot waits for it, since the place
+// holds, or reserves, the slot it waits for.
+func (b *Budget) placeExpiryLocked() int64 {
+	if p := b.queue.head; p != nil && p.place && b.maxInFlight > 0 {
+		return p.expire + 1
 	}
 	return 0
 }
 
-// slotsToPlacesLocked gives free slots to the kept places that hold none,
-// before a new caller takes one: their calls came first. (A place holds a
-// slot only while someone waits for one, who gives the place up when it is
-// due: acquireSlot.)
-func (b *Budget) slotsToPlacesLocked() {
-	for p := b.queue.head; p != nil && p.place && b.slotFreeLocked(); p = p.next {
+// placesWithoutSlotLocked is how many kept places hold no slot: that many
+// free slots are reserved for their retries (WithMaxInFlight).
+func (b *Budget) placesWithoutSlotLocked() int {
+	n := 0
+	for p := b.queue.head; p != nil && p.place; p = p.next {
 		if p.slot.idx1 == 0 {
-			p.slot = b.takeSlotLocked()
+			n++
 		}
 	}
+	return n
 }

@@ -19,8 +19,9 @@ type slotRef struct {
 // for its turn, when a server pause outlasts its deadline.
 func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
 	b.mu.Lock()
-	b.slotsToPlacesLocked() // a refused call's retry comes before this caller
-	if b.slotFreeLocked() && b.slots.head == nil {
+	// The free slots the kept places need are reserved for their calls'
+	// retries, which come before this caller (place.go).
+	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil {
 		ref := b.takeSlotLocked()
 		b.mu.Unlock()
 		return now, ref, nil
@@ -37,7 +38,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 		// when it is due to be given up, the head of the slot queue gives
 		// it up, so a retry that never comes frees its slot.
 		var expired <-chan time.Time
-		if at := b.placeSlotExpiryLocked(); at > 0 && b.slots.head == sw {
+		if at := b.placeExpiryLocked(); at > 0 && b.slots.head == sw {
 			timer := time.NewTimer(time.Duration(max(0, at-b.now())))
 			defer timer.Stop()
 			expired = timer.C
@@ -78,6 +79,21 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 // used yet (slots are allocated lazily, so a huge cap costs nothing up front).
 func (b *Budget) slotFreeLocked() bool {
 	return len(b.freeSlots) > 0 || len(b.slotGen) < b.maxInFlight
+}
+
+// freeSlotsLocked is how many slots are free.
+func (b *Budget) freeSlotsLocked() int {
+	return len(b.freeSlots) + b.maxInFlight - len(b.slotGen)
+}
+
+// handFreeSlotsLocked gives free slots to the callers waiting for one, as
+// far as the kept places' reservations allow.
+func (b *Budget) handFreeSlotsLocked() {
+	for sw := b.slots.head; sw != nil && b.freeSlotsLocked() > b.placesWithoutSlotLocked(); sw = b.slots.head {
+		b.slots.remove(sw)
+		sw.state, sw.slot = granted, b.takeSlotLocked()
+		sw.signal()
+	}
 }
 
 // takeSlotLocked takes a free slot: a freed one, or else a new one.
