@@ -212,7 +212,7 @@ func (c *control) observe(o observation) verdict {
 			v.whole = f.Limit > 0 && f.Reset >= 0
 			return v
 		}
-		if c.model == modelUnknown && o.sent < refillAt && holdUntil > refillAt {
+		if c.model == modelUnknown && o.sent+concurrent < refillAt && holdUntil > refillAt {
 			// Too early to tell windows from a continuous server slower than
 			// the pace: the pace is cut, and one more probe goes when a token
 			// would surely have returned.
@@ -221,7 +221,7 @@ func (c *control) observe(o observation) verdict {
 			c.probe = probe{armed: true, holdUntil: holdUntil}
 			return v
 		}
-		if c.model == modelUnknown && o.sent >= refillAt {
+		if c.model == modelUnknown && o.sent+concurrent >= refillAt {
 			// Refused when a continuous server would surely have returned
 			// a token: windows.
 			c.model = modelWindowed

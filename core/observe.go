@@ -95,7 +95,10 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 	if b.enactHoldLocked(v, status, now) {
 		changed = true
 	}
-	if v.keepPlace && retried {
+	if v.keepPlace && retried && v.pause > now {
+		// (A place is kept in a server's wait, not in the controller's
+		// hold: its probe is the next call granted, and a retry that were
+		// the probe again and again would run out of tries.)
 		b.keepPlaceLocked(now)
 		changed = true
 	}
