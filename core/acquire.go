@@ -72,6 +72,11 @@ func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
 	deadline := b.deadline(ctx)
 	now := b.now()
 	var slot slotRef
+	if _, mem := b.pacer.(memPacer); mem && r == nil && b.maxInFlight > 0 {
+		if p, ok, err := b.placeWithSlot(ctx, now, deadline); ok { // a refused call back: place.go
+			return p, withDeadline(ctx, err)
+		}
+	}
 	if b.maxInFlight > 0 {
 		at, ref, err := b.acquireSlot(ctx, now, deadline)
 		if err != nil {
@@ -118,7 +123,7 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	var slot slotRef
 	if b.maxInFlight > 0 {
 		b.mu.Lock()
-		if !b.slotFreeLocked() || b.slots.head != nil {
+		if b.freeSlotsLocked() <= b.placesWithoutSlotLocked() || b.slots.head != nil { // (place.go: reserved)
 			b.mu.Unlock()
 			return Permit{}, ErrNoSlot
 		}

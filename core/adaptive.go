@@ -6,42 +6,43 @@ import (
 )
 
 // The feedback controller: what a response's Feedback does to the pace and
-// the pause. It holds the whole policy — adaptive throttling (AIMD), the
-// pace a quota report allows (shape), how many may go when a pause ends —
-// and nothing of the scheduler's. The seam is narrow:
+// the pause. The policy itself is control (control.go): the quota model
+// learnt from evidence, the probes, adaptive throttling; this wrapper
+// keeps what the scheduler reads of it — the pace a quota report allows
+// (shape), how many may go when a pause ends — and nothing of the
+// scheduler's. The seam is narrow:
 //
 //   - the scheduler asks pace and dimPace for the effective pace at now,
 //     afterPause for how many may go at once when the pause ends, and
 //     reportEnds for the instant the pace changes by itself (a quota
 //     report running out), when it re-times its waiters;
 //   - the budget calls apply, under its lock, once per response, and
-//     re-times the waiters when apply reports a change.
+//     enacts the verdict it returns (verdict: a pause, a probe and its
+//     hold, the end of a hold, a kept place) on the scheduler's state,
+//     re-timing the waiters when apply reports a change.
 //
-// The controller never touches the GCRA state or the queue: replacing it
-// changes the policy, not the scheduler. A store-backed budget keeps the
-// policy in its Store (MemoryStore runs the same aimd) and only mirrors
-// the shared factor here.
+// A store-backed budget keeps the earlier policy in its Store (MemoryStore
+// runs aimd) and only mirrors the shared factor here.
 type controller struct {
-	cfg        Adaptive      // read-only after construction
 	maxPause   time.Duration // read-only after construction
-	aimd       aimd
-	shape      shape   // what the last quota report for requests allows
-	dimShapes  []shape // the same per extra dimension, by index
+	pol        control       // the policy
+	shape      shape         // what the last quota report for requests allows
+	dimShapes  []shape       // the same per extra dimension, by index
 	dimIndex   func(name string) int
-	pauseAllow int64 // how many may go at once when the pause ends
+	pauseAllow int64 // how many may go at once when the pause ends; 0: the burst
 }
 
 func newController(cfg Adaptive, maxPause time.Duration) controller {
-	return controller{cfg: cfg, maxPause: maxPause, aimd: newAIMD()}
+	return controller{maxPause: maxPause, pol: newControl(cfg)}
 }
 
 // factor is the adaptive multiplier on the configured rate, in (0, 1].
-func (c *controller) factor() float64 { return c.aimd.factor }
+func (c *controller) factor() float64 { return c.pol.factor }
 
 // pace returns the effective interval and burst at now of a configured
 // pace: slowed by adaptive throttling and by the server's quota report.
 func (c *controller) pace(now, interval, burst int64) (int64, int64) {
-	if f := c.aimd.factor; f < 1 {
+	if f := c.pol.factor; f < 1 {
 		interval = int64(float64(interval) / f)
 	}
 	return c.shape.slow(now, interval, burst)
@@ -52,28 +53,35 @@ func (c *controller) dimPace(i int, now, interval, burst int64) (int64, int64) {
 	return c.dimShapes[i].slow(now, interval, burst)
 }
 
-// afterPause is how many requests may go at once when the pause ends.
+// afterPause is how many requests may go at once when the pause ends (0:
+// the burst).
 func (c *controller) afterPause() int64 { return c.pauseAllow }
 
 // reportEnds is when the requests' quota report stops slowing the pace.
 func (c *controller) reportEnds() int64 { return c.shape.until }
 
-// apply takes one response's feedback at now (the request sent at sent;
-// burst is the configured burst) and extends p by the pause it asks for.
-// It reports whether the pace or the pause changed.
-func (c *controller) apply(status int, f Feedback, sent, now, burst int64, p *pause) bool {
-	changed := false
-	if f.Pause > 0 && p.extend(now+int64(f.Pause), status) {
-		c.pauseAllow = pauseAllowance(f, burst)
+// apply takes one response's feedback at now (the request sent at sent, or
+// justNow: at an instant not known, counted as after any cut; interval and
+// burst are the configured pace), extends p by the pause the
+// policy decides, and returns the policy's verdict for the rest. It
+// reports whether the pace or the pause changed.
+func (c *controller) apply(status int, f Feedback, sent, now, interval, burst int64, justNow bool, p *pause) (verdict, bool) {
+	fresh := c.pol.fresher(observation{f: f, sent: sent})
+	v := c.pol.observe(observation{status: status, f: f, sent: sent, now: now, interval: interval, burst: burst, justNow: justNow})
+	changed := v.cut || v.grew
+	if c.pol.model == modelWindowed || v.whole {
+		c.shape = shape{} // a windowed quota is spent, then waited for: not spread
+	}
+	if v.pause > now && p.extend(v.pause, status) {
+		c.pauseAllow = v.allow
 		changed = true
 	}
-	if c.aimd.observe(c.cfg, refused(status, f), status, sent, now) {
-		changed = true
-	}
-	if s, ok := shapeOf(f, now, c.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
-		// (A pause that lasts until the reset covers the report's window.)
-		c.shape = s
-		changed = true
+	if fresh && c.pol.model != modelWindowed {
+		if s, ok := shapeOf(f, now, c.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
+			// (A pause that lasts until the reset covers the report's window.)
+			c.shape = s
+			changed = true
+		}
 	}
 	// The quotas a response reported for extra dimensions (a Quota whose
 	// Name, or else Unit, is a dimension's name, such as
@@ -93,7 +101,7 @@ func (c *controller) apply(status int, f Feedback, sent, now, burst int64, p *pa
 			}
 		}
 	}
-	return changed
+	return v, changed
 }
 
 // shapeOf returns the pace a response's quota report allows until the
@@ -142,8 +150,10 @@ func pauseAllowance(f Feedback, burst int64) int64 {
 	}
 }
 
-// aimd is the adaptive-throttling state: a multiplier on the configured
-// rate, decreased on refusals and restored with time on successes.
+// aimd is the earlier adaptive throttling, which MemoryStore (and
+// redisstore's script) still run for a fleet: a multiplier on the
+// configured rate, decreased on refusals and restored with time on
+// successes.
 type aimd struct {
 	factor       float64 // in [MinRate, 1]
 	lastDecrease int64   // when it was last decreased
@@ -189,24 +199,33 @@ func refused(status int, f Feedback) bool {
 	return f.Exhausted || status == 429 || status == 503
 }
 
-// Adaptive tunes adaptive throttling (AIMD on the pacing rate).
+// Adaptive tunes adaptive throttling: the pacing rate's response to
+// refusals.
 //
-// Every 429 or 503, and every response whose headers say the quota is
-// spent, multiplies the effective rate by Decrease, never below MinRate ×
-// the configured rate. A response to a request sent before the last
+// A refusal that shows the pace above the server's — a 429 or 503 whose
+// quota is not whole again when its wait ends, or whose wait is a second
+// or less — multiplies the effective rate by Decrease, never below MinRate
+// × the configured rate. A response to a request sent before the last
 // decrease does not decrease again, so one burst of refusals counts once.
-// Every other response below 500 restores Increase × the configured rate
-// per second since the last change, up to the configured rate. Other 5xx
-// responses and transport errors change nothing.
+// A refusal that only says "pause" (a longer wait, the quota whole after
+// it), and one from a server whose quota comes in fixed windows, pause
+// without slowing the pace. Recovery follows CUBIC: the rate climbs fast at
+// first and flattens as it nears the rate that drew the decrease, which it
+// reaches after the time a linear climb of Increase × the configured rate
+// per second would take; it climbs only while responses show room (never
+// while they report the quota spent or draining), up to the configured
+// rate. Other 5xx responses and transport errors change nothing. (A budget
+// WithStore keeps the earlier rule for now: every refusal decreases, and
+// recovery is linear at Increase per second.)
 type Adaptive struct {
 	Decrease float64 // multiplier on a refusal, in (0, 1]; default 0.5
 	MinRate  float64 // floor, as a fraction of the configured rate, in (0, 1]; default 0.1
-	Increase float64 // recovery per second, as a fraction of the configured rate, in (0, 1]; default 0.1
+	Increase float64 // recovery speed, as a fraction of the configured rate per second (see above), in (0, 1]; default 0.1
 }
 
 // DefaultAdaptive returns the adaptive throttling every budget has unless
-// told otherwise: halve on a refusal, never below a tenth, recover a tenth
-// of the configured rate per second. It is a function, not a variable, so
+// told otherwise: halve on a refusal, never below a tenth, back at the rate
+// that failed after five seconds (the time a tenth per second would take). It is a function, not a variable, so
 // no package can change the default of every other.
 func DefaultAdaptive() Adaptive { return Adaptive{Decrease: 0.5, MinRate: 0.1, Increase: 0.1} }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -45,6 +46,10 @@ func (r *recorder) of(reason Reason) []Event {
 
 func retryAfter(s int) http.Header { return http.Header{"Retry-After": {strconv.Itoa(s)}} }
 
+// overPace is a refusal that shows the pace above the server's: the quota is
+// not whole when the wait ends (its reset comes later).
+var overPace = http.Header{"Retry-After": {"2"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"5"}}
+
 func TestFiftyConcurrent429sGiveOneDecreaseOnePauseFiftyPushbacks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
@@ -56,14 +61,16 @@ func TestFiftyConcurrent429sGiveOneDecreaseOnePauseFiftyPushbacks(t *testing.T) 
 		time.Sleep(100 * time.Millisecond) // the responses come back
 		var wg sync.WaitGroup
 		for i := range permits {
-			wg.Go(func() { permits[i].Observe(http.StatusTooManyRequests, retryAfter(2)) })
+			// The quota is not whole when the wait ends: the pace was above the server's.
+			wg.Go(func() { permits[i].Observe(http.StatusTooManyRequests, overPace) })
 		}
 		wg.Wait()
 		if got := b.EffectiveRate(); got != (Rate{100, 2 * time.Second}) {
 			t.Fatalf("after 50 concurrent 429s EffectiveRate = %v, want 100/2s (one decrease)", got)
 		}
-		if got := b.PauseRemaining(); got != 2*time.Second {
-			t.Fatalf("PauseRemaining = %v, want 2s (one pause)", got)
+		// One hold: a probe goes at the next turn of the halved pace.
+		if got := b.PauseRemaining(); got != 20*time.Millisecond {
+			t.Fatalf("PauseRemaining = %v, want 20ms (one hold, until the probe)", got)
 		}
 		if n := rec.count(Pushback); n != 50 {
 			t.Fatalf("%d Pushback events, want 50", n)
@@ -72,7 +79,7 @@ func TestFiftyConcurrent429sGiveOneDecreaseOnePauseFiftyPushbacks(t *testing.T) 
 			t.Fatalf("RateChanged events %+v, want one 100 → 50 after a 429", ch)
 		}
 		// A request sent after the decrease that is refused too decreases again.
-		p, _ := b.Acquire(context.Background())
+		p, _ := b.Acquire(context.Background()) // the probe, at 20ms
 		p.Observe(http.StatusTooManyRequests, nil)
 		if got := b.EffectiveRate(); got != (Rate{100, 4 * time.Second}) {
 			t.Fatalf("a 429 to a request sent after the decrease: EffectiveRate = %v, want 100/4s", got)
@@ -80,7 +87,10 @@ func TestFiftyConcurrent429sGiveOneDecreaseOnePauseFiftyPushbacks(t *testing.T) 
 	})
 }
 
-func TestSuccessesRestoreConfiguredRateLinearly(t *testing.T) {
+// Recovery follows CUBIC: from the cut (×0.5) it climbs fast at first and
+// flattens as it nears the rate that drew the refusal, which it reaches
+// after the time a linear recovery at Increase per second would take (5 s).
+func TestSuccessesRestoreConfiguredRateAlongCubic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		b := MustBudget(PerSecond(10), WithObserver(rec.observe))
@@ -89,22 +99,23 @@ func TestSuccessesRestoreConfiguredRateLinearly(t *testing.T) {
 		if got := b.EffectiveRate(); got != (Rate{10, 2 * time.Second}) {
 			t.Fatalf("after a 503 EffectiveRate = %v, want 10/2s", got)
 		}
-		// Successes for 2.5 s: +0.1 per second → factor 0.75.
-		for range 5 {
+		// W(t) = 1 + 0.5·(t−5)³/125 of the configured 10/s.
+		want := []float64{6.355, 7.44, 8.285, 8.92, 9.375, 9.68, 9.865, 9.96, 9.995, 10}
+		for i := range 10 {
 			time.Sleep(500 * time.Millisecond)
 			p, _ := b.Acquire(context.Background())
 			p.Observe(http.StatusOK, nil)
-		}
-		if got := b.EffectiveRate().PerSecondFloat(); got < 7.49 || got > 7.51 {
-			t.Fatalf("after 2.5 s of successes the rate is %v/s, want 7.5/s", got)
-		}
-		for range 5 {
-			time.Sleep(500 * time.Millisecond)
-			p, _ := b.Acquire(context.Background())
-			p.Observe(http.StatusOK, nil)
+			if got := b.EffectiveRate().PerSecondFloat(); got < want[i]-0.01 || got > want[i]+0.01 {
+				t.Fatalf("step %d: after %v of successes the rate is %.3f/s, want %.2f/s", i, time.Duration(i+1)*500*time.Millisecond, got, want[i])
+			}
 		}
 		if got := b.EffectiveRate(); got != PerSecond(10) {
 			t.Fatalf("after 5 s of successes EffectiveRate = %v, want the configured 10/s", got)
+		}
+		// Quick toward the last good rate, careful near the one that failed:
+		// the first second regains more than the last.
+		if first, last := want[1]-5, want[9]-want[7]; first <= 4*last {
+			t.Fatalf("the curve is not concave: +%.2f in the first second, +%.2f in the last", first, last)
 		}
 		if ch := rec.of(RateChanged); len(ch) != 2 || ch[1].NewRate != 10 {
 			t.Fatalf("RateChanged events %+v, want the decrease and the full recovery", ch)
@@ -138,11 +149,12 @@ func TestWithoutAdaptiveKeepsConfiguredRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := MustBudget(PerSecond(10), WithoutAdaptive())
 		p, _ := b.Acquire(context.Background())
-		p.Observe(http.StatusTooManyRequests, retryAfter(1))
+		p.Observe(http.StatusTooManyRequests, overPace)
 		if got := b.EffectiveRate(); got != PerSecond(10) {
 			t.Fatalf("WithoutAdaptive: EffectiveRate = %v after a 429, want 10/s", got)
 		}
-		if b.PauseRemaining() != time.Second {
+		p.Observe(http.StatusTooManyRequests, retryAfter(3))
+		if b.PauseRemaining() != 3*time.Second {
 			t.Fatal("WithoutAdaptive must still honour the pause")
 		}
 	})
@@ -199,10 +211,13 @@ func TestPauseShorterThanTheResetEndsWithOneRequest(t *testing.T) {
 		p.Observe(http.StatusTooManyRequests, http.Header{
 			"Retry-After": {"1"}, "X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"3"},
 		})
+		// "1" second may mean 10 ms: one probe goes at the next paced turn;
+		// with no answer, the others wait for the whole second, then the
+		// quota's pace (what remains of 5 spread until the reset).
 		sends := sendTimes(t, b, 3)
 		sortDurations(sends)
-		if sends[0] != time.Second || sends[1] == time.Second {
-			t.Fatalf("sends %v: want one at the pause end (1s), the rest after it", sends)
+		if want := []time.Duration{100 * time.Millisecond, time.Second, 1400 * time.Millisecond}; !slices.Equal(sends, want) {
+			t.Fatalf("sends %v, want %v: a probe, then one at the end of the hold, then the pace", sends, want)
 		}
 	})
 }
@@ -228,20 +243,27 @@ func TestPauseEndsWithNoMoreAtOnceThanTheServerHolds(t *testing.T) {
 
 func TestPausePastDeadlineFailsAtOnceWithStatus(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		start := func(*testing.T) time.Time { return t0 }
 		b := MustBudget(PerSecond(10))
 		p, _ := b.Acquire(context.Background())
 		// A 200 whose headers say the quota is spent until 30 s from now.
 		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"30"}})
+		// Whether it returns sooner is not known: one probe goes at the
+		// next turn, and the others are held until its answer or the reset.
+		if _, err := b.Acquire(context.Background()); err != nil || time.Since(start(t)) != 100*time.Millisecond {
+			t.Fatalf("the probe: %v at %v, want it at the next turn (100ms)", err, time.Since(start(t)))
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		start := time.Now()
+		begin := time.Now()
 		_, err := b.Acquire(ctx)
 		var rl *RateLimitError
-		if !errors.As(err, &rl) || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 0 {
-			t.Fatalf("err = %v after %v, want a RateLimitError at once", err, time.Since(start))
+		if !errors.As(err, &rl) || !errors.Is(err, context.DeadlineExceeded) || time.Since(begin) != 0 {
+			t.Fatalf("err = %v after %v, want a RateLimitError at once", err, time.Since(begin))
 		}
-		if rl.StatusCode != 200 || rl.RetryAfter != 30*time.Second || !rl.Retryable() || rl.Reason != Paused {
-			t.Fatalf("err = %+v, want StatusCode 200, RetryAfter 30s, retryable, paused", rl)
+		if rl.StatusCode != 200 || rl.RetryAfter != 29900*time.Millisecond || !rl.Retryable() || rl.Reason != Paused {
+			t.Fatalf("err = %+v, want StatusCode 200, RetryAfter 29.9s, retryable, paused", rl)
 		}
 	})
 }

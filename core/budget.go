@@ -40,6 +40,11 @@ type Budget struct {
 	ctl       controller // the feedback policy (adaptive.go); guarded by mu
 	g         gcra       // pacing state at the effective pace; guarded by mu
 	pause     pause      // the server's pause; guarded by mu
+	hold      int64      // the controller's own hold, a probe finding out meanwhile (hold.go); guarded by mu
+	holdAllow int64      // how many may go at once when the hold ends (0: the burst); guarded by mu
+	holdCode  int        // the status of the response that began the hold; guarded by mu
+	learning  bool       // NewLearningBudget: the rate comes from reports; guarded by mu
+	learned   bool       // a learning budget has its rate from a report; guarded by mu
 	queue     waitQueue  // callers waiting for their turn; guarded by mu
 	inFlight  int        // open requests holding a slot; guarded by mu
 	slotGen   []uint32   // each slot used so far's generation, bumped when it is freed; guarded by mu
@@ -273,8 +278,8 @@ func (b *Budget) checkSpanLocked(r Rate, field string) error {
 		burst = int64(r.Requests)
 	}
 	slowest := 1.0
-	if b.ctl.cfg.Enabled() {
-		slowest = b.ctl.cfg.MinRate
+	if b.ctl.pol.cfg.Enabled() {
+		slowest = b.ctl.pol.cfg.MinRate
 	}
 	if float64(r.Interval())*float64(burst)/slowest > maxSpan {
 		if b.burstSet {

@@ -8,8 +8,11 @@
 // every response (Retry-After, the IETF RateLimit fields, X-RateLimit-*
 // and the big providers' variants: see ParseFeedback; WithProfile adds
 // what only one provider's own headers or body say), so one 429 pauses
-// every caller sharing the quota at once, and adaptive throttling (AIMD,
-// on by default) finds the real limit when the configured one is wrong.
+// every caller sharing the quota at once. A feedback controller (on by
+// default) spends the server's real quota: it learns whether the quota
+// refills continuously or in windows, treats whole-second resets as the
+// coarse bounds they are, and finds the real limit when the configured one
+// is wrong (see Adaptive and NewLearningBudget).
 //
 // # The pacing bound
 //

@@ -28,10 +28,11 @@ func ExampleSlogObserver() {
 	budget := core.MustBudget(core.PerSecond(10), core.WithName("github"),
 		core.WithObserver(core.SlogObserver(logger)))
 
-	budget.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"30"}}, time.Time{})
+	// A refusal whose wait is one second or less: the pace was too fast.
+	budget.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}}, time.Time{})
 	_ = budget.SetRate(core.PerSecond(4))
 	// Output:
-	// level=WARN msg="headgate: server asked the budget to pause" budget=github reason=pushback status=429 pause=30s
+	// level=WARN msg="headgate: server asked the budget to pause" budget=github reason=pushback status=429 pause=1s
 	// level=WARN msg="headgate: budget rate decreased" budget=github reason=rate_changed status=429 old_rate=10 new_rate=5
 	// level=WARN msg="headgate: budget rate decreased" budget=github reason=rate_changed old_rate=5 new_rate=2
 }

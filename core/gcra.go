@@ -100,6 +100,11 @@ func (g *gcra) cancel(before, after int64) bool {
 // be made again (the queue's, re-timed in order).
 func (g *gcra) rewind(tat int64) { g.tat = tat }
 
+// repace sets the interval and burst without re-timing anything: for a
+// state a server's report sets (hold.go), not one the pacing so far
+// planned.
+func (g *gcra) repace(interval, burst int64) { g.interval, g.burst = interval, burst }
+
 // charge returns tat after a debt of e ns (at most maxSpan) charged from
 // at. It saturates maxSpan past at: a huge usage figure leaves the
 // dimension in debt for 73 years rather than wrapping the debt negative.

@@ -16,7 +16,7 @@ func (p *Permit) Observe(status int, h http.Header) Feedback {
 	if p.b == nil {
 		return parseFeedback(status, h, time.Now(), 0)
 	}
-	return p.b.observe(status, h, nil, p.sent)
+	return p.b.observe(status, h, nil, p.sent, false)
 }
 
 // Observe applies a response's feedback like Permit.Observe, for a
@@ -32,13 +32,14 @@ func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
 	if b.pacer != nil {
 		at = b.pacer.stamp(sent)
 	}
-	return b.observe(status, h, nil, at)
+	return b.observe(status, h, nil, at, false)
 }
 
 // observe parses (with the budget's profile, from h and the body prefix
 // the profile asked for, or nil) and applies feedback; sent is on the
-// budget's clock.
-func (b *Budget) observe(status int, h http.Header, body []byte, sent int64) Feedback {
+// budget's clock. retried says whether the caller may retry a refused call
+// (a Transport's: place.go).
+func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, retried bool) Feedback {
 	wall := time.Now()
 	now := b.now()
 	f := readFeedback(status, h, body, wall, b.maxPause, b.profile)
@@ -48,30 +49,64 @@ func (b *Budget) observe(status int, h http.Header, body []byte, sent int64) Fee
 		}
 		return f
 	}
-	b.pacer.feedback(status, f, sent, now)
+	b.pacer.feedback(status, f, sent, now, retried)
 	return f
 }
 
 // apply applies parsed feedback from a response with the given status;
-// sent and now are on the budget's clock. The policy is the controller's
-// (adaptive.go): it moves the pace and extends the pause; the budget
-// re-times the waiters when either changed, and reports the events.
+// sent and now are on the budget's clock; retried says whether the caller
+// may retry a refused call. The policy is the controller's (adaptive.go,
+// control.go): apply enacts its verdict on the pause, the controller's
+// hold (hold.go), the queue (place.go) and the pace, re-times the waiters
+// when any changed, and reports the events.
 //
 // RateChanged is reported when adaptive throttling decreases the rate and
 // when it has recovered the configured rate, not for every step between.
-func (b *Budget) apply(status int, f Feedback, sent, now int64) {
+func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
+	justNow := sent == never // Budget.Observe with no send time
+	if justNow {
+		sent = now
+	}
 	var evs [2]Event
 	n := 0
-	if f.Pause > 0 {
+	b.mu.Lock()
+	oldFactor := b.ctl.factor()
+	changed := false
+	if b.learning && b.ctl.pol.fresher(observation{f: f, sent: sent}) && b.learnLocked(status, f, now) {
+		b.restartLocked(now, sent, int64(f.Remaining))
+		changed = true
+	}
+	v, c := b.ctl.apply(status, f, sent, now, int64(b.rate.Interval()), b.burst, justNow, &b.pause)
+	changed = changed || c
+	if f.Pause > 0 && (v.pause > 0 || v.probeAt > 0 || isRefusal(status, f)) {
 		evs[n] = Event{Reason: Pushback, Wait: f.Pause, Status: status}
 		n++
 	}
-	b.mu.Lock()
-	oldFactor := b.ctl.factor()
-	if b.ctl.apply(status, f, sent, now, b.burst, &b.pause) {
+	if v.whole && v.pause > now && b.pause.until == v.pause {
+		// The whole quota is back when the pause ends: what it holds may go
+		// at once, whatever the pace spent before.
+		interval, burst := b.paceLocked(now)
+		allow := burst
+		if v.allow > 0 {
+			allow = min(v.allow, burst)
+		}
+		b.g.repace(interval, burst)
+		b.setTatLocked(v.pause + (burst-allow)*interval)
+	}
+	if b.enactHoldLocked(v, status, now) {
+		changed = true
+	}
+	if v.keepPlace && retried && v.pause > now {
+		// (A place is kept in a server's wait, not in the controller's
+		// hold: its probe is the next call granted, and a retry that were
+		// the probe again and again would run out of tries.)
+		b.keepPlaceLocked(now)
+		changed = true
+	}
+	if changed {
 		b.retimeLocked(now)
 	}
-	if f := b.ctl.factor(); f < oldFactor || (f == 1 && oldFactor < 1) {
+	if f := b.ctl.factor(); f < oldFactor || (v.restored && oldFactor < 1) {
 		r := b.rate.PerSecondFloat()
 		evs[n] = Event{Reason: RateChanged, Status: status, OldRate: r * oldFactor, NewRate: r * f}
 		n++

@@ -24,7 +24,7 @@ type pacer interface {
 	check(ctx context.Context, now, deadline int64) error
 	// feedback applies one response's feedback; sent is the request's
 	// send time as turn returned it (or stamp made it).
-	feedback(status int, f Feedback, sent, now int64)
+	feedback(status int, f Feedback, sent, now int64, retried bool)
 	// stamp places a send time given as a time.Time (the zero time: just
 	// now) on the pacer's clock, for Budget.Observe.
 	stamp(sent time.Time) int64
@@ -51,11 +51,13 @@ func (p memPacer) check(_ context.Context, now, deadline int64) error {
 	return nil
 }
 
-func (p memPacer) feedback(status int, f Feedback, sent, now int64) { p.b.apply(status, f, sent, now) }
+func (p memPacer) feedback(status int, f Feedback, sent, now int64, retried bool) {
+	p.b.apply(status, f, sent, now, retried)
+}
 
 func (p memPacer) stamp(sent time.Time) int64 {
 	if sent.IsZero() {
-		return p.b.now()
+		return never // "just now": after any cut (observe.go)
 	}
 	return int64(sent.Sub(p.b.epoch))
 }
@@ -64,5 +66,5 @@ func (p memPacer) pauseLeft() time.Duration {
 	now := p.b.now()
 	p.b.mu.Lock()
 	defer p.b.mu.Unlock()
-	return time.Duration(max(0, p.b.pause.until-now))
+	return time.Duration(max(0, p.b.gateLocked()-now))
 }

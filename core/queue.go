@@ -13,6 +13,8 @@ type waiter struct {
 	granted  int64        // when state is granted
 	slot     slotRef      // the slot handed over (a slot waiter)
 	res      *reservation // its extra dimensions' reservation, or nil
+	place    bool         // a kept place: no caller yet (place.go)
+	expire   int64        // a kept place: when it is given up if nobody takes it
 	link[waiter]
 }
 
@@ -65,6 +67,32 @@ func (l *list[T, P]) push(x *T) {
 		l.head = x
 	}
 	l.tail = x
+	l.n++
+}
+
+// pushFront puts x at the head.
+func (l *list[T, P]) pushFront(x *T) {
+	lx := P(x).links()
+	lx.prev, lx.next = nil, l.head
+	if l.head != nil {
+		P(l.head).links().prev = x
+	} else {
+		l.tail = x
+	}
+	l.head = x
+	l.n++
+}
+
+// insertAfter puts x right behind at, which is in the list.
+func (l *list[T, P]) insertAfter(at, x *T) {
+	la, lx := P(at).links(), P(x).links()
+	lx.prev, lx.next = at, la.next
+	if la.next != nil {
+		P(la.next).links().prev = x
+	} else {
+		l.tail = x
+	}
+	la.next = x
 	l.n++
 }
 

@@ -58,6 +58,17 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 		b.mu.Unlock()
 		return now, nil
 	}
+	if r == nil {
+		if b.claimPlaceLocked(now) { // a refused call back when its wait ended (place.go)
+			b.mu.Unlock()
+			return now, nil
+		}
+		if w := b.adoptPlaceLocked(now, deadline, false); w != nil { // back at once, first in line
+			throttled := b.g.interval > int64(b.rate.Interval())
+			b.mu.Unlock()
+			return b.wait(ctx, w, throttled)
+		}
+	}
 	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
 	if !ok {
 		err := b.lateErrorLocked(t.sendAt, now)
@@ -71,12 +82,13 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 		if r != nil {
 			b.grantDimsLocked(r)
 		}
+		b.sentLocked(now)
 		b.mu.Unlock()
 		return now, nil
 	}
 	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1), res: r}
-	if b.pause.until > now { // the pause holds it back, whatever follows
-		w.pauseEnd = b.pause.until
+	if g := b.gateLocked(); g > now { // the pause holds it back, whatever follows
+		w.pauseEnd = g
 	}
 	throttled := b.g.interval > int64(b.rate.Interval())
 	b.queue.push(w)
@@ -98,7 +110,7 @@ func (b *Budget) lastSendAtLocked() int64 {
 // for r's cost (r may be nil), holds what the call needs. It changes
 // nothing: Check asks it alone.
 func (b *Budget) planLocked(now, after int64, r *reservation) int64 {
-	s := max(now, after, b.pause.until, b.g.earliest(1))
+	s := max(now, after, b.gateLocked(), b.g.earliest(1))
 	if r != nil {
 		for i, n := range r.n {
 			if n > 0 {
@@ -150,7 +162,7 @@ func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, er
 		}
 		if w.state == queued {
 			switch {
-			case w.turn.sendAt <= now:
+			case w.turn.sendAt <= now, b.queue.head.place: // (a kept place ahead may be given up)
 				b.dispatchLocked(now)
 			case ctx.Err() != nil:
 				b.queue.remove(w)
@@ -187,6 +199,15 @@ func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
 	if u := b.ctl.reportEnds(); u > now && u < at && w == b.queue.head { // the head re-times them all
 		at = u
 	}
+	if h := b.queue.head; h != nil && h.place && h != w {
+		// Behind a kept place: not before it is taken or given up; the
+		// caller next to it wakes when it is given up, to re-time the rest.
+		if w == h.next {
+			at = h.expire
+		} else {
+			at = max(at, h.expire)
+		}
+	}
 	return at - now
 }
 
@@ -214,6 +235,13 @@ func (b *Budget) reportWait(arrived, pauseEnd, at int64, throttled bool) {
 // dispatchLocked grants every queued waiter whose turn has come, in order.
 func (b *Budget) dispatchLocked(now int64) {
 	for w := b.queue.head; w != nil && w.turn.sendAt <= now; w = b.queue.head {
+		if w.place {
+			if now < w.expire {
+				return // kept for a refused call's retry: the others wait behind it
+			}
+			b.givePlaceUpLocked(w, now) // nobody came back for it
+			continue
+		}
 		b.queue.remove(w)
 		w.state, w.granted = granted, now
 		if w.res != nil {
@@ -223,6 +251,9 @@ func (b *Budget) dispatchLocked(now int64) {
 		if h := b.queue.head; h != nil && b.ctl.reportEnds() > now {
 			h.signal() // the new head watches for the quota report's end
 		}
+		if b.sentLocked(now) {
+			return // a probe went: the others are held until its answer
+		}
 	}
 }
 
@@ -231,8 +262,9 @@ func (b *Budget) dispatchLocked(now int64) {
 func (b *Budget) lateErrorLocked(sendAt, now int64) error {
 	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name}
 	switch {
-	case b.pause.holds(now, sendAt):
-		e.Reason, e.StatusCode = Paused, b.pause.status
+	case b.gateLocked() > now && (sendAt <= b.gateLocked() || b.queue.head != nil && b.queue.head.place):
+		// (Held back by the pause, or by the places kept at its end.)
+		e.Reason, e.StatusCode = Paused, b.gateStatusLocked()
 	case b.g.interval > int64(b.rate.Interval()):
 		e.Reason = Throttled
 	}
@@ -262,6 +294,12 @@ func (b *Budget) syncPaceLocked(now int64) {
 // dispatched first.
 func (b *Budget) retimeLocked(now int64) {
 	b.dispatchLocked(now)
+	b.retimeQueueLocked(now)
+}
+
+// retimeQueueLocked is retimeLocked without first granting the callers
+// whose turn has come.
+func (b *Budget) retimeQueueLocked(now int64) {
 	if head := b.queue.head; head != nil {
 		b.g.rewind(head.turn.tatBefore) // the state before the queued reservations
 		if head.res != nil {
@@ -271,13 +309,14 @@ func (b *Budget) retimeLocked(now int64) {
 	interval, burst := b.paceLocked(now)
 	// Re-time from the end of any pause: a new pace applies to the turns
 	// after it, and never stretches the pause itself.
-	b.g.setPace(max(now, b.pause.until), interval, burst)
+	gate := b.gateLocked()
+	b.g.setPace(max(now, gate), interval, burst)
 	if b.dims != nil {
-		b.setDimsPaceLocked(now, max(now, b.pause.until))
+		b.setDimsPaceLocked(now, max(now, gate))
 	}
 	b.failSlotWaitersLocked(now)
-	if b.pause.until > now {
-		b.g.floorAfterPause(b.pause.until, b.ctl.afterPause())
+	if until, allow := b.gateAllowLocked(); until > 0 && until >= now {
+		b.g.floorAfterPause(until, allow)
 	}
 	after := int64(math.MinInt64) // the send time of the caller re-timed last
 	for w := b.queue.head; w != nil; {
@@ -293,8 +332,10 @@ func (b *Budget) retimeLocked(now int64) {
 			w.signal()
 		case t != w.turn:
 			w.turn = t
-			if b.pause.until > now { // the pause holds it back, whatever follows
-				w.pauseEnd = b.pause.until
+			if w.place {
+				w.expire = t.sendAt + b.placeGraceLocked()
+			} else if gate > now { // the pause holds it back, whatever follows
+				w.pauseEnd = gate
 			}
 			w.signal()
 		}

@@ -177,9 +177,10 @@ func TestSlogObserverFromBudget(t *testing.T) {
 		}()
 		time.Sleep(40 * time.Millisecond)
 		p.Release()
-		p = <-got // slot at 40ms, turn at 100ms
-		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"2"}})
-		p.Release() // a pause of 2s and a rate cut to 5/s
+		p = <-got                                                                // slot at 40ms, turn at 100ms
+		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"2"}}) // a pause of 2s
+		p.Observe(http.StatusServiceUnavailable, nil)                            // a rate cut to 5/s
+		p.Release()
 		p = acquire()
 		p.Release() // waits for the pause, to t=2.1s
 		p = acquire()
@@ -196,7 +197,7 @@ func TestSlogObserverFromBudget(t *testing.T) {
 			`level=DEBUG msg="headgate: call waited for a concurrency slot" budget=api reason=slot_wait wait=40ms`,
 			`level=DEBUG msg="headgate: call waited for its turn" budget=api reason=paced wait=60ms`,
 			`level=WARN msg="headgate: server asked the budget to pause" budget=api reason=pushback status=429 pause=2s`,
-			`level=WARN msg="headgate: budget rate decreased" budget=api reason=rate_changed status=429 old_rate=10 new_rate=5`,
+			`level=WARN msg="headgate: budget rate decreased" budget=api reason=rate_changed status=503 old_rate=10 new_rate=5`,
 			`level=DEBUG msg="headgate: call waited for a server pause" budget=api reason=paused wait=2s`,
 			`level=DEBUG msg="headgate: call waited for its turn at a throttled rate" budget=api reason=throttled wait=200ms`,
 			`level=INFO msg="headgate: budget rate increased" budget=api reason=rate_changed status=200 old_rate=5 new_rate=10`,

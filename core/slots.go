@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // slotRef names a held concurrency slot: its index plus one (0 for no
 // slot) and its generation when taken. A slot freed once has a new
@@ -16,22 +19,43 @@ type slotRef struct {
 // for its turn, when a server pause outlasts its deadline.
 func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
 	b.mu.Lock()
-	if b.slotFreeLocked() && b.slots.head == nil {
+	// The free slots the kept places need are reserved for their calls'
+	// retries, which come before this caller (place.go).
+	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil {
 		ref := b.takeSlotLocked()
 		b.mu.Unlock()
 		return now, ref, nil
 	}
-	if b.pause.until > now && b.pause.until >= deadline {
-		err := b.lateErrorLocked(b.pause.until, now)
+	if b.gateLocked() > now && b.gateLocked() >= deadline {
+		err := b.lateErrorLocked(b.gateLocked(), now)
 		b.mu.Unlock()
 		return 0, slotRef{}, err
 	}
 	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline}
 	b.slots.push(sw)
-	b.mu.Unlock()
-	select {
-	case <-sw.wake:
-	case <-ctx.Done():
+	for {
+		// A kept place may hold the slot this caller waits for (place.go):
+		// when it is due to be given up, the head of the slot queue gives
+		// it up, so a retry that never comes frees its slot.
+		var expired <-chan time.Time
+		if at := b.placeExpiryLocked(); at > 0 && b.slots.head == sw {
+			timer := time.NewTimer(time.Duration(max(0, at-b.now())))
+			defer timer.Stop()
+			expired = timer.C
+		}
+		b.mu.Unlock()
+		select {
+		case <-sw.wake:
+		case <-ctx.Done():
+		case <-expired:
+			b.mu.Lock()
+			if sw.state == queued {
+				b.dispatchLocked(b.now())
+				continue
+			}
+			b.mu.Unlock()
+		}
+		break
 	}
 	b.mu.Lock()
 	switch {
@@ -57,6 +81,21 @@ func (b *Budget) slotFreeLocked() bool {
 	return len(b.freeSlots) > 0 || len(b.slotGen) < b.maxInFlight
 }
 
+// freeSlotsLocked is how many slots are free.
+func (b *Budget) freeSlotsLocked() int {
+	return len(b.freeSlots) + b.maxInFlight - len(b.slotGen)
+}
+
+// handFreeSlotsLocked gives free slots to the callers waiting for one, as
+// far as the kept places' reservations allow.
+func (b *Budget) handFreeSlotsLocked() {
+	for sw := b.slots.head; sw != nil && b.freeSlotsLocked() > b.placesWithoutSlotLocked(); sw = b.slots.head {
+		b.slots.remove(sw)
+		sw.state, sw.slot = granted, b.takeSlotLocked()
+		sw.signal()
+	}
+}
+
 // takeSlotLocked takes a free slot: a freed one, or else a new one.
 func (b *Budget) takeSlotLocked() slotRef {
 	if len(b.freeSlots) == 0 {
@@ -72,13 +111,28 @@ func (b *Budget) takeSlotLocked() slotRef {
 // releaseSlot frees a slot, handing it to the first caller waiting for one.
 // A slot already freed (an older generation) is left alone.
 func (b *Budget) releaseSlot(ref slotRef) {
-	i := ref.idx1 - 1
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.freeSlotLocked(ref)
+}
+
+// freeSlotLocked is releaseSlot under mu. A kept place at the head of the
+// turn queue takes the slot first: its call's retry must not wait for one
+// (place.go).
+func (b *Budget) freeSlotLocked(ref slotRef) {
+	i := ref.idx1 - 1
 	if b.slotGen[i] != ref.gen {
 		return
 	}
 	b.slotGen[i]++
+	// (Only while callers wait for a slot: the first of them gives the
+	// place up if its retry never comes, acquireSlot.)
+	for p := b.queue.head; p != nil && p.place && b.slots.head != nil; p = p.next {
+		if p.slot.idx1 == 0 {
+			p.slot = slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
+			return
+		}
+	}
 	if sw := b.slots.head; sw != nil {
 		b.slots.remove(sw)
 		sw.state, sw.slot = granted, slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
@@ -92,14 +146,14 @@ func (b *Budget) releaseSlot(ref slotRef) {
 // failSlotWaitersLocked fails at once every caller waiting for a slot whose
 // deadline the server's pause outlasts.
 func (b *Budget) failSlotWaitersLocked(now int64) {
-	if b.pause.until <= now {
+	if b.gateLocked() <= now {
 		return
 	}
 	for w := b.slots.head; w != nil; {
 		next := w.next
-		if b.pause.until >= w.deadline {
+		if b.gateLocked() >= w.deadline {
 			b.slots.remove(w)
-			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now)
+			w.state, w.err = failed, b.lateErrorLocked(b.gateLocked(), now)
 			w.signal()
 		}
 		w = next

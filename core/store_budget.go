@@ -56,7 +56,7 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		return 0, false, err
 	}
 	b.mu.Lock()
-	b.ctl.aimd.factor = t.Factor // mirror the store's shared factor
+	b.ctl.pol.factor = t.Factor // mirror the store's shared factor
 	pauseSeen := b.pause.until
 	b.mu.Unlock()
 	reason := Paced
@@ -137,11 +137,11 @@ func (p *storePacer) pace() Pace {
 	b := p.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.cfg, Dims: p.dims}
+	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.pol.cfg, Dims: p.dims}
 }
 
 // feedback is apply for a budget whose state is in a Store.
-func (p *storePacer) feedback(status int, f Feedback, sent, _ int64) {
+func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ bool) {
 	b := p.b
 	pace := p.pace()
 	r := Report{Status: status, Pause: f.Pause, Allow: int(pauseAllowance(f, int64(pace.Burst))),
@@ -171,8 +171,8 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64) {
 		return
 	}
 	b.mu.Lock()
-	old := b.ctl.aimd.factor
-	b.ctl.aimd.factor = st.Factor
+	old := b.ctl.pol.factor
+	b.ctl.pol.factor = st.Factor
 	b.mu.Unlock()
 	if st.Factor < old || (st.Factor == 1 && old < 1) {
 		rate := r.Pace.Interval.Seconds()

@@ -28,7 +28,7 @@ func (p *Permit) observeResponse(resp *http.Response) {
 		prefix = buf[:m]
 		resp.Body = &prefixedBody{prefix: prefix, err: err, rc: resp.Body}
 	}
-	p.b.observe(resp.StatusCode, resp.Header, prefix, p.sent)
+	p.b.observe(resp.StatusCode, resp.Header, prefix, p.sent, true) // its caller may retry: place.go
 }
 
 // prefixedBody serves a prefix already read from rc, then the rest of rc.

@@ -74,8 +74,11 @@ func gitHubRun(c *github.Client, n int, bypass bool) (failed, attempts int) {
 }
 
 // TestGitHub runs many concurrent calls through go-github and a budget of
-// GitHub's primary limit: none refused; and through go-github alone: some
-// are.
+// GitHub's primary limit: at most two refused — the probes, one after the
+// other, by which the budget learns that the quota comes in windows
+// (core/control.go: a probe refused before a continuous server could have
+// refilled a token proves nothing, and one more follows) — and through
+// go-github alone: many are.
 func TestGitHub(t *testing.T) {
 	for _, withHeadgate := range []bool{true, false} {
 		t.Run(map[bool]string{true: "headgate", false: "alone"}[withHeadgate], func(t *testing.T) {
@@ -93,8 +96,8 @@ func TestGitHub(t *testing.T) {
 			t.Logf("headgate %v: %d calls in %v, %d refused, %d failed, %d refused by go-github's check",
 				withHeadgate, api.Admitted(), time.Since(start), api.Refused(), failed, local)
 			switch {
-			case withHeadgate && (api.Refused() != 0 || failed != 0):
-				t.Errorf("with headgate: %d refused, %d failed; want none", api.Refused(), failed)
+			case withHeadgate && (api.Refused() > 2 || failed != 0):
+				t.Errorf("with headgate: %d refused, %d failed; want at most the two probes, none failed", api.Refused(), failed)
 			case !withHeadgate && api.Refused() == 0:
 				t.Error("without headgate no call was refused: the test cannot tell headgate's effect")
 			}

@@ -34,7 +34,8 @@ func ExampleObserver() {
 	}
 	defer reg.Unregister()
 
-	// The server refuses a call and asks for a 30-second pause.
+	// The server refuses a call and asks for a 30-second pause: every caller
+	// waits, but a pause alone does not slow the pace.
 	budget.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"30"}}, time.Time{})
 
 	var rm metricdata.ResourceMetrics
@@ -60,8 +61,7 @@ func ExampleObserver() {
 	}
 	// Output:
 	// headgate.budget.pushbacks{headgate.budget.name=github,http.response.status_code=429} = 1
-	// headgate.budget.rate.changes{headgate.budget.name=github,headgate.budget.rate.direction=decrease} = 1
-	// headgate.budget.rate.effective{headgate.budget.name=github} = 5
+	// headgate.budget.rate.effective{headgate.budget.name=github} = 10
 	// headgate.budget.rate.configured{headgate.budget.name=github} = 10
 	// headgate.budget.pause.remaining{headgate.budget.name=github} = 30
 	// headgate.budget.slot.usage{headgate.budget.name=github} = 0

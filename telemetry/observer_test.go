@@ -158,9 +158,10 @@ func TestObserveFromBudget(t *testing.T) {
 		}()
 		time.Sleep(40 * time.Millisecond)
 		p.Release()
-		p = <-got // a slot wait of 40ms, then a paced wait of 60ms
-		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"2"}})
-		p.Release() // a pushback: pause 2s, rate cut to 5/s
+		p = <-got                                                                // a slot wait of 40ms, then a paced wait of 60ms
+		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"2"}}) // a pushback: pause 2s
+		p.Observe(http.StatusServiceUnavailable, nil)                            // a refusal: rate cut to 5/s
+		p.Release()
 		p = acquire()
 		p.Release() // paused 2s
 		p = acquire()
@@ -181,7 +182,7 @@ func TestObserveFromBudget(t *testing.T) {
 		assert.Equal(t, map[string]int64{"headgate.budget.name=api,http.response.status_code=429": 1},
 			sums(t, m[telemetry.MetricPushbacks]))
 		assert.Equal(t, map[string]int64{
-			"headgate.budget.name=api,headgate.budget.rate.direction=decrease": 2, // the 429, SetRate(4/s)
+			"headgate.budget.name=api,headgate.budget.rate.direction=decrease": 2, // the 503, SetRate(4/s)
 			"headgate.budget.name=api,headgate.budget.rate.direction=increase": 1, // the recovery
 		}, sums(t, m[telemetry.MetricRateChanges]))
 		assert.Zero(t, b.InFlight())
@@ -246,8 +247,9 @@ func TestRegisterGaugesLiveValues(t *testing.T) {
 		p2, err := b.Acquire(context.Background())
 		require.NoError(t, err)
 		step("two permits held", 10, 10, 0, 2)
-		p1.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}})
-		step("after a 429 asking for 3s", 5, 10, 3, 2)
+		p1.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}}) // a pause
+		p1.Observe(http.StatusServiceUnavailable, nil)                            // a refusal: the rate cut
+		step("after a 429 asking for 3s and a 503", 5, 10, 3, 2)
 		time.Sleep(1500 * time.Millisecond)
 		step("1.5s into the pause", 5, 10, 1.5, 2)
 		p1.Release()

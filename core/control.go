@@ -1,0 +1,459 @@
+package core
+
+import (
+	"math"
+	"net/http"
+	"time"
+)
+
+// control is a budget's feedback controller: what one response does to the
+// pace and to the pause. It is a pure type; every method takes the time it
+// acts at, on the budget's clock (nanoseconds), and the budget applies the
+// verdict it returns.
+//
+// The model it learns. A server's quota either returns continuously (GCRA,
+// token bucket, sliding window: a token per interval) or whole at the end of
+// a window. The two read alike in one response, so the controller learns
+// which from evidence across responses, and until it knows it lets at most
+// one probe request find out:
+//
+//   - A 200 that spends the last token (Remaining 0) means "the next token
+//     is one interval away" on a continuous server and "nothing until the
+//     reset" on a windowed one. Unknown: the budget holds every caller until
+//     the reset, but one probe goes when a continuous server would surely
+//     have refilled a token (Reset/Limit, the quota's own refill interval).
+//     The probe admitted with part of the quota spent: continuous; refused,
+//     or admitted with the whole quota back (the window turned): windowed.
+//   - Whole-second resets and Retry-Afters are coarse bounds (rounded up by
+//     some servers, down by others): a refusal whose wait is one second or
+//     less holds the callers until it, but one probe goes at the next paced
+//     turn; only when the probe is refused too is the full wait honoured.
+//   - Reports are ordered by when their request was sent: one from a
+//     request sent before the freshest report's never overrides it.
+//
+// Pace. A refusal that only says "pause" — a wait longer than the rounding
+// after which the quota is whole again — and a refusal from a windowed
+// server (its window ran out, the pace is not at fault) pause without
+// cutting the pace. Any other refusal shows the pace above the server's and
+// cuts the rate factor by Adaptive.Decrease (once per burst: a response to
+// a request sent before the last cut does not cut again). Recovery follows
+// a CUBIC curve (RFC 9438, as the AWS SDKs' adaptive retry mode does): quick
+// at first, flat near the factor that drew the cut, probing beyond it only
+// slowly. Its clock runs only while responses show room (Remaining above 0
+// or not reported): a server that reports its last token spent allows no
+// faster pace, and the factor never exceeds 1.
+type control struct {
+	cfg   Adaptive
+	model quotaModel
+
+	factor  float64 // multiplier on the configured rate, in [cfg.MinRate, 1]
+	failed  float64 // the factor that drew the last cut (CUBIC's W_max)
+	cutAt   int64   // when the factor was last cut; math.MinInt64 for never
+	grewAt  int64   // the last response that could grow the factor
+	growing int64   // time spent growing since the cut (CUBIC's t), ns
+
+	last          quotaReport // the freshest quota report, by its request's send time
+	prevRemaining int         // the Remaining of the report before it; -1 when unknown
+	probe         probe
+	win           windows // where a windowed server's windows turn
+}
+
+// windows is what the controller knows of a windowed server's windows. A
+// whole-second reset says little about when a one-second window ends, but a
+// window seen turning (Remaining rising between two reports) pins every
+// later end: turn + k × length.
+type windows struct {
+	length int64 // the window's length: the IETF policy's w, or the longest reset seen
+	turn   int64 // the latest instant a window is known to have begun by; 0: none seen
+
+	// Reports from requests sent at one instant form a group; Remaining
+	// rising from one group to the next is a turn.
+	sent    int64 // the latest group's send time
+	low     int   // the least Remaining in it
+	prevLow int   // the least Remaining in the group before; -1: none
+}
+
+// end is the first window end after now that the windows predict, or 0.
+func (w windows) end(now int64) int64 {
+	if w.turn <= 0 || w.length <= 0 || now < w.turn {
+		return 0
+	}
+	return w.turn + ((now-w.turn)/w.length+1)*w.length
+}
+
+// quotaModel is how the controller believes the server's quota returns.
+type quotaModel uint8
+
+const (
+	modelUnknown    quotaModel = iota
+	modelContinuous            // GCRA, token bucket, sliding window
+	modelWindowed              // fixed windows: whole again at the reset
+)
+
+// quotaReport is the quota state one response reported.
+type quotaReport struct {
+	sent, recv int64 // when its request was sent, when the response came
+	remaining  int   // -1 when unknown
+	limit      int   // -1 when unknown
+	reset      int64 // until the quota is whole, a coarse bound; -1 when unknown
+}
+
+// probe is the controller's one request that finds out, while every other
+// caller is held.
+type probe struct {
+	armed     bool  // the next request granted is the probe
+	out       bool  // the probe went at sentAt; its answer is awaited
+	sentAt    int64 // when the probe was sent
+	holdUntil int64 // how long the others are held if no answer comes
+	refillAt  int64 // a refused probe sent before this is no evidence of windows
+}
+
+// concurrent is how close two sends must be for the server to have decided
+// them in either order, at the least: a burst leaves within it.
+const concurrent = int64(time.Millisecond)
+
+// coarse is the granularity of whole-second resets and Retry-Afters: a
+// value of one second or less may mean anything from a few milliseconds.
+const coarse = int64(time.Second)
+
+// verdict is what the budget does about one response.
+type verdict struct {
+	pause     int64 // extend the server's pause to this instant; 0 for none
+	allow     int64 // how many may go at once when the pause or hold ends; 0: the burst
+	probeAt   int64 // hold every caller until probeAt, then let one probe go; 0 for none
+	holdUntil int64 // after the probe went, hold the others until here
+	release   bool  // the probe's answer came: end the hold now
+	endHold   bool  // the probe was refused: end the hold, the refusal's wait replaces it
+	from      int64 // (release) when the answer's request was sent
+	remaining int64 // (release) what its report said remains; -1: unknown
+	keepPlace bool  // a refused call: its retry goes first when the wait ends
+	whole     bool  // (pause) the whole quota is back when it ends: allow may go at once, whatever the pace spent before
+	cut       bool  // the factor was cut
+	restored  bool  // the factor is back at 1 after a cut
+	grew      bool  // the factor grew
+}
+
+func newControl(cfg Adaptive) control {
+	return control{cfg: cfg, factor: 1, failed: 1, cutAt: math.MinInt64, grewAt: math.MinInt64,
+		last: quotaReport{sent: math.MinInt64, remaining: -1, limit: -1, reset: -1}, prevRemaining: -1,
+		win: windows{sent: math.MinInt64, low: -1, prevLow: -1}}
+}
+
+// observation is one response as the controller sees it.
+type observation struct {
+	status    int
+	f         Feedback
+	sent, now int64
+	interval  int64 // the configured interval
+	burst     int64 // the configured burst
+	justNow   bool  // the send time is not known (Budget.Observe): after any cut
+}
+
+// fresher reports whether a response's report is at least as fresh as the
+// freshest so far: its request was sent later; or, sent no earlier than
+// one round trip of the freshest (at least concurrent) before it — the
+// server may have decided two such requests in either order — it reports
+// less remaining (the server decided it later).
+func (c *control) fresher(o observation) bool {
+	l := c.last
+	switch {
+	case o.sent > l.sent:
+		return true
+	case o.f.Remaining < 0 || l.remaining < 0:
+		return o.sent == l.sent
+	case o.sent >= l.sent-max(l.recv-l.sent, concurrent):
+		return o.f.Remaining <= l.remaining
+	}
+	return false
+}
+
+// isRefusal reports whether a response refused its request for the quota: a
+// 429 or 503, or another error status whose headers say the quota is spent
+// (GitHub answers 403). A success never is, whatever its headers say.
+func isRefusal(status int, f Feedback) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
+		(status >= 400 && f.Exhausted)
+}
+
+// observe applies one response and returns what the budget must do.
+func (c *control) observe(o observation) verdict {
+	var v verdict
+	f := o.f
+	refusal := isRefusal(o.status, f)
+	if !refusal && o.status >= 500 {
+		return v // a failure says nothing about the quota
+	}
+	fresh := c.fresher(o)
+	if fresh && f.Remaining >= 0 {
+		c.learn(o)
+		c.watchWindows(o, refusal)
+		c.prevRemaining = c.last.remaining
+		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
+	}
+	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
+		refillAt, holdUntil := c.probe.refillAt, c.probe.holdUntil
+		c.probe = probe{}
+		if !refusal {
+			if c.model != modelContinuous && f.Remaining >= 0 && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
+				// Part of the quota came back, not all of it (a turned window
+				// would give it all): it returns continuously — a sliding
+				// window, too, once its first window has passed.
+				c.model = modelContinuous
+			}
+			v.release, v.from, v.remaining = true, o.sent, int64(f.Remaining)
+			return c.grow(o, v)
+		}
+		v.endHold = true // the answer came: the refusal's own wait governs now
+		switch {
+		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
+			return c.cut(o, v)
+		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
+			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
+			v.whole = f.Limit > 0 && f.Reset >= 0
+			return v
+		}
+		if c.model == modelUnknown && o.sent+concurrent < refillAt && holdUntil > refillAt {
+			// Too early to tell windows from a continuous server slower than
+			// the pace: the pace is cut, and one more probe goes when a token
+			// would surely have returned.
+			v = c.cut(o, v)
+			v.probeAt, v.holdUntil, v.keepPlace = max(o.now, refillAt), holdUntil, true
+			c.probe = probe{armed: true, holdUntil: holdUntil}
+			return v
+		}
+		if c.model == modelUnknown && o.sent+concurrent >= refillAt {
+			// Refused when a continuous server would surely have returned
+			// a token: windows.
+			c.model = modelWindowed
+		}
+		// The probe was refused: the wait was real. Honour it in full; on
+		// windows, one probe finds whether the window turned (a sliding
+		// window's has not, all of it).
+		v.keepPlace = true
+		if c.model == modelWindowed {
+			return c.windowWait(o, v)
+		}
+		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		return c.cut(o, v)
+	}
+	switch {
+	case refusal:
+		return c.refused(o, v)
+	case fresh && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
+		// The last token is spent; until the reset on a windowed server.
+		if c.model == modelWindowed {
+			return c.windowWait(o, v)
+		}
+		if !c.probe.armed && !c.probe.out {
+			v.probeAt, v.holdUntil = o.now+c.paced(o.interval), o.now+int64(f.Pause)
+			c.probe = probe{armed: true, holdUntil: v.holdUntil, refillAt: o.now + c.refill(f, o.interval)}
+		}
+		return v
+	}
+	return c.grow(o, v)
+}
+
+// refused applies a refusal that is not a probe's answer.
+func (c *control) refused(o observation, v verdict) verdict {
+	f := o.f
+	v.keepPlace = true
+	if c.onlyPause(f) {
+		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		v.whole = f.Limit > 0 && f.Reset >= 0 // the whole quota back when it ends
+		return v
+	}
+	if c.model == modelWindowed {
+		return c.windowWait(o, v)
+	}
+	v = c.cut(o, v)
+	wait, at := int64(f.Pause), c.paced(o.interval)
+	if f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 {
+		// A Retry-After alone, with no quota to tell a short wait from a
+		// pause: honoured as it is, and what goes at once when it ends is
+		// cut with the pace.
+		if wait > 0 {
+			v.pause, v.allow = o.now+wait, max(1, int64(float64(pauseAllowance(f, o.burst))*c.factor))
+		}
+		return v
+	}
+	if c.probe.armed || c.probe.out {
+		return v // one probe already finds out for this wave
+	}
+	// A coarse wait, or none: hold the callers until it, but let one probe
+	// go at the next paced turn (a continuous server's next token).
+	if wait <= at {
+		if wait > 0 {
+			v.pause, v.allow = o.now+wait, 1
+		}
+		return v
+	}
+	v.probeAt, v.holdUntil = o.now+at, o.now+wait
+	c.probe = probe{armed: true, holdUntil: v.holdUntil}
+	if c.model == modelUnknown {
+		c.probe.refillAt = o.now + c.refill(f, o.interval)
+	}
+	return v
+}
+
+// watchWindows learns the windows' length and phase from a fresh report:
+// the length from the IETF policy or the longest reset, the phase from a
+// Remaining that rose since the previous report (a window turned before
+// this response came). A refusal for a request sent after the predicted end
+// shows the prediction wrong, and it is dropped.
+func (c *control) watchWindows(o observation, refusal bool) {
+	f := o.f
+	if w := policyWindow(f); w > 0 {
+		c.win.length = w
+	} else if f.Reset > 0 {
+		c.win.length = max(c.win.length, (int64(f.Reset)+coarse-1)/coarse*coarse)
+	}
+	w := &c.win
+	if o.sent > w.sent {
+		w.sent, w.prevLow, w.low = o.sent, w.low, f.Remaining
+	} else {
+		w.low = min(w.low, f.Remaining)
+	}
+	switch {
+	case refusal:
+		if w.turn > 0 && o.sent >= w.turn+w.length {
+			w.turn = 0
+		}
+	case w.prevLow >= 0 && f.Remaining > w.prevLow && w.turn < w.sent:
+		w.turn = o.now
+	}
+}
+
+// windowWait is the wait for a windowed server's spent quota: until the
+// reported reset, or the end the windows predict when that is sooner (a
+// reset rounded up to a whole second may be most of a second late). One
+// probe goes then, and the rest follow at once when its answer says the
+// window turned: a wrong prediction, or a server pause begun meanwhile,
+// costs one refusal, not a window's worth.
+func (c *control) windowWait(o observation, v verdict) verdict {
+	if c.probe.armed || c.probe.out {
+		return v
+	}
+	at := o.now + int64(o.f.Pause)
+	hold := at + coarse // if the probe's answer never comes
+	if e := c.win.end(o.now); e > o.now && e < at {
+		at, hold = e, at
+	}
+	v.probeAt, v.holdUntil = at, hold
+	c.probe = probe{armed: true, holdUntil: hold}
+	return v
+}
+
+// policyWindow is the window of the report's binding IETF policy, or 0.
+func policyWindow(f Feedback) int64 {
+	for _, q := range f.Quotas {
+		if q.Limit == f.Limit && q.Window > 0 {
+			return int64(q.Window)
+		}
+	}
+	return 0
+}
+
+// onlyPause reports whether a refusal only says "pause": a wait longer than
+// whole-second rounding, after which the quota is whole again (its reset
+// comes no later, give or take that rounding, or no quota is reported).
+func (c *control) onlyPause(f Feedback) bool {
+	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse)
+}
+
+// paced is the interval of the effective pace: the configured one over the
+// factor.
+func (c *control) paced(interval int64) int64 { return int64(float64(interval) / c.factor) }
+
+// refill is when a continuous server would surely have returned a token
+// after reporting its quota spent: the time its whole quota takes to return
+// (Reset, a bound rounded up) over its size (Limit); without them, one
+// interval of the configured pace.
+func (c *control) refill(f Feedback, interval int64) int64 {
+	if f.Limit > 0 && f.Reset > 0 {
+		return max(interval, int64(f.Reset)/int64(f.Limit))
+	}
+	return interval
+}
+
+// learn takes evidence of the quota model from a fresh report: a report
+// from a request sent after the previous report arrived (so the server saw
+// it later) but surely before that report's reset (its coarse bound less a
+// second), whose Remaining rose, shows a quota that returns continuously.
+func (c *control) learn(o observation) {
+	p, f := c.last, o.f
+	if c.model != modelUnknown || p.remaining < 0 || p.reset < 0 || isRefusal(o.status, f) ||
+		o.sent < p.recv || o.sent >= p.recv+p.reset-coarse {
+		return
+	}
+	spent := 1 // this request took one
+	if f.Remaining+spent > p.remaining {
+		c.model = modelContinuous
+	}
+}
+
+// cut lowers the factor for a refusal that shows the pace above the
+// server's, unless its request was sent before the last cut, or at its
+// very instant (one burst counts once).
+func (c *control) cut(o observation, v verdict) verdict {
+	if !c.cfg.Enabled() || (o.sent <= c.cutAt && !o.justNow) {
+		return v
+	}
+	// Fast convergence (RFC 9438 4.7): refused below the rate that failed
+	// last, the limit has dropped; aim lower than the refused rate.
+	failed := c.factor
+	if failed < c.failed {
+		failed = c.factor * (1 + c.cfg.Decrease) / 2
+	}
+	c.failed = failed
+	c.factor = max(c.cfg.MinRate, c.factor*c.cfg.Decrease)
+	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
+	v.cut = true
+	return v
+}
+
+// grow restores the factor after a success, along the CUBIC curve from the
+// last cut, while the server reports room for more.
+func (c *control) grow(o observation, v verdict) verdict {
+	if !c.cfg.Enabled() || c.factor >= 1 || o.sent <= c.cutAt {
+		return v
+	}
+	room := o.f.Remaining != 0 && !c.probe.armed && !c.probe.out
+	if r := o.f.Remaining; r > 0 && r < c.prevRemaining && c.last.sent == o.sent {
+		// The quota drains at this pace: the server's is slower. Growth
+		// stops, and this pace is the one to be careful near.
+		room = false
+		if c.factor < c.failed { // on CUBIC's plateau at this pace: probe beyond it only slowly
+			c.failed = c.factor
+			c.growing = int64(c.factor * (1 - c.cfg.Decrease) / c.cfg.Increase * 1e9)
+		}
+	}
+	if room && o.now > c.grewAt {
+		c.growing += o.now - max(c.grewAt, c.cutAt)
+	}
+	c.grewAt = o.now
+	if !room {
+		return v
+	}
+	w := cubic(c.failed, c.cfg.Decrease, c.cfg.Increase, float64(c.growing)/1e9)
+	if w <= c.factor {
+		return v
+	}
+	c.factor = min(1, w)
+	v.grew = true
+	v.restored = c.factor == 1
+	return v
+}
+
+// cubic is the factor t seconds of growth after a cut from wMax by beta: the
+// CUBIC window W(t) = C(t-K)³ + wMax. K is the time a linear recovery at
+// increase per second would take to climb back to wMax; C makes W(0) =
+// beta × wMax. It rises fast at first, flattens near wMax at K, and
+// climbs beyond it slowly.
+func cubic(wMax, beta, increase, t float64) float64 {
+	k := wMax * (1 - beta) / increase
+	if k <= 0 {
+		return wMax
+	}
+	d := t - k
+	return wMax + wMax*(1-beta)*d*d*d/(k*k*k)
+}

@@ -1,0 +1,258 @@
+package core
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// ctlStep is one response fed to a controller, and what must follow.
+type ctlStep struct {
+	at, sent time.Duration // when the response comes, when its request was sent
+	status   int
+	h        http.Header
+	check    func(t *testing.T, c *control, v verdict)
+}
+
+const ctlInterval = 10 * time.Millisecond // the configured pace: 100/s, burst 10
+
+func runCtl(t *testing.T, c *control, steps []ctlStep) {
+	t.Helper()
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, s := range steps {
+		f := ParseFeedback(s.status, s.h, epoch.Add(s.at))
+		v := c.observe(observation{status: s.status, f: f, sent: int64(s.sent), now: int64(s.at),
+			interval: int64(ctlInterval), burst: 10})
+		if c.probe.armed { // the budget sends the probe at its turn
+			c.probe = probe{out: true, sentAt: v.probeAt, holdUntil: c.probe.holdUntil, refillAt: c.probe.refillAt}
+		}
+		t.Run("", func(t *testing.T) {
+			t.Helper()
+			if s.check != nil {
+				t.Logf("step %d: %d %v at %v (sent %v): verdict %+v, model %d, factor %.3f", i, s.status, s.h, s.at, s.sent, v, c.model, c.factor)
+				s.check(t, c, v)
+			}
+		})
+	}
+}
+
+func quota(rem, limit, reset string) http.Header {
+	return http.Header{"X-Ratelimit-Remaining": {rem}, "X-Ratelimit-Limit": {limit}, "X-Ratelimit-Reset": {reset}}
+}
+
+func withRetryAfter(h http.Header, s string) http.Header {
+	h = h.Clone()
+	h.Set("Retry-After", s)
+	return h
+}
+
+const ms = time.Millisecond
+
+// A 200 that spends the last token pauses nobody until the reset while the
+// model is unknown: one probe goes at the next paced turn, the rest are held
+// until its answer (or the reset). Part of the quota back: continuous, and
+// from then on a spent 200 changes nothing.
+func TestControlSpentSuccessProbesThenLearnsContinuous(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, []ctlStep{
+		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.pause != 0 || v.probeAt != int64(11*ms) || v.holdUntil != int64(1001*ms) || v.cut {
+				t.Errorf("verdict %+v, want a probe at 11ms, the rest held until 1.001s, no pause, no cut", v)
+			}
+		}},
+		{at: 12 * ms, sent: 11 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if !v.release || c.model != modelContinuous {
+				t.Errorf("verdict %+v, model %d: want the hold released and the model continuous", v, c.model)
+			}
+		}},
+		{at: 22 * ms, sent: 21 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v != (verdict{}) {
+				t.Errorf("verdict %+v on a continuous server, want nothing", v)
+			}
+		}},
+	})
+}
+
+// The probe refused with a wait, when a continuous server would surely have
+// returned a token (Reset/Limit after the report), shows windows: the wait
+// is honoured in full, and the pace is not cut (a window ran out, the pace
+// is not at fault). Refused sooner, it proves nothing: one more probe goes
+// when it would be (see TestControlEarlyRefusedProbeProbesAgain).
+func TestControlRefusedProbeLearnsWindowed(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, []ctlStep{
+		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "100", "1")},
+		{at: 12 * ms, sent: 11 * ms, status: 429, h: withRetryAfter(quota("0", "100", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model != modelWindowed || v.probeAt != int64(1012*ms) || v.cut || c.factor != 1 || !v.keepPlace {
+				t.Errorf("verdict %+v, model %d, factor %v: want windowed, a probe at the window's end (1.012s) kept for the caller, no cut", v, c.model, c.factor)
+			}
+		}},
+		// The window-end probe finds the whole quota back: windows stay,
+		// the hold ends, and the turn is seen.
+		{at: 1013 * ms, sent: 1012 * ms, status: 200, h: quota("99", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model != modelWindowed || !v.release {
+				t.Errorf("verdict %+v, model %d: want the hold released, still windowed", v, c.model)
+			}
+		}},
+		// The next spent 200 waits for the window's end the turn predicts
+		// (2.013s), sooner than its reset rounded up (2.5s), where one probe
+		// finds whether it turned.
+		{at: 1500 * ms, sent: 1499 * ms, status: 200, h: quota("0", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.pause != 0 || v.probeAt != int64(2013*ms) {
+				t.Errorf("verdict %+v, want a probe at the predicted window end (2.013s)", v)
+			}
+		}},
+	})
+}
+
+func TestControlEarlyRefusedProbeProbesAgain(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, []ctlStep{
+		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "10", "1")}, // a token every 100ms at worst
+		{at: 12 * ms, sent: 11 * ms, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model != modelUnknown || v.probeAt != int64(101*ms) || !v.cut || v.pause != 0 {
+				t.Errorf("verdict %+v, model %d: want a second probe at 101ms, the pace cut, no pause, the model unknown", v, c.model)
+			}
+		}},
+		{at: 102 * ms, sent: 101 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model != modelContinuous || !v.release {
+				t.Errorf("verdict %+v, model %d: want continuous, released", v, c.model)
+			}
+		}},
+	})
+}
+
+// A whole-second Retry-After is a coarse bound: a refusal that shows the
+// pace too fast cuts it and holds the callers until the bound, but one probe
+// goes at the next turn of the new pace.
+func TestControlCoarseRetryAfterProbesAtThePace(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model = modelContinuous
+	runCtl(t, &c, []ctlStep{
+		{at: 1 * ms, sent: 0, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if !v.cut || c.factor != 0.5 || v.probeAt != int64(21*ms) || v.holdUntil != int64(1001*ms) {
+				t.Errorf("verdict %+v, factor %v: want a cut to 0.5, a probe at 21ms (the halved pace), the rest held to 1.001s", v, c.factor)
+			}
+		}},
+		// Refused too: the wait was real; honoured in full. Sent after the
+		// cut, it cuts again.
+		{at: 22 * ms, sent: 21 * ms, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.pause != int64(1022*ms) || c.factor != 0.25 {
+				t.Errorf("verdict %+v, factor %v: want the full second honoured and a second cut", v, c.factor)
+			}
+		}},
+	})
+}
+
+// A refusal that only says "pause" (a wait longer than the rounding, the
+// quota whole after it) does not cut the pace; one whose quota returns only
+// after the wait ends does.
+func TestControlPauseOnlyRefusalDoesNotCut(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, []ctlStep{
+		{at: 1 * ms, sent: 0, status: 429, h: withRetryAfter(quota("0", "10", "2"), "2"), check: func(t *testing.T, c *control, v verdict) {
+			if v.cut || c.factor != 1 || v.pause != int64(2001*ms) || v.allow != 10 {
+				t.Errorf("verdict %+v, factor %v: want a 2s pause ending with the whole quota, no cut", v, c.factor)
+			}
+		}},
+		{at: 3 * time.Second, sent: 2999 * ms, status: 429, h: withRetryAfter(quota("0", "10", "5"), "2"), check: func(t *testing.T, c *control, v verdict) {
+			if !v.cut || c.factor != 0.5 {
+				t.Errorf("verdict %+v, factor %v: the quota returns after the wait: want a cut", v, c.factor)
+			}
+		}},
+	})
+}
+
+// Reports are ordered by their request's send time: a spent quota reported
+// for a request sent before the freshest report does not hold anyone.
+func TestControlEarlierReportNeverOverridesLater(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, []ctlStep{
+		{at: 5 * ms, sent: 4 * ms, status: 200, h: quota("6", "10", "1")},
+		{at: 6 * ms, sent: 1 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.probeAt != 0 || v.pause != 0 || c.last.remaining != 6 {
+				t.Errorf("verdict %+v, last report %+v: a stale report must not override the fresh one", v, c.last)
+			}
+		}},
+		// Sent at the same instant, the one reporting less is the fresher.
+		{at: 7 * ms, sent: 4 * ms, status: 200, h: quota("5", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.last.remaining != 5 {
+				t.Errorf("last report %+v, want the one with 5 remaining", c.last)
+			}
+		}},
+	})
+}
+
+// Recovery never climbs while the server reports its last token spent: the
+// pace is already the server's.
+func TestControlRecoveryWaitsForRoom(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model = modelContinuous
+	runCtl(t, &c, []ctlStep{
+		{at: 0, sent: 0, status: 503},
+		{at: 2 * time.Second, sent: 1999 * ms, status: 200, h: quota("0", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.factor != 0.5 || v.grew {
+				t.Errorf("factor %v after 2s of spent quota, want 0.5 (no room reported)", c.factor)
+			}
+		}},
+		{at: 3 * time.Second, sent: 2999 * ms, status: 200, h: quota("4", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			// Room for 1 s of growth since the last response: W(1s).
+			if want := cubic(1, 0.5, 0.1, 1); c.factor != want {
+				t.Errorf("factor %v, want %v: one second of growth, the time without room does not count", c.factor, want)
+			}
+		}},
+	})
+}
+
+// A window seen turning pins the later ends: a window spent part way
+// through waits for its predicted end, not for the reset rounded up.
+func TestControlWindowTurnPredictsTheEnd(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model = modelWindowed
+	runCtl(t, &c, []ctlStep{
+		{at: 991 * ms, sent: 990 * ms, status: 200, h: quota("3", "100", "1")},
+		{at: 1001 * ms, sent: 1000 * ms, status: 200, h: quota("99", "100", "1")}, // it turned by 1.001s
+		{at: 1301 * ms, sent: 1300 * ms, status: 200, h: quota("0", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.probeAt != int64(2001*ms) || v.holdUntil != int64(2301*ms) {
+				t.Errorf("verdict %+v, want a probe at the predicted end 2.001s, the rest held to the reset bound 2.301s", v)
+			}
+		}},
+	})
+}
+
+// Requests sent within a round trip of each other (at least a
+// millisecond) may be decided in either order: of two such reports, the
+// one that says less remains is the fresher, whatever their send order.
+func TestControlConcurrentSendsOrderedByRemaining(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, []ctlStep{
+		{at: 2 * ms, sent: 1 * ms, status: 200, h: quota("3", "10", "1")},
+		{at: 2100 * time.Microsecond, sent: 500 * time.Microsecond, status: 200, h: quota("2", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.last.remaining != 2 {
+				t.Errorf("last report %+v, want the one with 2 remaining (sent 0.5ms before the other, decided after it)", c.last)
+			}
+		}},
+	})
+}
+
+// A quota that drains between two fresh reports shows the pace above the
+// server's: growth stops there, and CUBIC's plateau moves to that pace.
+func TestControlDrainingQuotaStopsGrowth(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model = modelContinuous
+	var grown float64
+	runCtl(t, &c, []ctlStep{
+		{at: 0, sent: 0, status: 503},
+		{at: time.Second, sent: 999 * ms, status: 200, h: quota("5", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			grown = c.factor
+			if !v.grew {
+				t.Errorf("factor %v: want growth while 5 of 10 remain", c.factor)
+			}
+		}},
+		{at: 2 * time.Second, sent: 1999 * ms, status: 200, h: quota("4", "10", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.grew || c.factor != grown || c.failed != grown {
+				t.Errorf("factor %v (was %v), plateau %v: want no growth and the plateau at the draining pace", c.factor, grown, c.failed)
+			}
+		}},
+	})
+}

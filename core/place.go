@@ -1,0 +1,195 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// A refused call keeps its place in line. When a refusal makes the budget
+// wait (a server pause, or the controller's hold), the call it refused will
+// be retried when the wait ends — the adapters sleep exactly the budget's
+// PauseRemaining — but by then every caller that arrived during the wait is
+// queued ahead of it. So the refusal leaves a kept place at the head of the
+// queue: a waiter with no caller that reserves the first turn after the
+// wait. The first call that arrives once that turn has come takes it and
+// goes at once; the callers queued behind it wait for it, for placeGrace at
+// most, and then the place is given up. With WithMaxInFlight the place
+// also keeps the next slot freed, so the retry waits for no slot either.
+// A call that arrives at once after the refusal adopts the place: a retry
+// layer that does not wait.
+
+// maxPlaceGrace bounds how long after its turn a kept place waits for the
+// refused call's retry: long enough for a retry layer to wake and send,
+// short enough that a call that never comes back costs the others little.
+// The grace is one interval of the pace, at most this.
+const maxPlaceGrace = int64(20 * time.Millisecond)
+
+// placeGraceLocked is how long a kept place waits past its turn: one
+// interval of the effective pace, at most maxPlaceGrace.
+func (b *Budget) placeGraceLocked() int64 { return min(b.g.interval, maxPlaceGrace) }
+
+// givePlaceUpLocked removes the kept place p, whose retry did not come in
+// time, and gives its turn to the callers behind it.
+func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
+	if n := p.next; n != nil {
+		n.turn.tatBefore = p.turn.tatBefore // re-timed from before the place
+	}
+	b.queue.remove(p)
+	if p.slot.idx1 > 0 {
+		b.freeSlotLocked(p.slot)
+	}
+	b.handFreeSlotsLocked() // its reservation, if it held no slot
+	b.retimeQueueLocked(now)
+}
+
+// keepPlaceLocked leaves a kept place for a refused call at the head of the
+// queue, behind the places already kept, unless the budget is not waiting
+// (nothing to keep a place in) or as many places are kept as may go at
+// once when the wait ends.
+func (b *Budget) keepPlaceLocked(now int64) {
+	until, allow := b.gateAllowLocked()
+	if until <= now || b.dims != nil {
+		return
+	}
+	var last *waiter
+	n := int64(0)
+	for w := b.queue.head; w != nil && w.place; w = w.next {
+		last, n = w, n+1
+	}
+	if n >= allow {
+		return // as many places as may go at once when the wait ends
+	}
+	p := &waiter{place: true, deadline: never, arrived: now, turn: turn{sendAt: never}}
+	if last == nil {
+		if h := b.queue.head; h != nil {
+			p.turn.tatBefore = h.turn.tatBefore
+		} else {
+			p.turn.tatBefore = b.g.tat
+		}
+		b.queue.pushFront(p)
+		return
+	}
+	b.queue.insertAfter(last, p) // (re-timed with the queue)
+}
+
+// claimPlaceLocked gives a call arriving at now the kept place at the head
+// of the queue, if its turn has come, and reports whether it did. The
+// call holds a slot of its own already: a slot the place kept is freed.
+func (b *Budget) claimPlaceLocked(now int64) bool {
+	p := b.queue.head
+	if p == nil || !p.place || p.turn.sendAt > now {
+		return false
+	}
+	b.takePlaceLocked(p, now)
+	if p.slot.idx1 > 0 {
+		b.freeSlotLocked(p.slot)
+	}
+	b.handFreeSlotsLocked() // the call holds its own slot: the reservation ends
+	return true
+}
+
+// claimPlaceSlotLocked is claimPlaceLocked for a budget WithMaxInFlight,
+// before the call took a slot: a place that kept a slot gives the call
+// both, so the retry waits for neither.
+func (b *Budget) claimPlaceSlotLocked(now int64) (slotRef, bool) {
+	for p := b.queue.head; p != nil && p.place && p.turn.sendAt <= now; p = p.next {
+		if p.slot.idx1 == 0 && b.slotFreeLocked() {
+			p.slot = b.takeSlotLocked() // the one reserved for it
+		}
+		if p.slot.idx1 > 0 {
+			b.takePlaceLocked(p, now)
+			return p.slot, true
+		}
+	}
+	return slotRef{}, false
+}
+
+// takePlaceLocked removes the kept place p for the call that takes it at
+// now, and lets the callers behind it go.
+func (b *Budget) takePlaceLocked(p *waiter, now int64) {
+	b.queue.remove(p)
+	for w := b.queue.head; w != nil && w.turn.sendAt <= p.expire; w = w.next {
+		w.signal() // they slept until the place was given up
+	}
+	b.sentLocked(now)
+	b.dispatchLocked(now)
+}
+
+// adoptWithin is how soon after the refusal a call may adopt its kept
+// place: a retry layer that retries at once comes back within
+// microseconds; a caller who merely arrives first later must not take it.
+const adoptWithin = int64(time.Millisecond)
+
+// adoptPlaceLocked gives a call arriving at now, at once after the refusal
+// (adoptWithin), the kept place at the head of the queue (its call was
+// sent before anyone queued behind it),
+// and returns it, now the call's waiter (nil if it cannot be adopted, or
+// its turn comes at or after deadline). A retry layer that retries at once
+// (go-kit's lb.Retry) comes back before the wait ends: it waits in its
+// place. withSlot: the call holds no slot yet and takes the one the place
+// kept (WithMaxInFlight); a place that kept a slot is adopted only so.
+func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool) *waiter {
+	for p := b.queue.head; p != nil && p.place; p = p.next {
+		if withSlot && p.slot.idx1 == 0 && b.slotFreeLocked() && now-p.arrived < adoptWithin && p.turn.sendAt < deadline {
+			p.slot = b.takeSlotLocked() // the one reserved for it
+		}
+		if (p.slot.idx1 > 0) != withSlot || now-p.arrived >= adoptWithin || p.turn.sendAt >= deadline {
+			continue
+		}
+		p.place, p.deadline, p.arrived, p.wake = false, deadline, now, make(chan struct{}, 1)
+		if b.gateLocked() > now {
+			p.pauseEnd = b.gateLocked()
+		}
+		return p
+	}
+	return nil
+}
+
+// placeWithSlot gives a call of a budget WithMaxInFlight, before it takes a
+// slot, a kept place that kept one: claimed when its turn has come, or
+// adopted when the call is back at once (it then waits in it). ok is false
+// when no place is for it.
+func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64) (p Permit, ok bool, err error) {
+	b.mu.Lock()
+	if ref, ok := b.claimPlaceSlotLocked(now); ok {
+		b.mu.Unlock()
+		return Permit{b: b, sent: now, slot: ref}, true, nil
+	}
+	w := b.adoptPlaceLocked(now, deadline, true)
+	if w == nil {
+		b.mu.Unlock()
+		return Permit{}, false, nil
+	}
+	ref := w.slot
+	w.slot = slotRef{}
+	throttled := b.g.interval > int64(b.rate.Interval())
+	b.mu.Unlock()
+	sent, err := b.wait(ctx, w, throttled)
+	if err != nil {
+		b.releaseSlot(ref)
+		return Permit{}, true, err
+	}
+	return Permit{b: b, sent: sent, slot: ref}, true, nil
+}
+
+// placeExpiryLocked is when the first kept place is due to be given up,
+// or 0: the caller first in line for a slot waits for it, since the place
+// holds, or reserves, the slot it waits for.
+func (b *Budget) placeExpiryLocked() int64 {
+	if p := b.queue.head; p != nil && p.place && b.maxInFlight > 0 {
+		return p.expire + 1
+	}
+	return 0
+}
+
+// placesWithoutSlotLocked is how many kept places hold no slot: that many
+// free slots are reserved for their retries (WithMaxInFlight).
+func (b *Budget) placesWithoutSlotLocked() int {
+	n := 0
+	for p := b.queue.head; p != nil && p.place; p = p.next {
+		if p.slot.idx1 == 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,91 @@
+package core
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/headgate-go/headgate/core/quotatest"
+)
+
+// A call refused by a server pause keeps its place: its retry goes first
+// when the pause ends, ahead of the callers that queued during it, whether
+// the retry waits for the pause (resty, go-retryablehttp) or comes back at
+// once (go-kit's lb.Retry); when no retry comes, the others lose at most
+// one interval.
+func TestRefusedCallKeepsItsPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		retry func(b *Budget) // before the retry; nil: no retry
+		slots int             // WithMaxInFlight; 0: none
+	}{
+		{"retry when the pause ends", func(b *Budget) { time.Sleep(b.PauseRemaining()) }, 0},
+		{"retry at once", func(*Budget) {}, 0},
+		{"no retry", nil, 0},
+		// With a cap, the place keeps a slot too: the callers that queued
+		// hold every other one.
+		{"retry when the pause ends, 2 slots", func(b *Budget) { time.Sleep(b.PauseRemaining()) }, 2},
+		{"retry at once, 2 slots", func(*Budget) {}, 2},
+		{"no retry, 2 slots", nil, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, err := quotatest.New(quotatest.Config{Requests: 10, Period: time.Second, Headers: quotatest.RetryAfterSeconds})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := MustBudget(PerSecond(10), WithBurst(1), WithoutAdaptive(), WithMaxInFlight(tc.slots))
+				c := &http.Client{Transport: NewTransport(p.Transport(), b)}
+				get := func(path string) int {
+					resp, err := c.Get("http://api.test" + path)
+					if err != nil {
+						t.Error(err)
+						return 0
+					}
+					resp.Body.Close()
+					return resp.StatusCode
+				}
+				start := time.Now()
+				p.PauseFor(2 * time.Second)
+				if st := get("/refused"); st != http.StatusTooManyRequests {
+					t.Fatalf("status %d, want the pause's 429", st)
+				}
+				var wg sync.WaitGroup
+				for range 5 { // callers that arrive during the pause
+					wg.Go(func() {
+						time.Sleep(time.Millisecond)
+						get("/other")
+					})
+				}
+				if tc.retry != nil {
+					tc.retry(b)
+					if st := get("/refused"); st != http.StatusOK {
+						t.Errorf("retry: status %d", st)
+					}
+				}
+				wg.Wait()
+				var retry, first time.Duration
+				for _, a := range p.Arrivals() {
+					switch {
+					case a.Path == "/refused" && a.Outcome == quotatest.Admitted:
+						retry = a.At.Sub(start)
+					case a.Path == "/other" && first == 0:
+						first = a.At.Sub(start)
+					}
+				}
+				t.Logf("retry at %v, first other at %v", retry, first)
+				switch {
+				case tc.retry != nil && (retry != 2*time.Second || first != 2100*time.Millisecond):
+					t.Errorf("retry at %v, first other caller at %v; want the retry at the pause's end (2s), the others after it", retry, first)
+				case tc.retry == nil && first != 2*time.Second+time.Duration(maxPlaceGrace):
+					t.Errorf("first other caller at %v; want it when the place is given up (%v)", first, 2*time.Second+time.Duration(maxPlaceGrace))
+				}
+				if n := b.InFlight(); n != 0 {
+					t.Errorf("InFlight = %d after every call, want 0: a kept place leaked its slot", n)
+				}
+			})
+		})
+	}
+}
