@@ -72,7 +72,7 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 	b.mu.Lock()
 	oldFactor := b.ctl.factor()
 	changed := false
-	if b.learning && b.ctl.pol.fresher(observation{f: f, sent: sent}) && b.learnLocked(status, f, now) {
+	if b.learning && b.ctl.pol.fresher(observation{f: f, sent: sent}) && b.learnLocked(status, f, sent) {
 		b.restartLocked(now, sent, int64(f.Remaining))
 		changed = true
 	}
