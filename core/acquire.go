@@ -14,6 +14,7 @@ type Permit struct {
 	slot     slotRef
 	released bool
 	res      *reservation // extra dimensions' estimate (AcquireCost), or nil
+	key      uint64       // the request's key, when a Transport's (place.go); 0: none
 }
 
 // Release frees the permit's concurrency slot. It is idempotent: calling it
@@ -48,7 +49,10 @@ func (p *Permit) Budget() *Budget { return p.b }
 //
 // On success the caller sends the request, passes the response to
 // Permit.Observe and calls Permit.Release when the response is done with.
-func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
+func (b *Budget) Acquire(ctx context.Context) (Permit, error) { return b.acquireKeyed(ctx, 0) }
+
+// acquireKeyed is Acquire for the request key names (place.go), 0: none.
+func (b *Budget) acquireKeyed(ctx context.Context, key uint64) (Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
@@ -56,24 +60,24 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 		return Permit{b: b}, nil
 	}
 	if b.maxInFlight == 0 { // the fast path: no slot to guard
-		sent, err := b.pacer.turn(ctx, b.now(), b.deadline(ctx), nil)
+		sent, err := b.pacer.turn(ctx, b.now(), b.deadline(ctx), nil, key)
 		if err != nil {
 			return Permit{}, withDeadline(ctx, err)
 		}
-		return Permit{b: b, sent: sent}, nil
+		return Permit{b: b, sent: sent, key: key}, nil
 	}
-	return b.acquire(ctx, nil)
+	return b.acquire(ctx, nil, key)
 }
 
 // acquire is Acquire and AcquireCost once the context and the disabled
 // budget are dealt with: a slot, then the turn (with r's extra dimensions,
-// when r is not nil).
-func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
+// when r is not nil), for the request key names (0: none).
+func (b *Budget) acquire(ctx context.Context, r *reservation, key uint64) (Permit, error) {
 	deadline := b.deadline(ctx)
 	now := b.now()
 	var slot slotRef
 	if _, mem := b.pacer.(memPacer); mem && r == nil && b.maxInFlight > 0 {
-		if p, ok, err := b.placeWithSlot(ctx, now, deadline); ok { // a refused call back: place.go
+		if p, ok, err := b.placeWithSlot(ctx, now, deadline, key); ok { // a refused call back: place.go
 			return p, withDeadline(ctx, err)
 		}
 	}
@@ -95,11 +99,11 @@ func (b *Budget) acquire(ctx context.Context, r *reservation) (Permit, error) {
 		}
 		now = at
 	}
-	sent, err := b.pacer.turn(ctx, now, deadline, r)
+	sent, err := b.pacer.turn(ctx, now, deadline, r, key)
 	if err != nil {
 		return Permit{}, withDeadline(ctx, err)
 	}
-	p := Permit{b: b, sent: sent, slot: slot, res: r}
+	p := Permit{b: b, sent: sent, slot: slot, res: r, key: key}
 	slot = slotRef{} // handed to the permit
 	return p, nil
 }
@@ -130,7 +134,7 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 		slot = b.takeSlotLocked()
 		b.mu.Unlock()
 	}
-	sent, err := b.pacer.turn(ctx, now, now+1, nil)
+	sent, err := b.pacer.turn(ctx, now, now+1, nil, 0)
 	if err != nil {
 		if slot.idx1 > 0 {
 			b.releaseSlot(slot)

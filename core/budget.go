@@ -34,22 +34,23 @@ type Budget struct {
 	dims        *dimSet   // extra dimensions (WithDimension), or nil
 
 	mu        sync.Mutex
-	rate      Rate       // configured rate; guarded by mu
-	burst     int64      // configured burst; guarded by mu
-	burstSet  bool       // WithBurst was given; guarded by mu
-	ctl       controller // the feedback policy (adaptive.go); guarded by mu
-	g         gcra       // pacing state at the effective pace; guarded by mu
-	pause     pause      // the server's pause; guarded by mu
-	hold      int64      // the controller's own hold, a probe finding out meanwhile (hold.go); guarded by mu
-	holdAllow int64      // how many may go at once when the hold ends (0: the burst); guarded by mu
-	holdCode  int        // the status of the response that began the hold; guarded by mu
-	learning  bool       // NewLearningBudget: the rate comes from reports; guarded by mu
-	learned   bool       // a learning budget has its rate from a report; guarded by mu
-	queue     waitQueue  // callers waiting for their turn; guarded by mu
-	inFlight  int        // open requests holding a slot; guarded by mu
-	slotGen   []uint32   // each slot used so far's generation, bumped when it is freed; guarded by mu
-	freeSlots []int32    // the slots used so far that nobody holds; guarded by mu
-	slots     waitQueue  // callers waiting for a slot; guarded by mu
+	rate      Rate        // configured rate; guarded by mu
+	burst     int64       // configured burst; guarded by mu
+	burstSet  bool        // WithBurst was given; guarded by mu
+	ctl       controller  // the feedback policy (adaptive.go); guarded by mu
+	g         gcra        // pacing state at the effective pace; guarded by mu
+	pause     pause       // the server's pause; guarded by mu
+	hold      int64       // the controller's own hold, a probe finding out meanwhile (hold.go); guarded by mu
+	holdAllow int64       // how many may go at once when the hold ends (0: the burst); guarded by mu
+	holdCode  int         // the status of the response that began the hold; guarded by mu
+	learning  bool        // NewLearningBudget: the rate comes from reports; guarded by mu
+	learned   bool        // a learning budget has its rate from a report; guarded by mu
+	refill    refillWatch // a learning budget's measure of the server's refill (learning.go); guarded by mu
+	queue     waitQueue   // callers waiting for their turn; guarded by mu
+	inFlight  int         // open requests holding a slot; guarded by mu
+	slotGen   []uint32    // each slot used so far's generation, bumped when it is freed; guarded by mu
+	freeSlots []int32     // the slots used so far that nobody holds; guarded by mu
+	slots     waitQueue   // callers waiting for a slot; guarded by mu
 }
 
 // NewBudget returns a budget that paces requests at rate. It returns an

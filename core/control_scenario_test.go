@@ -38,6 +38,7 @@ type batchResult struct {
 	retryLag  time.Duration // from the pause's end to the refused call's retry; -1: none
 	retryRank int           // calls admitted after the pause's end and before that retry
 	arrivals  []quotatest.Arrival
+	rate      Rate // the budget's rate at the end (a learning budget's learned one)
 }
 
 // admittedBefore counts the arrivals admitted in [from, at).
@@ -125,7 +126,7 @@ func runBatch(t *testing.T, bt batch) batchResult {
 		})
 	}
 	wg.Wait()
-	r := batchResult{makespan: last.Sub(start), refused: p.Refused(), arrivals: p.Arrivals()}
+	r := batchResult{makespan: last.Sub(start), refused: p.Refused(), arrivals: p.Arrivals(), rate: b.Rate()}
 	if bt.pauseAt > 0 {
 		// The pause is known once the first refusal during it came back.
 		known := time.Time{}
@@ -294,16 +295,25 @@ func TestBatchServerPause(t *testing.T) {
 // probe first, then the quota the reports state.
 func TestBatchLearnedRate(t *testing.T) {
 	for _, s := range []struct {
-		name string
-		cfg  quotatest.Config
+		name     string
+		cfg      quotatest.Config
+		measured bool // the rate is learned from the refill, not stated: it must be the server's
 	}{
-		{"GCRA, IETF policy", gcra100IETF},
-		{"GCRA, X-RateLimit delta", quotatest.Config{Burst: 100, Headers: quotatest.XRateLimitDelta | quotatest.RetryAfterSeconds}},
-		{"fixed window, IETF policy", fixedIETF},
-		{"fixed window, X-RateLimit delta", fixedDelta},
+		{"GCRA, IETF policy", gcra100IETF, false},
+		{"GCRA, X-RateLimit delta", quotatest.Config{Burst: 100, Headers: quotatest.XRateLimitDelta | quotatest.RetryAfterSeconds}, false},
+		{"fixed window, IETF policy", fixedIETF, false},
+		{"fixed window, X-RateLimit delta", fixedDelta, false},
+		// Its Limit is its burst, and its reset (the time to a full
+		// bucket, under a second) rounds down to now: Limit per reset
+		// says a tenth of its rate; the refill measured says the rest.
+		{"GCRA burst 10 as its Limit, epoch reset rounded down", quotatest.Config{Burst: 10,
+			Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds}, true},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
+				// In this century: a Unix reset of 2000 is under 10⁹, read
+				// as seconds from now.
+				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
 				bt := issueBatch(s.cfg)
 				r := runBatch(t, bt)
 				x := float64(r.makespan) / float64(bt.ideal())
@@ -312,6 +322,9 @@ func TestBatchLearnedRate(t *testing.T) {
 					t.Errorf("learned: %.1f%% 429s, %.3f × ideal; want ≤ 3%% and ≤ 1.15×", r.refusedPct(bt.n), x)
 				}
 				ts := sortedTimes(r.arrivals)
+				if got := r.rate.PerSecondFloat(); s.measured && (got < 85 || got > 115) {
+					t.Errorf("learned %v; want the server's 100 per second, within 15%%", r.rate)
+				}
 				if gap := ts[1].Sub(ts[0]); gap != bt.latency {
 					t.Errorf("the second request went %v after the first; want it when the first one's answer came (%v)", gap, bt.latency)
 				}

@@ -227,7 +227,7 @@ func (b *Budget) AcquireCost(ctx context.Context, costs ...Cost) (Permit, error)
 	if err != nil {
 		return Permit{}, err
 	}
-	return b.acquire(ctx, b.dims.newReservation(n))
+	return b.acquire(ctx, b.dims.newReservation(n), 0)
 }
 
 // spendDimsLocked spends r's cost in every extra dimension at s, its

@@ -16,7 +16,7 @@ func (p *Permit) Observe(status int, h http.Header) Feedback {
 	if p.b == nil {
 		return parseFeedback(status, h, time.Now(), 0)
 	}
-	return p.b.observe(status, h, nil, p.sent, false)
+	return p.b.observe(status, h, nil, p.sent, 0)
 }
 
 // Observe applies a response's feedback like Permit.Observe, for a
@@ -32,14 +32,14 @@ func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
 	if b.pacer != nil {
 		at = b.pacer.stamp(sent)
 	}
-	return b.observe(status, h, nil, at, false)
+	return b.observe(status, h, nil, at, 0)
 }
 
 // observe parses (with the budget's profile, from h and the body prefix
 // the profile asked for, or nil) and applies feedback; sent is on the
-// budget's clock. retried says whether the caller may retry a refused call
-// (a Transport's: place.go).
-func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, retried bool) Feedback {
+// budget's clock. retry is the key of a refused request its caller may
+// retry (a Transport's: place.go), 0 for none.
+func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, retry uint64) Feedback {
 	wall := time.Now()
 	now := b.now()
 	f := readFeedback(status, h, body, wall, b.maxPause, b.profile)
@@ -49,7 +49,7 @@ func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, ret
 		}
 		return f
 	}
-	b.pacer.feedback(status, f, sent, now, retried)
+	b.pacer.feedback(status, f, sent, now, retry)
 	return f
 }
 
@@ -62,7 +62,7 @@ func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, ret
 //
 // RateChanged is reported when adaptive throttling decreases the rate and
 // when it has recovered the configured rate, not for every step between.
-func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
+func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 	justNow := sent == never // Budget.Observe with no send time
 	if justNow {
 		sent = now
@@ -72,7 +72,7 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 	b.mu.Lock()
 	oldFactor := b.ctl.factor()
 	changed := false
-	if b.learning && b.ctl.pol.fresher(observation{f: f, sent: sent}) && b.learnLocked(status, f, now) {
+	if b.learning && b.ctl.pol.fresher(observation{f: f, sent: sent}) && b.learnLocked(status, f, sent) {
 		b.restartLocked(now, sent, int64(f.Remaining))
 		changed = true
 	}
@@ -96,11 +96,11 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retried bool) {
 	if b.enactHoldLocked(v, status, now) {
 		changed = true
 	}
-	if v.keepPlace && retried && v.pause > now {
+	if v.keepPlace && retry != 0 && v.pause > now {
 		// (A place is kept in a server's wait, not in the controller's
 		// hold: its probe is the next call granted, and a retry that were
 		// the probe again and again would run out of tries.)
-		b.keepPlaceLocked(now)
+		b.keepPlaceLocked(now, retry)
 		changed = true
 	}
 	if changed {

@@ -18,13 +18,15 @@ type pacer interface {
 	// turn reserves the call's turn (with r's cost in the extra
 	// dimensions, when r is not nil) and waits for it; it returns the
 	// instant the turn was given, on the pacer's clock, or a
-	// *RateLimitError when the turn would come at or after deadline.
-	turn(ctx context.Context, now, deadline int64, r *reservation) (int64, error)
+	// *RateLimitError when the turn would come at or after deadline. key
+	// names the request, to find a place kept for it (place.go); 0: none.
+	turn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (int64, error)
 	// check is Check's answer at now against deadline; it takes nothing.
 	check(ctx context.Context, now, deadline int64) error
 	// feedback applies one response's feedback; sent is the request's
-	// send time as turn returned it (or stamp made it).
-	feedback(status int, f Feedback, sent, now int64, retried bool)
+	// send time as turn returned it (or stamp made it); retry is the key
+	// of a request its caller may retry (0: none, keep no place for it).
+	feedback(status int, f Feedback, sent, now int64, retry uint64)
 	// stamp places a send time given as a time.Time (the zero time: just
 	// now) on the pacer's clock, for Budget.Observe.
 	stamp(sent time.Time) int64
@@ -36,8 +38,8 @@ type pacer interface {
 // feedback controller, under its mu.
 type memPacer struct{ b *Budget }
 
-func (p memPacer) turn(ctx context.Context, now, deadline int64, r *reservation) (int64, error) {
-	return p.b.takeTurn(ctx, now, deadline, r)
+func (p memPacer) turn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (int64, error) {
+	return p.b.takeTurn(ctx, now, deadline, r, key)
 }
 
 func (p memPacer) check(_ context.Context, now, deadline int64) error {
@@ -51,8 +53,8 @@ func (p memPacer) check(_ context.Context, now, deadline int64) error {
 	return nil
 }
 
-func (p memPacer) feedback(status int, f Feedback, sent, now int64, retried bool) {
-	p.b.apply(status, f, sent, now, retried)
+func (p memPacer) feedback(status int, f Feedback, sent, now int64, retry uint64) {
+	p.b.apply(status, f, sent, now, retry)
 }
 
 func (p memPacer) stamp(sent time.Time) int64 {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"net/http"
 	"time"
 )
 
@@ -17,12 +18,51 @@ import (
 // also keeps the next slot freed, so the retry waits for no slot either.
 // A call that arrives at once after the refusal adopts the place: a retry
 // layer that does not wait.
+//
+// A place is kept for the refused request's key (requestKey: its method
+// and URL), and only a call for that key takes it: a caller that arrives
+// at the wait's end with another request — one whose call was admitted
+// the instant the wait ended and who came straight back — queues behind
+// the places instead of taking one, which would leave the refused call's
+// retry at the back of the queue (behind a whole window, on a windowed
+// server). Calls with no key (Acquire) take any place, as do all calls the
+// places of a Permit that knew no key (anyKey); calls for one URL share
+// their places.
 
 // maxPlaceGrace bounds how long after its turn a kept place waits for the
 // refused call's retry: long enough for a retry layer to wake and send,
 // short enough that a call that never comes back costs the others little.
 // The grace is one interval of the pace, at most this.
 const maxPlaceGrace = int64(20 * time.Millisecond)
+
+// anyKey is the key of a place any call may take.
+const anyKey uint64 = 1
+
+// requestKey is the key a Transport keeps a refused request's place under:
+// an FNV-1a hash of its method and URL, with the top bit set (never 0,
+// no key, nor anyKey). A collision only lets another request take the
+// place, as a call with no key does.
+func requestKey(r *http.Request) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	add := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * prime
+		}
+		h = (h ^ 0xff) * prime // a separator: ("ab", "c") is not ("a", "bc")
+	}
+	add(r.Method)
+	if u := r.URL; u != nil {
+		add(u.Scheme)
+		add(u.Host)
+		add(u.Path)
+		add(u.RawQuery)
+	}
+	return h | 1<<63
+}
+
+// takes reports whether a call for key may take the kept place p.
+func (p *waiter) takes(key uint64) bool { return key == 0 || p.key == anyKey || p.key == key }
 
 // placeGraceLocked is how long a kept place waits past its turn: one
 // interval of the effective pace, at most maxPlaceGrace.
@@ -46,7 +86,7 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 // queue, behind the places already kept, unless the budget is not waiting
 // (nothing to keep a place in) or as many places are kept as may go at
 // once when the wait ends.
-func (b *Budget) keepPlaceLocked(now int64) {
+func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 	until, allow := b.gateAllowLocked()
 	if until <= now || b.dims != nil {
 		return
@@ -59,7 +99,7 @@ func (b *Budget) keepPlaceLocked(now int64) {
 	if n >= allow {
 		return // as many places as may go at once when the wait ends
 	}
-	p := &waiter{place: true, deadline: never, arrived: now, turn: turn{sendAt: never}}
+	p := &waiter{place: true, key: key, deadline: never, arrived: now, turn: turn{sendAt: never}}
 	if last == nil {
 		if h := b.queue.head; h != nil {
 			p.turn.tatBefore = h.turn.tatBefore
@@ -72,11 +112,14 @@ func (b *Budget) keepPlaceLocked(now int64) {
 	b.queue.insertAfter(last, p) // (re-timed with the queue)
 }
 
-// claimPlaceLocked gives a call arriving at now the kept place at the head
-// of the queue, if its turn has come, and reports whether it did. The
+// claimPlaceLocked gives a call for key arriving at now the first kept
+// place it may take whose turn has come, and reports whether it did. The
 // call holds a slot of its own already: a slot the place kept is freed.
-func (b *Budget) claimPlaceLocked(now int64) bool {
+func (b *Budget) claimPlaceLocked(now int64, key uint64) bool {
 	p := b.queue.head
+	for p != nil && p.place && p.turn.sendAt <= now && !p.takes(key) {
+		p = p.next
+	}
 	if p == nil || !p.place || p.turn.sendAt > now {
 		return false
 	}
@@ -91,8 +134,11 @@ func (b *Budget) claimPlaceLocked(now int64) bool {
 // claimPlaceSlotLocked is claimPlaceLocked for a budget WithMaxInFlight,
 // before the call took a slot: a place that kept a slot gives the call
 // both, so the retry waits for neither.
-func (b *Budget) claimPlaceSlotLocked(now int64) (slotRef, bool) {
+func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
 	for p := b.queue.head; p != nil && p.place && p.turn.sendAt <= now; p = p.next {
+		if !p.takes(key) {
+			continue
+		}
 		if p.slot.idx1 == 0 && b.slotFreeLocked() {
 			p.slot = b.takeSlotLocked() // the one reserved for it
 		}
@@ -128,8 +174,11 @@ const adoptWithin = int64(time.Millisecond)
 // (go-kit's lb.Retry) comes back before the wait ends: it waits in its
 // place. withSlot: the call holds no slot yet and takes the one the place
 // kept (WithMaxInFlight); a place that kept a slot is adopted only so.
-func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool) *waiter {
+func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64) *waiter {
 	for p := b.queue.head; p != nil && p.place; p = p.next {
+		if !p.takes(key) {
+			continue
+		}
 		if withSlot && p.slot.idx1 == 0 && b.slotFreeLocked() && now-p.arrived < adoptWithin && p.turn.sendAt < deadline {
 			p.slot = b.takeSlotLocked() // the one reserved for it
 		}
@@ -149,13 +198,13 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool) *waiter {
 // slot, a kept place that kept one: claimed when its turn has come, or
 // adopted when the call is back at once (it then waits in it). ok is false
 // when no place is for it.
-func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64) (p Permit, ok bool, err error) {
+func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64, key uint64) (p Permit, ok bool, err error) {
 	b.mu.Lock()
-	if ref, ok := b.claimPlaceSlotLocked(now); ok {
+	if ref, ok := b.claimPlaceSlotLocked(now, key); ok {
 		b.mu.Unlock()
-		return Permit{b: b, sent: now, slot: ref}, true, nil
+		return Permit{b: b, sent: now, slot: ref, key: key}, true, nil
 	}
-	w := b.adoptPlaceLocked(now, deadline, true)
+	w := b.adoptPlaceLocked(now, deadline, true, key)
 	if w == nil {
 		b.mu.Unlock()
 		return Permit{}, false, nil
@@ -169,7 +218,7 @@ func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64) (p Perm
 		b.releaseSlot(ref)
 		return Permit{}, true, err
 	}
-	return Permit{b: b, sent: sent, slot: ref}, true, nil
+	return Permit{b: b, sent: sent, slot: ref, key: key}, true, nil
 }
 
 // placeExpiryLocked is when the first kept place is due to be given up,

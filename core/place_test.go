@@ -89,3 +89,95 @@ func TestRefusedCallKeepsItsPlace(t *testing.T) {
 		})
 	}
 }
+
+// A kept place is for the refused request: a caller with another request
+// that arrives as the pause ends (its worker just got an answer) queues
+// behind the places instead of taking one, so every refused call's retry
+// still goes first — on a windowed server the one left without a place
+// would wait for the next window.
+func TestKeptPlaceIsForTheRefusedRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := quotatest.New(quotatest.Config{Requests: 10, Period: time.Second, Headers: quotatest.RetryAfterSeconds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := MustBudget(PerSecond(10), WithBurst(3), WithoutAdaptive())
+		c := &http.Client{Transport: NewTransport(p.Transport(), b)}
+		get := func(path string) int {
+			resp, err := c.Get("http://api.test" + path)
+			if err != nil {
+				t.Error(err)
+				return 0
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		p.PauseFor(2 * time.Second)
+		p.SetLatency(time.Millisecond) // the burst is on its way together
+		refused := []string{"/refused/1", "/refused/2", "/refused/3"}
+		var wg sync.WaitGroup
+		for _, path := range refused { // a burst the pause refuses
+			wg.Go(func() {
+				if st := get(path); st != http.StatusTooManyRequests {
+					t.Errorf("%s: status %d, want the pause's 429", path, st)
+				}
+				time.Sleep(b.PauseRemaining() + time.Millisecond) // a retry layer a little late
+				get(path)
+			})
+		}
+		time.Sleep(2 * time.Millisecond)
+		p.SetLatency(0)
+		end := time.Now().Add(b.PauseRemaining())
+		for range 3 { // callers that arrive during the pause
+			wg.Go(func() { get("/queued") })
+		}
+		wg.Go(func() { // a caller that arrives just as the pause ends
+			time.Sleep(time.Until(end))
+			get("/fresh")
+		})
+		wg.Wait()
+		firstAfter := map[string]time.Duration{}
+		for _, a := range p.Arrivals() {
+			if at := a.At.Sub(end); at >= 0 {
+				if _, ok := firstAfter[a.Path]; !ok {
+					firstAfter[a.Path] = at
+				}
+			}
+		}
+		t.Logf("first arrivals after the pause: %v", firstAfter)
+		for _, path := range refused {
+			if at := firstAfter[path]; at != time.Millisecond {
+				t.Errorf("%s retried %v after the pause's end, want 1ms: its place was taken", path, at)
+			}
+		}
+		if at := firstAfter["/fresh"]; at <= time.Millisecond {
+			t.Errorf("/fresh went at %v, before the refused calls' retries", at)
+		}
+	})
+}
+
+// requestKey tells requests apart by method and URL, is never "no key" nor
+// anyKey, and costs no allocation on the admit path.
+func TestRequestKey(t *testing.T) {
+	get := func(url string) *http.Request {
+		r, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b := get("http://api.test/v1/items/1"), get("http://api.test/v1/items/2")
+	post, _ := http.NewRequest(http.MethodPost, "http://api.test/v1/items/1", nil)
+	ka, kb, kp := requestKey(a), requestKey(b), requestKey(post)
+	if ka == kb || ka == kp || ka != requestKey(get("http://api.test/v1/items/1")) {
+		t.Errorf("keys %x %x %x: want one per method and URL, the same for the same", ka, kb, kp)
+	}
+	for _, k := range []uint64{ka, kb, kp, requestKey(&http.Request{})} {
+		if k == 0 || k == anyKey {
+			t.Errorf("key %x: want neither 0 nor anyKey", k)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { requestKey(a) }); n != 0 {
+		t.Errorf("requestKey allocates %v times, want 0", n)
+	}
+}

@@ -47,7 +47,7 @@ import (
 // dimensions, for a budget that has them — and waits for it. It returns the
 // time the turn was given. It is the only way a call gets a turn from the
 // in-memory state.
-func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservation) (int64, error) {
+func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (int64, error) {
 	if r == nil && b.dims != nil {
 		r = b.dims.newReservation(nil) // a request with no extra cost
 	}
@@ -59,11 +59,11 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 		return now, nil
 	}
 	if r == nil {
-		if b.claimPlaceLocked(now) { // a refused call back when its wait ended (place.go)
+		if b.claimPlaceLocked(now, key) { // a refused call back when its wait ended (place.go)
 			b.mu.Unlock()
 			return now, nil
 		}
-		if w := b.adoptPlaceLocked(now, deadline, false); w != nil { // back at once, first in line
+		if w := b.adoptPlaceLocked(now, deadline, false, key); w != nil { // back at once, first in line
 			throttled := b.g.interval > int64(b.rate.Interval())
 			b.mu.Unlock()
 			return b.wait(ctx, w, throttled)

@@ -24,7 +24,7 @@ type storePacer struct {
 // turn is Acquire's turn when the state is in a Store: one call to Take
 // (with r's costs in the extra dimensions, when r is not nil), then a wait
 // for the turn; a cancelled wait refunds the turn.
-func (p *storePacer) turn(ctx context.Context, now, deadline int64, r *reservation) (int64, error) {
+func (p *storePacer) turn(ctx context.Context, now, deadline int64, r *reservation, _ uint64) (int64, error) {
 	for {
 		at, retake, err := p.takeOnce(ctx, now, deadline, r)
 		if !retake {
@@ -141,7 +141,7 @@ func (p *storePacer) pace() Pace {
 }
 
 // feedback is apply for a budget whose state is in a Store.
-func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ bool) {
+func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	b := p.b
 	pace := p.pace()
 	r := Report{Status: status, Pause: f.Pause, Allow: int(pauseAllowance(f, int64(pace.Burst))),

@@ -83,7 +83,7 @@ func (t *Transport) BudgetFor(path string) *Budget {
 // transport and feeds the response back to the budget.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	b := t.BudgetFor(req.URL.Path)
-	permit, err := acquireFor(b, req.Context())
+	permit, err := acquireFor(b, req)
 	if err != nil {
 		if req.Body != nil && req.Body != http.NoBody {
 			req.Body.Close()

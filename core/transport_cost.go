@@ -48,13 +48,15 @@ func CostFrom(ctx context.Context) []Cost {
 	return c
 }
 
-// acquireFor is the Transport's Acquire: AcquireCost when the request
-// carries costs or the budget has dimensions, Acquire otherwise.
-func acquireFor(b *Budget, ctx context.Context) (Permit, error) {
+// acquireFor is the Transport's Acquire for req: AcquireCost when the
+// request carries costs or the budget has dimensions, Acquire otherwise,
+// under the request's key (place.go).
+func acquireFor(b *Budget, req *http.Request) (Permit, error) {
+	ctx := req.Context()
 	if costs := CostFrom(ctx); costs != nil || b.dims != nil {
 		return b.AcquireCost(ctx, costs...)
 	}
-	return b.Acquire(ctx)
+	return b.acquireKeyed(ctx, requestKey(req))
 }
 
 // Commit settles the cost of the request that got resp from a Transport at

@@ -28,7 +28,11 @@ func (p *Permit) observeResponse(resp *http.Response) {
 		prefix = buf[:m]
 		resp.Body = &prefixedBody{prefix: prefix, err: err, rc: resp.Body}
 	}
-	p.b.observe(resp.StatusCode, resp.Header, prefix, p.sent, true) // its caller may retry: place.go
+	retry := p.key
+	if retry == 0 {
+		retry = anyKey // its caller may retry, under a key not known: place.go
+	}
+	p.b.observe(resp.StatusCode, resp.Header, prefix, p.sent, retry)
 }
 
 // prefixedBody serves a prefix already read from rc, then the rest of rc.

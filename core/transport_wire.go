@@ -82,6 +82,6 @@ func (b *Budget) wireTurn(ctx context.Context) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	at, err := b.pacer.turn(ctx, b.now(), b.deadline(ctx), nil)
+	at, err := b.pacer.turn(ctx, b.now(), b.deadline(ctx), nil, 0)
 	return at, withDeadline(ctx, err)
 }

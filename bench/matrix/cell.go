@@ -90,7 +90,7 @@ type Result struct {
 	// Pause scenario.
 	Paused     bool          // the pause happened
 	Found      bool          // a request was refused by it
-	IntoKnown  int           // requests that arrived in the pause after the first one refused by it
+	IntoKnown  int           // requests sent, and refused by the pause, after the client received its first refusal
 	RetrySeen  bool          // the call that found the pause was retried
 	RetryDelay time.Duration // its retry's arrival − the pause's end (negative: into the pause)
 
@@ -121,7 +121,12 @@ func ideal(n, rate, burst int) time.Duration {
 
 // measure fills r's server-side figures from the arrivals. pauseAt is when
 // the pause began (zero if it did not).
-func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, pause time.Duration, toldRate, toldBurst int, slack time.Duration) {
+//
+// seen is the client side (nil: not recorded). A request sent before the
+// client received the first refusal that came in the pause — the rest of a
+// burst sent at one instant, arriving a little later — was sent before the
+// client could know of the pause, and is not counted as sent into it.
+func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, seen *clientSide, pause time.Duration, toldRate, toldBurst int, slack time.Duration) {
 	r.Sent = len(arrivals)
 	times := make([]time.Time, 0, len(arrivals))
 	first := -1
@@ -130,10 +135,25 @@ func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, pause time.Durat
 		if a.Status == 429 || a.Status == 503 {
 			r.Refused++
 		}
-		if a.Paused {
-			if first < 0 {
-				first = i
-			} else if a.At.After(arrivals[first].At) {
+		if a.Paused && first < 0 {
+			first = i
+		}
+	}
+	if first >= 0 {
+		known := arrivals[first].At
+		if seen != nil {
+			if at := seen.firstRefusalSince(pauseAt); at.After(known) {
+				known = at
+			}
+		}
+		for _, a := range arrivals[first+1:] {
+			sent := a.At // not recorded: as if sent when it arrived (against the client)
+			if seen != nil {
+				if at := seen.sentFor(a.Call, a.At); !at.IsZero() {
+					sent = at
+				}
+			}
+			if a.Paused && sent.After(known) {
 				r.IntoKnown++
 			}
 		}

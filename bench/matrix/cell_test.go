@@ -26,26 +26,26 @@ func TestMeasure(t *testing.T) {
 		{At: at(1112), Call: 2, Status: 200},              // call 2's retry, 12 ms after the end
 	}
 	var r Result
-	r.measure(arrivals, pauseAt, time.Second, 100, 10, 0)
+	r.measure(arrivals, pauseAt, nil, time.Second, 100, 10, 0)
 	if r.Sent != 7 || r.Refused != 4 || r.IntoKnown != 1 || !r.Paused || !r.Found || !r.RetrySeen || r.RetryDelay != 12*time.Millisecond || !r.Told {
 		t.Errorf("measure = sent %d refused %d into %d paused %v found %v retry %v %v told %v; want 7 4 1 true true true 12ms true",
 			r.Sent, r.Refused, r.IntoKnown, r.Paused, r.Found, r.RetrySeen, r.RetryDelay, r.Told)
 	}
 	var unfound Result // paused, but nothing arrived in the pause
-	unfound.measure([]Arrival{{At: at(0), Call: 1, Status: 200}}, at(10), time.Second, 100, 10, 0)
+	unfound.measure([]Arrival{{At: at(0), Call: 1, Status: 200}}, at(10), nil, time.Second, 100, 10, 0)
 	if !unfound.Paused || unfound.Found || unfound.RetrySeen {
 		t.Errorf("a pause nobody met: paused %v found %v retry %v; want true false false", unfound.Paused, unfound.Found, unfound.RetrySeen)
 	}
 
 	// Faster than told: 3 at once with a told burst of 2.
 	var fast Result
-	fast.measure([]Arrival{{At: at(0)}, {At: at(0)}, {At: at(0)}}, time.Time{}, 0, 10, 2, 0)
+	fast.measure([]Arrival{{At: at(0)}, {At: at(0)}, {At: at(0)}}, time.Time{}, nil, 0, 10, 2, 0)
 	if fast.Told || fast.ToldError == "" || fast.Paused || fast.ToldSlack != 100*time.Millisecond {
 		t.Errorf("3 at once told burst 2: told %v (%q, kept at slack %v), paused %v; want false, an error, 100ms, false",
 			fast.Told, fast.ToldError, fast.ToldSlack, fast.Paused)
 	}
 	var bunched Result // 3 ms early, on a told interval of 100 ms
-	bunched.measure([]Arrival{{At: at(0)}, {At: at(97)}, {At: at(200)}}, time.Time{}, 0, 10, 1, 5*time.Millisecond)
+	bunched.measure([]Arrival{{At: at(0)}, {At: at(97)}, {At: at(200)}}, time.Time{}, nil, 0, 10, 1, 5*time.Millisecond)
 	if !bunched.Told || bunched.ToldSlack != 3*time.Millisecond {
 		t.Errorf("3 ms early: told %v at slack 5ms, kept at %v; want true, 3ms", bunched.Told, bunched.ToldSlack)
 	}
@@ -55,9 +55,27 @@ func TestMeasure(t *testing.T) {
 	early.measure([]Arrival{
 		{At: at(0), Call: 1, Status: 429, Paused: true},
 		{At: at(500), Call: 1, Status: 429, Paused: true},
-	}, at(0), time.Second, 100, 10, 0)
+	}, at(0), nil, time.Second, 100, 10, 0)
 	if early.IntoKnown != 1 || !early.RetrySeen || early.RetryDelay != -500*time.Millisecond {
 		t.Errorf("early retry: into %d, retry %v %v; want 1, true, -500ms", early.IntoKnown, early.RetrySeen, early.RetryDelay)
+	}
+
+	// The rest of a burst, sent before the client received the first
+	// refusal but arriving after it, was sent before anyone knew; what was
+	// sent after the client knew counts.
+	seen := newClientSide(nil)
+	us := func(n int) time.Time { return at(0).Add(time.Duration(n) * time.Microsecond) }
+	seen.sends = map[int][]time.Time{1: {us(-30)}, 2: {us(-20)}, 3: {us(-10)}, 4: {us(55)}}
+	seen.refusals = []time.Time{us(-500), us(50)} // the first before the pause
+	var burst Result
+	burst.measure([]Arrival{
+		{At: us(0), Call: 1, Status: 429, Paused: true},
+		{At: us(60), Call: 2, Status: 429, Paused: true}, // arrived after the client knew, sent before
+		{At: us(70), Call: 3, Status: 429, Paused: true},
+		{At: us(80), Call: 4, Status: 429, Paused: true}, // sent after: into the known pause
+	}, at(0), seen, time.Second, 100, 10, 0)
+	if burst.IntoKnown != 1 {
+		t.Errorf("burst before the client knew: into %d, want 1", burst.IntoKnown)
 	}
 }
 

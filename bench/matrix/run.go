@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,8 +55,9 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 
 	serverBurst := c.Server.Burst(w)
 	toldRate, toldBurst := c.Scenario.told(w.Rate, serverBurst)
+	seen := newClientSide(srv.Base)
 	cl, err := c.Client.build(clientEnv{
-		url: srv.URL, rate: toldRate, burst: toldBurst, learn: c.Scenario.Learn, tries: w.MaxTries, base: srv.Base,
+		url: srv.URL, rate: toldRate, burst: toldBurst, learn: c.Scenario.Learn, tries: w.MaxTries, base: seen,
 	})
 	if errors.Is(err, ErrNoLearningBudget) {
 		res.Skipped = err.Error()
@@ -94,8 +96,67 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 		res.Leaked = cl.budget.InFlight()
 	}
 	arrivals, pauseAt := srv.Arrivals()
-	res.measure(arrivals, pauseAt, w.Pause, toldRate, toldBurst, env.Slack)
+	res.measure(arrivals, pauseAt, seen, w.Pause, toldRate, toldBurst, env.Slack)
 	return res, nil
+}
+
+// clientSide is what the clients send through: the server's transport,
+// noting when each call's tries were sent and when each refusal reached
+// the client, so that a request counts as sent into a known pause only if
+// it was sent once the client could know of it.
+type clientSide struct {
+	base     http.RoundTripper
+	mu       sync.Mutex
+	sends    map[int][]time.Time // by call, in order; guarded by mu
+	refusals []time.Time         // when each refusal was received; guarded by mu
+}
+
+func newClientSide(base http.RoundTripper) *clientSide {
+	return &clientSide{base: base, sends: make(map[int][]time.Time)}
+}
+
+func (s *clientSide) RoundTrip(req *http.Request) (*http.Response, error) {
+	call := callOf(req.URL.Path)
+	s.mu.Lock()
+	s.sends[call] = append(s.sends[call], time.Now())
+	s.mu.Unlock()
+	resp, err := s.base.RoundTrip(req)
+	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+		now := time.Now()
+		s.mu.Lock()
+		s.refusals = append(s.refusals, now)
+		s.mu.Unlock()
+	}
+	return resp, err
+}
+
+// firstRefusalSince is when the first refusal at or after t reached the
+// client, or zero.
+func (s *clientSide) firstRefusalSince(t time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first time.Time
+	for _, at := range s.refusals {
+		if !at.Before(t) && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	return first
+}
+
+// sentFor is when the try of call that arrived at arrived was sent: the
+// last send of the call at or before it (a call's tries never overlap), or
+// zero if none was seen.
+func (s *clientSide) sentFor(call int, arrived time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sent time.Time
+	for _, at := range s.sends[call] {
+		if !at.After(arrived) {
+			sent = at
+		}
+	}
+	return sent
 }
 
 // Cells returns every cell of servers × scenarios × clients, scenario

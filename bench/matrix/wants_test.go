@@ -65,8 +65,8 @@ func sane(sc Scenario, r Result) []string {
 // with its figures; one that meets them passes. Once every cell of a
 // pending scenario meets them, the test fails until the scenario is
 // removed from here, so the list only shrinks. ("half" is met; "learned"
-// is met where the server states its rate, not by a GCRA server whose
-// Limit is its burst with an epoch reset, nor by sliding windows.)
+// is met but by sliding windows; "pause" is met but by sliding windows
+// and, now and then, a fixed window's call retried a window late.)
 var issue14Pending = map[string]bool{"exact": true, "2x": true, "pause": true, "learned": true}
 
 func cellKey(c Cell) string { return c.Scenario.Name + "/" + c.Server.Name + "/" + c.Client.Name }
