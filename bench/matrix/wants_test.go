@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -60,14 +61,41 @@ func sane(sc Scenario, r Result) []string {
 	return broken
 }
 
-// issue14Pending are the scenarios whose wants today's core does not meet
-// yet (issue 14): a headgate cell of theirs that misses them is skipped,
-// with its figures; one that meets them passes. Once every cell of a
-// pending scenario meets them, the test fails until the scenario is
-// removed from here, so the list only shrinks. ("half" is met; "learned"
-// is met but by sliding windows; "pause" is met but by sliding windows
-// and, now and then, a fixed window's call retried a window late.)
-var issue14Pending = map[string]bool{"exact": true, "2x": true, "pause": true, "learned": true}
+// issue14Pending are the cells whose wants today's core does not meet yet
+// (issue 14), as "scenario/server name prefix": a headgate cell of theirs
+// that misses them is skipped, with its figures; one that meets them
+// passes. Every other headgate cell is held to the wants. Once every cell
+// of a pending entry meets them, the test fails until the entry is removed
+// from here, so the list only shrinks — except for an entry marked
+// sometimes, whose cells miss the wants only in some interleavings of the
+// goroutines (about one run in eight).
+//
+// Sliding windows: bench/matrix/sliding_bound_test.go shows no client can
+// beat 1.25× the ideal there; headgate is at 1.50×, since pacing at exactly
+// the rate draws a near-miss refusal that it reads as "pace too fast". The
+// fixed window with a reset rounded down and no Retry-After: the pause's
+// end is up to a second early, and now and then the refused call's retry
+// waits for the next window.
+var issue14Pending = []struct {
+	prefix    string // "scenario/server name prefix"
+	sometimes bool
+}{
+	{"exact/quotatest sliding", false},
+	{"2x/quotatest sliding", false},
+	{"pause/quotatest sliding", false},
+	{"learned/quotatest sliding", false},
+	{"pause/quotatest fixed · GitHub-style epoch reset (rounded down) · no Retry-After", true},
+}
+
+// pendingEntry returns the issue14Pending entry c falls under, or "".
+func pendingEntry(c Cell) string {
+	for _, e := range issue14Pending {
+		if strings.HasPrefix(c.Scenario.Name+"/"+c.Server.Name, e.prefix) {
+			return e.prefix
+		}
+	}
+	return ""
+}
 
 func cellKey(c Cell) string { return c.Scenario.Name + "/" + c.Server.Name + "/" + c.Client.Name }
 
@@ -114,11 +142,11 @@ func TestWantsInVirtualTime(t *testing.T) {
 		}
 	}
 	var results []Result
-	missed := map[string]int{} // per pending scenario, the headgate cells that missed the wants
+	missed := map[string]int{} // per pending entry, the headgate cells that missed the wants
 	t.Cleanup(func() {
-		for sc := range issue14Pending {
-			if n, ran := missed[sc]; ran && n == 0 {
-				t.Errorf("every headgate cell of %q meets the issue's wants now: remove it from issue14Pending", sc)
+		for _, e := range issue14Pending {
+			if n, ran := missed[e.prefix]; ran && n == 0 && !e.sometimes {
+				t.Errorf("every headgate cell of %q meets the issue's wants now: remove it from issue14Pending", e.prefix)
 			}
 		}
 		if *virtualOut != "" {
@@ -142,9 +170,10 @@ func TestWantsInVirtualTime(t *testing.T) {
 				return
 			}
 			failed := wants(c.Scenario, r)
-			pending := issue14Pending[c.Scenario.Name]
+			entry := pendingEntry(c)
+			pending := entry != ""
 			if pending {
-				missed[c.Scenario.Name] += min(1, len(failed))
+				missed[entry] += min(1, len(failed))
 			}
 			switch {
 			case pending && len(failed) > 0:
