@@ -34,9 +34,11 @@ import (
 // Pace. A refusal that only says "pause" — a wait longer than the rounding
 // after which the quota is whole again — and a refusal from a windowed
 // server (its window ran out, the pace is not at fault) pause without
-// cutting the pace. Any other refusal shows the pace above the server's and
-// cuts the rate factor by Adaptive.Decrease (once per burst: a response to
-// a request sent before the last cut does not cut again). Recovery follows
+// cutting the pace; so does a refusal while the pace is within the rate the
+// server states (Limit per window: a near miss, see aboveStated). Any other
+// refusal shows the pace above the server's and cuts the rate factor by
+// Adaptive.Decrease (once per burst: a response to a request sent before
+// the last cut does not cut again). Recovery follows
 // a CUBIC curve (RFC 9438, as the AWS SDKs' adaptive retry mode does): quick
 // at first, flat near the factor that drew the cut, probing beyond it only
 // slowly. Its clock runs only while responses show room (Remaining above 0
@@ -265,7 +267,9 @@ func (c *control) refused(o observation, v verdict) verdict {
 	if c.model == modelWindowed {
 		return c.windowWait(o, v)
 	}
-	v = c.cut(o, v)
+	if c.aboveStated(o.interval) {
+		v = c.cut(o, v)
+	}
 	wait, at := int64(f.Pause), c.paced(o.interval)
 	if f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 {
 		// A Retry-After alone, with no quota to tell a short wait from a
@@ -358,6 +362,19 @@ func policyWindow(f Feedback) int64 {
 // comes no later, give or take that rounding, or no quota is reported).
 func (c *control) onlyPause(f Feedback) bool {
 	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse)
+}
+
+// aboveStated reports whether the pace is above the rate the server's
+// freshest report states: its Limit per window (the IETF policy's w, or the
+// longest reset seen, rounded up to a whole second). A refusal at a pace
+// within it is a near miss — a sliding window's counter, paced at exactly
+// its rate, refuses the call a hair early — and does not show the pace too
+// fast. Without a stated rate, any refusal does.
+func (c *control) aboveStated(interval int64) bool {
+	if c.last.limit <= 0 || c.win.length <= 0 {
+		return true
+	}
+	return float64(c.paced(interval))*float64(c.last.limit) < float64(c.win.length)
 }
 
 // paced is the interval of the effective pace: the configured one over the

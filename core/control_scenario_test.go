@@ -332,3 +332,36 @@ func TestBatchLearnedRate(t *testing.T) {
 		})
 	}
 }
+
+// Told a sliding-window counter's exact rate, the budget ends within 2 % of
+// what any client can reach there: 1.25× the ideal for a batch that starts
+// on a window's turn (bench/matrix/sliding_bound_test.go derives it). Paced
+// at exactly the rate, a call now and then arrives a hair early and is
+// refused; at a pace within the rate the server states (Limit per window)
+// that near miss is not read as "pace too fast": one probe goes at the next
+// paced turn, and the pace is not cut.
+func TestBatchSlidingWindowToldExactRate(t *testing.T) {
+	for _, s := range []struct {
+		name    string
+		headers quotatest.HeaderStyle
+	}{
+		{"IETF", quotatest.IETF | quotatest.RetryAfterSeconds},
+		{"epoch reset rounded down", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				// On a whole second, and in this century (an epoch reset
+				// under 10⁹ reads as seconds from now).
+				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+				bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
+				bt.told, bt.burst = PerSecond(100), 100
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal())
+				t.Logf("429s %.1f%%, makespan %v = %.3f × ideal %v", r.refusedPct(bt.n), r.makespan, x, bt.ideal())
+				if x > 1.25*1.02 || r.refusedPct(bt.n) > 4 {
+					t.Errorf("told exactly: %.1f%% 429s, %.3f × ideal; want ≤ 4%% and ≤ 1.275× (the bound 1.25× + 2%%)", r.refusedPct(bt.n), x)
+				}
+			})
+		})
+	}
+}

@@ -256,3 +256,28 @@ func TestControlDrainingQuotaStopsGrowth(t *testing.T) {
 		}},
 	})
 }
+
+// On a continuous server, a refusal while the pace (100/s) is within the
+// rate the server states (Limit per reset's whole second) is a near miss:
+// one probe goes at the next paced turn, the pace is not cut. Stated below
+// the pace — told twice the rate, or a GCRA server whose Limit is its
+// burst of 10 — the refusal shows the pace above the server's, and cuts.
+func TestControlRefusalWithinStatedRateDoesNotCut(t *testing.T) {
+	for _, s := range []struct {
+		limit string
+		cut   bool
+	}{{"100", false}, {"150", false}, {"50", true}, {"10", true}} {
+		t.Run("Limit "+s.limit, func(t *testing.T) {
+			c := newControl(DefaultAdaptive())
+			c.model = modelContinuous
+			runCtl(t, &c, []ctlStep{
+				{at: 1 * ms, sent: 0, status: 200, h: quota("5", s.limit, "1")},
+				{at: 11 * ms, sent: 10 * ms, status: 429, h: withRetryAfter(quota("0", s.limit, "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+					if v.cut != s.cut || v.probeAt != int64(11*ms)+c.paced(int64(ctlInterval)) || v.holdUntil != int64(1011*ms) {
+						t.Errorf("verdict %+v, want cut %v, a probe at the next paced turn, the rest held until 1.011s", v, s.cut)
+					}
+				}},
+			})
+		})
+	}
+}
