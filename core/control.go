@@ -65,7 +65,7 @@ type control struct {
 // window seen turning (Remaining rising between two reports) pins every
 // later end: turn + k × length.
 type windows struct {
-	length int64 // the window's length: the IETF policy's w, or the longest reset seen
+	length int64 // the window's length: the IETF policy's w, or the longest reset seen outside a pause
 	turn   int64 // the latest instant a window is known to have begun by; 0: none seen
 
 	// Reports from requests sent at one instant form a group; Remaining
@@ -308,7 +308,7 @@ func (c *control) watchWindows(o observation, refusal bool) {
 	f := o.f
 	if w := policyWindow(f); w > 0 {
 		c.win.length = w
-	} else if f.Reset > 0 {
+	} else if f.Reset > 0 && !(refusal && c.onlyPause(f)) { // a pause's reset is no window
 		c.win.length = max(c.win.length, (int64(f.Reset)+coarse-1)/coarse*coarse)
 	}
 	w := &c.win

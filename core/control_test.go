@@ -281,3 +281,24 @@ func TestControlRefusalWithinStatedRateDoesNotCut(t *testing.T) {
 		})
 	}
 }
+
+// A server pause's reset (2 s here) says when the pause ends, not how long
+// the server's window is: the rate the server states stays Limit per 1 s,
+// and a near miss after the pause cuts nothing.
+func TestControlPauseResetIsNoWindow(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model = modelContinuous
+	runCtl(t, &c, []ctlStep{
+		{at: 1 * ms, sent: 0, status: 200, h: quota("5", "100", "1")},
+		{at: 11 * ms, sent: 10 * ms, status: 429, h: withRetryAfter(quota("0", "100", "2"), "2"), check: func(t *testing.T, c *control, v verdict) {
+			if v.cut || v.pause != int64(2011*ms) {
+				t.Errorf("verdict %+v, want a pause until 2.011s, no cut", v)
+			}
+		}},
+		{at: 2021 * ms, sent: 2020 * ms, status: 429, h: withRetryAfter(quota("0", "100", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.cut || v.probeAt != int64(2031*ms) {
+				t.Errorf("verdict %+v, want a probe at 2.031s, no cut", v)
+			}
+		}},
+	})
+}

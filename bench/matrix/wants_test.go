@@ -74,7 +74,7 @@ func sane(sc Scenario, r Result) []string {
 // beat 1.25× the ideal there, out of reach of the exact and learned wants;
 // headgate is at 1.26× (exact, learned: a near-miss refusal at a pace within
 // the stated rate cuts nothing), 2.00× told 2× (the first wave's 2 s
-// Retry-After is honoured as a pause) and 1.27–1.53× after a pause. The
+// Retry-After is honoured as a pause) and 1.27× after a pause. The
 // fixed window with a reset rounded down and no Retry-After: the pause's
 // end is up to a second early, and now and then the refused call's retry
 // waits for the next window.
