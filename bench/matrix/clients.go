@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -22,16 +21,6 @@ import (
 	hgresty "github.com/headgate-go/headgate/resty"
 	hgretry "github.com/headgate-go/headgate/retryablehttp"
 )
-
-// NewLearningBudget builds the budget of the "learned" scenario: told no
-// rate, it learns the server's. It is nil until core has such a
-// constructor; then it is core.NewLearningBudget (issue 14), and until
-// then every headgate cell of that scenario is skipped with
-// ErrNoLearningBudget.
-var NewLearningBudget = core.NewLearningBudget
-
-// ErrNoLearningBudget is why the "learned" headgate cells are skipped.
-var ErrNoLearningBudget = errors.New("skipped: core.NewLearningBudget is not on main yet (issue 14)")
 
 // maxInFlight is every headgate client's concurrency cap.
 const maxInFlight = 16
@@ -82,11 +71,8 @@ func (e clientEnv) callURL(id int) string { return e.url + callPath(id) }
 // newBudget is every headgate client's budget: the rate and burst it was
 // told, exactly (no headroom), or a learning budget.
 func newBudget(e clientEnv) (*core.Budget, error) {
-	if e.learn {
-		if NewLearningBudget == nil {
-			return nil, ErrNoLearningBudget
-		}
-		return NewLearningBudget(core.WithMaxInFlight(maxInFlight))
+	if e.learn { // told no rate: it learns the server's
+		return core.NewLearningBudget(core.WithMaxInFlight(maxInFlight))
 	}
 	return core.NewBudget(core.PerSecond(e.rate), core.WithBurst(e.burst), core.WithMaxInFlight(maxInFlight))
 }

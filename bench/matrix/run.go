@@ -27,17 +27,12 @@ type Env struct {
 }
 
 // Run sends one cell's batch and measures it. A cell that cannot run here
-// (a learning budget core does not have yet, no redis, a network-only
-// server in-process) comes back with Skipped set and no error.
+// (no redis, a network-only server in-process) comes back with Skipped set and no error.
 func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 	w := env.Workload
 	res := Result{Server: c.Server.Name, Scenario: c.Scenario.Name, Client: c.Client.Name, Calls: w.N}
 	if env.InProcess && !c.Server.InProcess {
 		res.Skipped = "loopback only"
-		return res, nil
-	}
-	if c.Scenario.Learn && c.Client.Headgate && NewLearningBudget == nil {
-		res.Skipped = ErrNoLearningBudget.Error()
 		return res, nil
 	}
 	srv, err := c.Server.start(serverEnv{
@@ -59,10 +54,6 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 	cl, err := c.Client.build(clientEnv{
 		url: srv.URL, rate: toldRate, burst: toldBurst, learn: c.Scenario.Learn, tries: w.MaxTries, base: seen,
 	})
-	if errors.Is(err, ErrNoLearningBudget) {
-		res.Skipped = err.Error()
-		return res, nil
-	}
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", c.Client.Name, err)
 	}
