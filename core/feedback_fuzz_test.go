@@ -47,26 +47,7 @@ func FuzzParseFeedback(f *testing.F) {
 	f.Add(200, "X-RateLimit-Remaining: 0\nX-RateLimit-Reset: 9999999999999999", int64(-1<<62), int64(-1))
 
 	f.Fuzz(func(t *testing.T, status int, block string, nowUnix int64, maxPause int64) {
-		var names, values []string
-		for line := range strings.SplitSeq(block, "\n") {
-			if len(names) == 64 {
-				break
-			}
-			name, value, ok := strings.Cut(line, ":")
-			if !ok || name == "" {
-				continue
-			}
-			names = append(names, name)
-			values = append(values, strings.TrimLeft(value, " "))
-		}
-		build := func(recase func(string) string) http.Header {
-			h := http.Header{}
-			for i, name := range names {
-				k := recase(name)
-				h[k] = append(h[k], values[i])
-			}
-			return h
-		}
+		build := fuzzHeaders(block)
 		now := time.Unix(nowUnix%(1<<40), 0)
 		canonical := build(http.CanonicalHeaderKey)
 		fb := ParseFeedback(status, canonical, now)
@@ -159,26 +140,7 @@ func FuzzProfileFeedback(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, pr uint8, status int, block string, body []byte, nowUnix int64) {
 		p := Profile(pr % uint8(profileCount+1)) // every profile and one invalid value
-		var names, values []string
-		for line := range strings.SplitSeq(block, "\n") {
-			if len(names) == 64 {
-				break
-			}
-			name, value, ok := strings.Cut(line, ":")
-			if !ok || name == "" {
-				continue
-			}
-			names = append(names, name)
-			values = append(values, strings.TrimLeft(value, " "))
-		}
-		build := func(recase func(string) string) http.Header {
-			h := http.Header{}
-			for i, name := range names {
-				k := recase(name)
-				h[k] = append(h[k], values[i])
-			}
-			return h
-		}
+		build := fuzzHeaders(block)
 		now := time.Unix(nowUnix%(1<<40), 0)
 		canonical := build(http.CanonicalHeaderKey)
 		if n := p.BodyPrefix(status, canonical); n < 0 || n > profileMaxBody {
@@ -196,4 +158,30 @@ func FuzzProfileFeedback(f *testing.F) {
 		}
 		checkFeedback(t, readFeedback(status, canonical, body, now, time.Minute, p), time.Minute)
 	})
+}
+
+// fuzzHeaders reads a fuzzed block of "Name: value" lines (at most 64) and
+// returns a builder of the header they make, with each name passed through
+// recase, so a target can compare one block under several casings.
+func fuzzHeaders(block string) func(recase func(string) string) http.Header {
+	var names, values []string
+	for line := range strings.SplitSeq(block, "\n") {
+		if len(names) == 64 {
+			break
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || name == "" {
+			continue
+		}
+		names = append(names, name)
+		values = append(values, strings.TrimLeft(value, " "))
+	}
+	return func(recase func(string) string) http.Header {
+		h := http.Header{}
+		for i, name := range names {
+			k := recase(name)
+			h[k] = append(h[k], values[i])
+		}
+		return h
+	}
 }
