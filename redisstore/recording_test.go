@@ -21,6 +21,7 @@ type recording struct {
 	granted  *[]core.Turn
 	refunded *map[string]bool
 	changed  chan struct{} // receives (without blocking) after each granted turn
+	paused   *int64        // Unix ns (local clock) when Report first returned a pause
 }
 
 // record wraps s. Stores wrapped by the same recorder (share) record into
@@ -29,7 +30,7 @@ func record(s core.Store) *recording {
 	return &recording{
 		Store: s, mu: new(sync.Mutex),
 		granted: new([]core.Turn), refunded: &map[string]bool{},
-		changed: make(chan struct{}, 1),
+		changed: make(chan struct{}, 1), paused: new(int64),
 	}
 }
 
@@ -88,6 +89,27 @@ func (r *recording) Refund(ctx context.Context, t core.Turn) error {
 	return err
 }
 
+func (r *recording) Report(ctx context.Context, rep core.Report) (core.StoreStatus, error) {
+	st, err := r.Store.Report(ctx, rep)
+	if err == nil && st.Pause > 0 {
+		now := time.Now().UnixNano()
+		r.mu.Lock()
+		if *r.paused == 0 {
+			*r.paused = now
+		}
+		r.mu.Unlock()
+	}
+	return st, err
+}
+
+// pausedAt is when (Unix ns, local clock) a Report first returned with a
+// pause in the store, or 0: the store had the pause by then.
+func (r *recording) pausedAt() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return *r.paused
+}
+
 // turns returns the granted turns, in the order they were granted.
 func (r *recording) turns() []core.Turn {
 	r.mu.Lock()
@@ -95,19 +117,52 @@ func (r *recording) turns() []core.Turn {
 	return append([]core.Turn(nil), (*r.granted)...)
 }
 
-// kept returns the instants (on the store's clock) of the granted turns
-// not given back, in time order: the sends the store let through.
-func (r *recording) kept() []time.Time {
+// keptTurns returns the granted turns not given back, in time order: the
+// sends the store let through.
+func (r *recording) keptTurns() []core.Turn {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var ts []time.Time
+	var ts []core.Turn
 	for _, t := range *r.granted {
 		if !(*r.refunded)[t.Token] {
-			ts = append(ts, time.Unix(0, t.At))
+			ts = append(ts, t)
 		}
 	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].At < ts[j].At })
 	return ts
+}
+
+// kept returns the instants (on the store's clock) of keptTurns.
+func (r *recording) kept() []time.Time { return turnTimes(r.keptTurns()) }
+
+func turnTimes(turns []core.Turn) []time.Time {
+	ts := make([]time.Time, len(turns))
+	for i, t := range turns {
+		ts[i] = time.Unix(0, t.At)
+	}
+	return ts
+}
+
+// checkNoIdleQueue fails t if the store let the budget idle while a call
+// waited: a turn that had to wait (Wait > 0) comes at most one interval
+// after the turn before it (turns in time order), when both were paced at
+// the full rate (Factor 1). This is the exact form of "the budget is spent
+// at its full rate": it holds however late the callers run.
+func checkNoIdleQueue(t *testing.T, turns []core.Turn, interval time.Duration) (queued int) {
+	t.Helper()
+	for i := 1; i < len(turns); i++ {
+		cur, prev := turns[i], turns[i-1]
+		if cur.Wait <= 0 || cur.Factor != 1 || prev.Factor != 1 {
+			continue
+		}
+		queued++
+		if gap := time.Duration(cur.At - prev.At); gap > interval {
+			t.Errorf("turn %d waited %v yet came %v after the turn before, want at most %v: the store left the budget idle",
+				i, cur.Wait, gap, interval)
+			return queued
+		}
+	}
+	return queued
 }
 
 // waitGranted blocks until r has granted n turns in all, or fails t after
