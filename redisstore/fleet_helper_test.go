@@ -235,7 +235,7 @@ func failOpenHelper(client *redis.Client, env func(string) string, atoi func(str
 		return 2
 	}
 	redis.SetLogger(quiet{})
-	budget := core.MustBudget(core.PerSecond(atoi("RATE")), core.WithBurst(4), core.WithStore(store))
+	budget := core.MustBudget(core.PerSecond(atoi("RATE")), core.WithBurst(4), core.WithStore(record(store)))
 	start, _ := strconv.ParseInt(env("START"), 10, 64)
 	dur, _ := time.ParseDuration(env("DUR"))
 	time.Sleep(time.Until(time.Unix(0, start)))
@@ -248,6 +248,7 @@ func failOpenHelper(client *redis.Client, env func(string) string, atoi func(str
 		if a.err == nil {
 			rep.OK++
 			rep.Sends = append(rep.Sends, a.at.UnixNano())
+			rep.Turns = append(rep.Turns, recOf(a.turn))
 		}
 	}
 	json.NewEncoder(os.Stdout).Encode(rep)
