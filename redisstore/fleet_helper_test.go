@@ -47,12 +47,23 @@ type fleetReport struct {
 type turnRec struct {
 	At, Wait int64
 	Factor   float64
+	Fallback string // why the store answered from its fallback; "" from Redis
 }
 
-func recOf(t core.Turn) turnRec { return turnRec{t.At, int64(t.Wait), t.Factor} }
+func recOf(t core.Turn) turnRec {
+	r := turnRec{At: t.At, Wait: int64(t.Wait), Factor: t.Factor}
+	if t.Fallback != nil {
+		r.Fallback = t.Fallback.Error()
+	}
+	return r
+}
 
 func (r turnRec) turn() core.Turn {
-	return core.Turn{Granted: true, At: r.At, Wait: time.Duration(r.Wait), Factor: r.Factor}
+	t := core.Turn{Granted: true, At: r.At, Wait: time.Duration(r.Wait), Factor: r.Factor}
+	if r.Fallback != "" {
+		t.Fallback = errors.New(r.Fallback)
+	}
+	return t
 }
 
 // sendClock records when each request leaves the budget's transport.
@@ -228,8 +239,11 @@ func tokensHelper(client *redis.Client, env func(string) string, atoi func(strin
 // HG_DUR, feeding a 200 back for each permit, and reports when each call
 // was admitted (Sends, Unix ns; OK counts them).
 func failOpenHelper(client *redis.Client, env func(string) string, atoi func(string) int) int {
+	// A killed Redis refuses connections at once; the timeout only has to
+	// be long enough that a loaded machine's slow reply, with Redis up, is
+	// not taken for an outage (whose fallback never heard the pause).
 	store, err := New(client, env("KEY"), WithFailOpen(0.25),
-		WithTimeout(100*time.Millisecond), WithProbeInterval(50*time.Millisecond))
+		WithTimeout(500*time.Millisecond), WithProbeInterval(50*time.Millisecond))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
