@@ -57,10 +57,13 @@ func TestFailOpenFleetKeepsAPauseHeardThroughRedis(t *testing.T) {
 		if left := told.Add(3 * time.Second).Sub(time.Now()); d < left { // left as the call returned
 			t.Errorf("budget %d: PauseRemaining with Redis down = %v, want the pause heard through Redis (%v left)", i+1, d, left)
 		}
-		// The fleet's factor: halved by the 429, recovered a little by
-		// the 200s that answered calls sent before it.
-		if st, err := s.fb.status(context.Background()); err != nil || st.Factor > 0.6 {
-			t.Errorf("budget %d: the fallback's factor = %v (%v), want about 0.5: the rate the fleet had when Redis died", i+1, st.Factor, err)
+		// The fleet's factor: halved by the 429, then recovering with the
+		// 200s that answered calls sent before it — how far depends on how
+		// many a loaded machine delivered after the kill, so the check is
+		// that the fallback took the fleet's factor, not the configured
+		// rate (a factor of 1).
+		if st, err := s.fb.status(context.Background()); err != nil || st.Factor >= 1 {
+			t.Errorf("budget %d: the fallback's factor = %v (%v), want the fleet's, under 1: the rate the fleet had when Redis died", i+1, st.Factor, err)
 		}
 	}
 	close(stop)
