@@ -108,7 +108,7 @@ func outage(t *testing.T, srv *redisServer, b *core.Budget) (log []admission, ki
 // Failing closed, nothing is admitted while it is down: Acquire returns the
 // store's *Error (matching ErrUnavailable) at once, OnFailure reports it,
 // no slot leaks and nothing panics; when Redis is back the budget admits
-// again and OnRecover is called once.
+// again and OnRecover is called once per outage the budget saw.
 func TestFailClosedWhenRedisStops(t *testing.T) {
 	srv := ownRedis(t)
 	var ev events
@@ -190,7 +190,7 @@ func TestFailClosedWhenRedisStops(t *testing.T) {
 // TestFailOpenWhenRedisStops: failing open at half the rate, every call is
 // admitted while Redis is down, paced by the local fallback (half the rate,
 // half the burst); OnFailure reports the outage, and when Redis is back the
-// budget spends from Redis again and OnRecover is called once.
+// budget spends from Redis again and OnRecover is called once per outage the budget saw.
 func TestFailOpenWhenRedisStops(t *testing.T) {
 	srv := ownRedis(t)
 	var ev events
