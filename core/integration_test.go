@@ -76,27 +76,29 @@ func TestIntegrationPacedAtTheServerLimit(t *testing.T) {
 		t.Skip("real-time integration test")
 	}
 	// The server enforces 100/s with a burst of 100; the client is told the
-	// same rate and keeps 10 of the burst as headroom for network jitter.
+	// same rate and keeps half the burst as headroom. A request leaves
+	// after its turn, never before; a stalled machine can only delay sends
+	// and bunch them, so the server sees at most the turns of (stall /
+	// 10ms) more intervals in a window than the budget granted: with 50
+	// intervals of headroom, "no 429" and the pacing bound with 500ms of
+	// slack hold unless the machine stalls for half a second. The exact
+	// bounds (5 % makespan) hold in virtual time: TestSynctestPacedAtTheServerLimit.
 	srv := newQuotaServer(t, quotatest.Config{Requests: 100, Period: time.Second,
 		Headers: quotatest.XRateLimitDelta | quotatest.RetryAfterMillis})
-	b := core.MustBudget(core.PerSecond(100), core.WithBurst(90), core.WithMaxInFlight(100))
+	b := core.MustBudget(core.PerSecond(100), core.WithBurst(50), core.WithMaxInFlight(100))
 	c := &http.Client{Transport: core.NewTransport(nil, b)}
 	res := runBatch(t, c, srv.URL+"/v1/items", 500, 100)
-	ideal := time.Duration(500-90) * (10 * time.Millisecond) // 4.1 s
+	ideal := time.Duration(500-50) * (10 * time.Millisecond) // 4.5 s
 	t.Logf("makespan %v (ideal %v), %d refused, peak in flight %d", res.makespan, ideal, res.refused, srv.PeakInFlight())
 	if res.refused != 0 || res.failed != 0 {
 		t.Fatalf("%d 429s, %d failed calls; want none at the server's own rate", res.refused, res.failed)
 	}
-	// Arrivals are the budget's turns plus the time to get the request onto
-	// the wire: goroutine scheduling and, for the burst, 90 new connections'
-	// handshakes, which on a loaded 2-core machine reach tens of
-	// milliseconds. Five intervals of slack; an unpaced client would put all
-	// 500 in the first few hundred milliseconds.
-	if err := srv.CheckPacing(90, 10*time.Millisecond, 50*time.Millisecond); err != nil {
+	if err := srv.CheckPacing(50, 10*time.Millisecond, 500*time.Millisecond); err != nil {
 		t.Fatalf("arrivals break the pacing bound: %v", err)
 	}
-	if res.makespan > ideal*3/2 { // 5 % in virtual time: TestSynctestPacedAtTheServerLimit
-		t.Fatalf("makespan %v exceeds the GCRA ideal %v by more than half", res.makespan, ideal)
+	// A lower bound, which load cannot break: no turn comes early.
+	if res.makespan < ideal {
+		t.Fatalf("makespan %v is under the GCRA ideal %v: the budget let calls go early", res.makespan, ideal)
 	}
 	if n := b.InFlight(); n != 0 {
 		t.Fatalf("InFlight = %d after the batch", n)
@@ -140,12 +142,14 @@ func TestIntegrationMisconfiguredAtTwiceTheLimit(t *testing.T) {
 			if res.failed != 0 {
 				t.Fatalf("%d calls never succeeded", res.failed)
 			}
-			// 5 % in virtual time: TestSynctestMisconfiguredAtTwiceTheLimit.
-			if share >= 0.15 {
-				t.Fatalf("429 share %.1f%% ≥ 15%%: feedback and throttling did not find the limit", 100*share)
-			}
-			if res.makespan > tc.ideal*2 {
-				t.Fatalf("makespan %v > 2 × the server-limited ideal %v", res.makespan, tc.ideal)
+			// The bounds (makespan within 5 %, few refusals) hold in virtual
+			// time: TestSynctestMisconfiguredAtTwiceTheLimit. Here a loaded
+			// machine bunches sends into refusals, so the check is only that
+			// the budget found the limit at all: a client pacing at the rate
+			// it was told, twice the server's, has about half its attempts
+			// refused.
+			if share >= 0.3 {
+				t.Fatalf("429 share %.1f%% ≥ 30%%: feedback and throttling did not find the limit", 100*share)
 			}
 		})
 	}
@@ -196,7 +200,8 @@ func TestIntegrationServerPauseHoldsEveryCaller(t *testing.T) {
 		t.Fatalf("%d calls failed", res.failed)
 	}
 	// At the pause's end exactly in virtual time: TestSynctestServerPauseHoldsEveryCaller.
-	if lag := firstAfter.Sub(pauseStart.Add(2 * time.Second)); lag < 0 || lag > time.Second {
-		t.Fatalf("first request after the pause came %v after its end; want promptly (< 1s)", lag)
+	// Here only that the callers resumed: when is the machine's to decide.
+	if firstAfter.IsZero() {
+		t.Fatal("no request reached the server after its pause")
 	}
 }

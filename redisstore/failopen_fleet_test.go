@@ -25,12 +25,12 @@ func TestFailOpenFleetKeepsAPauseHeardThroughRedis(t *testing.T) {
 	var stores []*Store
 	for range 4 {
 		s, err := New(newClient(t, srv.addr), key, WithFailOpen(0.25),
-			WithTimeout(100*time.Millisecond), WithProbeInterval(50*time.Millisecond))
+			WithTimeout(500*time.Millisecond), WithProbeInterval(50*time.Millisecond)) // see failOpenHelper
 		if err != nil {
 			t.Fatal(err)
 		}
 		stores = append(stores, s)
-		budgets = append(budgets, core.MustBudget(core.PerSecond(100), core.WithBurst(4), core.WithStore(s)))
+		budgets = append(budgets, core.MustBudget(core.PerSecond(100), core.WithBurst(4), core.WithStore(record(s))))
 	}
 	stop := make(chan struct{})
 	var waits []func() []admission
@@ -42,8 +42,9 @@ func TestFailOpenFleetKeepsAPauseHeardThroughRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	told := time.Now() // the pause ends at least 3 s after this
 	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}})
-	heard := time.Now()
+	heard := time.Now() // Redis has the pause
 	time.Sleep(500 * time.Millisecond)
 	srv.kill()
 	killed := time.Now()
@@ -52,32 +53,29 @@ func TestFailOpenFleetKeepsAPauseHeardThroughRedis(t *testing.T) {
 		if s.Healthy() {
 			t.Errorf("store %d is healthy with Redis killed", i+1)
 		}
-		if d := budgets[i+1].PauseRemaining(); d < 500*time.Millisecond {
-			t.Errorf("budget %d: PauseRemaining with Redis down = %v, want the pause heard through Redis (about 1s left)", i+1, d)
+		d := budgets[i+1].PauseRemaining()
+		if left := told.Add(3 * time.Second).Sub(time.Now()); d < left { // left as the call returned
+			t.Errorf("budget %d: PauseRemaining with Redis down = %v, want the pause heard through Redis (%v left)", i+1, d, left)
 		}
-		// The fleet's factor: halved by the 429, recovered a little by
-		// the 200s that answered calls sent before it.
-		if st, err := s.fb.status(context.Background()); err != nil || st.Factor > 0.6 {
-			t.Errorf("budget %d: the fallback's factor = %v (%v), want about 0.5: the rate the fleet had when Redis died", i+1, st.Factor, err)
+		// The fleet's factor: halved by the 429, then recovering with the
+		// 200s that answered calls sent before it — how far depends on how
+		// many a loaded machine delivered after the kill, so the check is
+		// that the fallback took the fleet's factor, not the configured
+		// rate (a factor of 1).
+		if st, err := s.fb.status(context.Background()); err != nil || st.Factor >= 1 {
+			t.Errorf("budget %d: the fallback's factor = %v (%v), want the fleet's, under 1: the rate the fleet had when Redis died", i+1, st.Factor, err)
 		}
 	}
 	close(stop)
-	var before, inside int
+	var turns []core.Turn
 	for _, w := range waits {
 		for _, a := range w() {
-			switch {
-			case a.err != nil:
-			case a.at.Before(heard):
-				before++
-			// A turn reserved before Redis heard the 429 may still go (a
-			// round trip, generous on a loaded machine); calls waiting at
-			// the end of the run are admitted when the pause is over.
-			case a.at.After(heard.Add(250*time.Millisecond)) && a.at.Before(heard.Add(2900*time.Millisecond)):
-				inside++
-				t.Logf("admitted %v after the 429", a.at.Sub(heard))
+			if a.err == nil {
+				turns = append(turns, a.turn)
 			}
 		}
 	}
+	before, inside := checkPauseHeld(t, turns, heard, told.Add(3*time.Second), 12)
 	t.Logf("the other budgets admitted %d before the 429 and %d inside the pause (Redis killed %v after it)",
 		before, inside, killed.Sub(heard))
 	if before == 0 {
@@ -113,24 +111,18 @@ func TestFailOpenFleetOfProcessesKeepsThePause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	told := time.Now() // the pause ends at least 3 s after this
 	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}})
-	heard := time.Now()
+	heard := time.Now() // Redis has the pause
 	time.Sleep(500 * time.Millisecond)
 	srv.kill()
-	var before, inside int
-	for i, h := range hs {
-		r := h.report(t)
-		for _, ns := range r.Sends {
-			at := time.Unix(0, ns)
-			switch {
-			case at.Before(heard):
-				before++
-			case at.After(heard.Add(250*time.Millisecond)) && at.Before(heard.Add(2900*time.Millisecond)):
-				inside++
-				t.Logf("process %d admitted a call %v after the 429", i, at.Sub(heard))
-			}
+	var turns []core.Turn
+	for _, h := range hs {
+		for _, tr := range h.report(t).Turns {
+			turns = append(turns, tr.turn())
 		}
 	}
+	before, inside := checkPauseHeld(t, turns, heard, told.Add(3*time.Second), 12)
 	t.Logf("the processes admitted %d calls before the 429 and %d inside the pause", before, inside)
 	if before == 0 {
 		t.Fatal("the processes admitted nothing before the 429: nothing to test")
@@ -138,4 +130,28 @@ func TestFailOpenFleetOfProcessesKeepsThePause(t *testing.T) {
 	if inside > 0 {
 		t.Errorf("the processes admitted %d calls inside the pause; want none, with Redis up or down", inside)
 	}
+}
+
+// checkPauseHeld checks that none of turns (admitted calls' turns, from
+// Redis or a fallback, on their clock) falls inside a pause that Redis had
+// by heard and that lasts until at least end, but for those reserved
+// before heard: at most queued, one interval (10 ms) apart. Each turn is
+// checked where the store put it, not when its call returned, so a loaded
+// machine cannot make a call reserved before the pause look like one
+// admitted inside it. It returns how many turns came before heard and how
+// many inside the pause.
+func checkPauseHeld(t *testing.T, turns []core.Turn, heard, end time.Time, queued int) (before, inside int) {
+	t.Helper()
+	reservedBy := heard.Add(time.Duration(queued) * 10 * time.Millisecond).UnixNano()
+	for _, tr := range turns {
+		switch {
+		case tr.At < heard.UnixNano():
+			before++
+		case tr.At <= reservedBy:
+		case tr.At < end.UnixNano():
+			inside++
+			t.Logf("a turn %v after the pause reached Redis (fallback: %v)", time.Duration(tr.At-heard.UnixNano()), tr.Fallback)
+		}
+	}
+	return before, inside
 }

@@ -33,6 +33,37 @@ type fleetReport struct {
 	FirstError          string
 	Sends               []int64 // when each request was handed to the network, Unix ns
 	Tokens              []int64 // "tokens" mode: the tokens of each send
+	// Turns are the turns the store granted and the budget kept (not
+	// given back), on Redis's clock: the tests check the bounds on these,
+	// exactly, as a loaded machine cannot move them. "tokens" mode: the
+	// turn of each send, in the order of Sends.
+	Turns []turnRec
+	// Paused is, for a helper that heard a pause, when (Unix ns, its
+	// clock) its store's Report returned with the pause in Redis.
+	Paused int64
+}
+
+// turnRec is a granted turn, as a helper reports it.
+type turnRec struct {
+	At, Wait int64
+	Factor   float64
+	Fallback string // why the store answered from its fallback; "" from Redis
+}
+
+func recOf(t core.Turn) turnRec {
+	r := turnRec{At: t.At, Wait: int64(t.Wait), Factor: t.Factor}
+	if t.Fallback != nil {
+		r.Fallback = t.Fallback.Error()
+	}
+	return r
+}
+
+func (r turnRec) turn() core.Turn {
+	t := core.Turn{Granted: true, At: r.At, Wait: time.Duration(r.Wait), Factor: r.Factor}
+	if r.Fallback != "" {
+		t.Fallback = errors.New(r.Fallback)
+	}
+	return t
 }
 
 // sendClock records when each request leaves the budget's transport.
@@ -75,7 +106,8 @@ func fleetHelper(client *redis.Client, env func(string) string, atoi func(string
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	opts := []core.Option{core.WithStore(store)}
+	rs := record(store)
+	opts := []core.Option{core.WithStore(rs)}
 	if n := atoi("BURST"); n > 0 {
 		opts = append(opts, core.WithBurst(n))
 	}
@@ -120,6 +152,10 @@ func fleetHelper(client *redis.Client, env func(string) string, atoi func(string
 	}
 	wg.Wait()
 	rep.Sends = clock.sends
+	for _, t := range rs.keptTurns() {
+		rep.Turns = append(rep.Turns, recOf(t))
+	}
+	rep.Paused = rs.pausedAt()
 	json.NewEncoder(os.Stdout).Encode(rep)
 	return 0
 }
@@ -136,7 +172,7 @@ func tokensHelper(client *redis.Client, env func(string) string, atoi func(strin
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	budget := core.MustBudget(core.PerSecond(atoi("RATE")), core.WithStore(store),
+	budget := core.MustBudget(core.PerSecond(atoi("RATE")), core.WithStore(record(store)),
 		core.WithDimension("tokens", core.PerSecond(atoi("TOK")), core.WithDimensionBurst(int64(atoi("TOKBURST")))))
 	start, _ := strconv.ParseInt(env("START"), 10, 64)
 	dur, _ := time.ParseDuration(env("DUR"))
@@ -151,6 +187,7 @@ func tokensHelper(client *redis.Client, env func(string) string, atoi func(strin
 				n := 50 + int64(k*37%atoi("COST"))
 				used := n - int64(k*13)%(n/4+1)
 				ctx, cancel := context.WithDeadline(context.Background(), deadline)
+				ctx, slot := withSlot(ctx)
 				p, err := budget.AcquireCost(ctx, core.Cost{Dimension: "tokens", Amount: n})
 				if err != nil {
 					cancel()
@@ -169,6 +206,7 @@ func tokensHelper(client *redis.Client, env func(string) string, atoi func(strin
 				mu.Lock()
 				rep.Sends = append(rep.Sends, sent)
 				rep.Tokens = append(rep.Tokens, used)
+				rep.Turns = append(rep.Turns, recOf(slot.last()))
 				switch {
 				case err != nil && errors.Is(err, context.DeadlineExceeded):
 				case err != nil:
@@ -201,14 +239,17 @@ func tokensHelper(client *redis.Client, env func(string) string, atoi func(strin
 // HG_DUR, feeding a 200 back for each permit, and reports when each call
 // was admitted (Sends, Unix ns; OK counts them).
 func failOpenHelper(client *redis.Client, env func(string) string, atoi func(string) int) int {
+	// A killed Redis refuses connections at once; the timeout only has to
+	// be long enough that a loaded machine's slow reply, with Redis up, is
+	// not taken for an outage (whose fallback never heard the pause).
 	store, err := New(client, env("KEY"), WithFailOpen(0.25),
-		WithTimeout(100*time.Millisecond), WithProbeInterval(50*time.Millisecond))
+		WithTimeout(500*time.Millisecond), WithProbeInterval(50*time.Millisecond))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	redis.SetLogger(quiet{})
-	budget := core.MustBudget(core.PerSecond(atoi("RATE")), core.WithBurst(4), core.WithStore(store))
+	budget := core.MustBudget(core.PerSecond(atoi("RATE")), core.WithBurst(4), core.WithStore(record(store)))
 	start, _ := strconv.ParseInt(env("START"), 10, 64)
 	dur, _ := time.ParseDuration(env("DUR"))
 	time.Sleep(time.Until(time.Unix(0, start)))
@@ -221,6 +262,7 @@ func failOpenHelper(client *redis.Client, env func(string) string, atoi func(str
 		if a.err == nil {
 			rep.OK++
 			rep.Sends = append(rep.Sends, a.at.UnixNano())
+			rep.Turns = append(rep.Turns, recOf(a.turn))
 		}
 	}
 	json.NewEncoder(os.Stdout).Encode(rep)

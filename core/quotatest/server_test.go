@@ -73,8 +73,12 @@ func TestServerSlowBody(t *testing.T) {
 	if err != nil || string(got) != "abcdefgh" {
 		t.Fatalf("ReadAll = %q, %v", got, err)
 	}
-	if all < 200*time.Millisecond || all-head < 100*time.Millisecond {
-		t.Errorf("head after %v, body after %v; want the body to take at least 200ms, most of it after the head", head, all)
+	// Only a lower bound on the wall clock: a loaded machine can read the
+	// head late, after most of the body has arrived. That the body streams
+	// after the head is checked exactly in virtual time:
+	// TestTransportSlowBodyStreams.
+	if all < 200*time.Millisecond {
+		t.Errorf("head after %v, body after %v; want the body to take at least 200ms", head, all)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -41,9 +42,16 @@ func headgateSpecs() []clientSpec {
 	return hs
 }
 
+// mustRun runs the batch against the in-memory provider in a
+// testing/synctest bubble: the makespans, 429s and pause bounds below are
+// exact there, as no load on the machine can delay or bunch a send. The
+// loopback run (the program's own) is TestMainPrintsTablesAndTimeline's.
 func mustRun(t *testing.T, cfg config, sc scenario, c clientSpec) result {
 	t.Helper()
-	r, err := run(cfg, sc, c)
+	cfg.inMemory = true
+	var r result
+	var err error
+	synctest.Test(t, func(*testing.T) { r, err = run(cfg, sc, c) })
 	if err != nil {
 		t.Fatalf("%s, %s: %v", sc.name, c.name, err)
 	}

@@ -19,6 +19,10 @@ type config struct {
 	pause       time.Duration         // the pause scenario's server pause
 	headers     quotatest.HeaderStyle // what the server sends
 	progress    io.Writer             // the live progress line; nil for none
+	// inMemory serves the batch from a quotatest.Provider behind its
+	// in-memory transport instead of a loopback server, so a test can run
+	// it in a testing/synctest bubble, where its timing is exact.
+	inMemory bool
 }
 
 // interval is the server's emission interval.
@@ -97,23 +101,36 @@ func (w *watch) RoundTrip(req *http.Request) (*http.Response, error) {
 // run sends the batch through one client against a fresh server and
 // measures what happened.
 func run(cfg config, sc scenario, spec clientSpec) (result, error) {
-	srv, err := quotatest.NewServer(quotatest.Config{
-		Requests: cfg.rate, Period: time.Second, Burst: cfg.burst, Headers: cfg.headers,
-	})
-	if err != nil {
-		return result{}, err
+	limit := quotatest.Config{Requests: cfg.rate, Period: time.Second, Burst: cfg.burst, Headers: cfg.headers}
+	var srv *quotatest.Provider
+	var base http.RoundTripper
+	url := "http://demo.test"
+	if cfg.inMemory {
+		// A loopback round trip's worth of latency, so that time passes
+		// for a client that never waits (the no-limiter rows).
+		limit.Latency = time.Millisecond
+		p, err := quotatest.New(limit)
+		if err != nil {
+			return result{}, err
+		}
+		srv, base = p, p.Transport()
+	} else {
+		s, err := quotatest.NewServer(limit)
+		if err != nil {
+			return result{}, err
+		}
+		defer s.Close()
+		// Every client gets the same connection pool, big enough for the
+		// workers, so only the way it spends the limit differs.
+		pool := http.DefaultTransport.(*http.Transport).Clone()
+		pool.MaxIdleConnsPerHost = cfg.workers
+		defer pool.CloseIdleConnections()
+		srv, base, url = s.Provider, pool, s.URL
 	}
-	defer srv.Close()
-
-	// Every client gets the same connection pool, big enough for the
-	// workers, so only the way it spends the limit differs.
-	pool := http.DefaultTransport.(*http.Transport).Clone()
-	pool.MaxIdleConnsPerHost = cfg.workers
-	defer pool.CloseIdleConnections()
-	w := &watch{next: pool}
+	w := &watch{next: base}
 
 	c, err := spec.build(env{
-		url:   srv.URL + "/v1/items",
+		url:   url + "/v1/items",
 		rate:  cfg.rate * sc.factor,
 		burst: cfg.burst, // the server's exact burst: no headroom
 		base:  w,
