@@ -61,6 +61,13 @@ func requestKey(r *http.Request) uint64 {
 	return h | 1<<63
 }
 
+// kept reports whether w is a kept place, or was one until a call adopted
+// it (only places have a key). The run of them at the head of the queue is
+// where places are kept, in the order of their refusals: a loop over the
+// places walks that whole run, not only its first places, or a retry
+// would miss its place behind one adopted before it.
+func (w *waiter) kept() bool { return w.place || w.key != 0 }
+
 // takes reports whether a call for key may take the kept place p.
 func (p *waiter) takes(key uint64) bool { return key == 0 || p.key == anyKey || p.key == key }
 
@@ -93,7 +100,7 @@ func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 	}
 	var last *waiter
 	n := int64(0)
-	for w := b.queue.head; w != nil && w.place; w = w.next {
+	for w := b.queue.head; w != nil && w.kept(); w = w.next {
 		last, n = w, n+1
 	}
 	if n >= allow {
@@ -117,7 +124,7 @@ func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 // call holds a slot of its own already: a slot the place kept is freed.
 func (b *Budget) claimPlaceLocked(now int64, key uint64) bool {
 	p := b.queue.head
-	for p != nil && p.place && p.turn.sendAt <= now && !p.takes(key) {
+	for p != nil && p.kept() && p.turn.sendAt <= now && !(p.place && p.takes(key)) {
 		p = p.next
 	}
 	if p == nil || !p.place || p.turn.sendAt > now {
@@ -135,8 +142,8 @@ func (b *Budget) claimPlaceLocked(now int64, key uint64) bool {
 // before the call took a slot: a place that kept a slot gives the call
 // both, so the retry waits for neither.
 func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
-	for p := b.queue.head; p != nil && p.place && p.turn.sendAt <= now; p = p.next {
-		if !p.takes(key) {
+	for p := b.queue.head; p != nil && p.kept() && p.turn.sendAt <= now; p = p.next {
+		if !p.place || !p.takes(key) {
 			continue
 		}
 		if p.slot.idx1 == 0 && b.slotFreeLocked() {
@@ -175,8 +182,8 @@ const adoptWithin = int64(time.Millisecond)
 // place. withSlot: the call holds no slot yet and takes the one the place
 // kept (WithMaxInFlight); a place that kept a slot is adopted only so.
 func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64) *waiter {
-	for p := b.queue.head; p != nil && p.place; p = p.next {
-		if !p.takes(key) {
+	for p := b.queue.head; p != nil && p.kept(); p = p.next {
+		if !p.place || !p.takes(key) {
 			continue
 		}
 		if withSlot && p.slot.idx1 == 0 && b.slotFreeLocked() && now-p.arrived < adoptWithin && p.turn.sendAt < deadline {
@@ -225,8 +232,13 @@ func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64, key uin
 // or 0: the caller first in line for a slot waits for it, since the place
 // holds, or reserves, the slot it waits for.
 func (b *Budget) placeExpiryLocked() int64 {
-	if p := b.queue.head; p != nil && p.place && b.maxInFlight > 0 {
-		return p.expire + 1
+	if b.maxInFlight == 0 {
+		return 0
+	}
+	for p := b.queue.head; p != nil && p.kept(); p = p.next {
+		if p.place {
+			return p.expire + 1
+		}
 	}
 	return 0
 }
@@ -235,8 +247,8 @@ func (b *Budget) placeExpiryLocked() int64 {
 // free slots are reserved for their retries (WithMaxInFlight).
 func (b *Budget) placesWithoutSlotLocked() int {
 	n := 0
-	for p := b.queue.head; p != nil && p.place; p = p.next {
-		if p.slot.idx1 == 0 {
+	for p := b.queue.head; p != nil && p.kept(); p = p.next {
+		if p.place && p.slot.idx1 == 0 {
 			n++
 		}
 	}

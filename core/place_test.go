@@ -181,3 +181,67 @@ func TestRequestKey(t *testing.T) {
 		t.Errorf("requestKey allocates %v times, want 0", n)
 	}
 }
+
+// Every call of a burst the pause refused keeps its place when each comes
+// back at once (go-kit's lb.Retry) after the burst's other refusals were
+// heard: the first retry adopts the first place, and the others still
+// find theirs behind it — on a windowed server a retry left without a
+// place waits for the next window (seen in the feedback matrix, hgkit's
+// pause cells, in some interleavings).
+func TestRetriesAtOnceAdoptEveryKeptPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := quotatest.New(quotatest.Config{Requests: 10, Period: time.Second, Headers: quotatest.RetryAfterSeconds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := MustBudget(PerSecond(10), WithBurst(3), WithoutAdaptive())
+		c := &http.Client{Transport: NewTransport(p.Transport(), b)}
+		get := func(path string) int {
+			resp, err := c.Get("http://api.test" + path)
+			if err != nil {
+				t.Error(err)
+				return 0
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		p.PauseFor(2 * time.Second)
+		p.SetLatency(time.Millisecond) // the burst is on its way together
+		refused := []string{"/refused/1", "/refused/2", "/refused/3"}
+		var wg sync.WaitGroup
+		for i, path := range refused { // a burst the pause refuses
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * 100 * time.Microsecond)
+				if st := get(path); st != http.StatusTooManyRequests {
+					t.Errorf("%s: status %d, want the pause's 429", path, st)
+				}
+				time.Sleep(500 * time.Microsecond) // once the others' refusals came back
+				get(path)
+			})
+		}
+		time.Sleep(500 * time.Microsecond)
+		for range 3 { // callers queued behind the burst before the pause is known
+			wg.Go(func() { get("/queued") })
+		}
+		time.Sleep(time.Millisecond)
+		p.SetLatency(0)
+		end := time.Now().Add(b.PauseRemaining())
+		wg.Wait()
+		var order []string
+		for _, a := range p.Arrivals() {
+			if !a.At.Before(end) {
+				order = append(order, a.Path)
+			}
+		}
+		t.Logf("after the pause: %v", order)
+		first := map[string]bool{}
+		for _, path := range order[:min(len(order), len(refused))] {
+			first[path] = true
+		}
+		for _, path := range refused {
+			if !first[path] {
+				t.Fatalf("sent after the pause in the order %v, want the refused calls first", order)
+			}
+		}
+	})
+}

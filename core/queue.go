@@ -15,7 +15,7 @@ type waiter struct {
 	res      *reservation // its extra dimensions' reservation, or nil
 	place    bool         // a kept place: no caller yet (place.go)
 	expire   int64        // a kept place: when it is given up if nobody takes it
-	key      uint64       // a kept place: the key of the request it is kept for (place.go)
+	key      uint64       // a kept place, adopted or not: the key of the request it is kept for (place.go)
 	link[waiter]
 }
 

@@ -127,8 +127,8 @@ func (b *Budget) freeSlotLocked(ref slotRef) {
 	b.slotGen[i]++
 	// (Only while callers wait for a slot: the first of them gives the
 	// place up if its retry never comes, acquireSlot.)
-	for p := b.queue.head; p != nil && p.place && b.slots.head != nil; p = p.next {
-		if p.slot.idx1 == 0 {
+	for p := b.queue.head; p != nil && p.kept() && b.slots.head != nil; p = p.next {
+		if p.place && p.slot.idx1 == 0 {
 			p.slot = slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
 			return
 		}
