@@ -66,27 +66,20 @@ func sane(sc Scenario, r Result) []string {
 // that misses them is skipped, with its figures; one that meets them
 // passes. Every other headgate cell is held to the wants. Once every cell
 // of a pending entry meets them, the test fails until the entry is removed
-// from here, so the list only shrinks — except for an entry marked
-// sometimes, whose cells miss the wants only in some interleavings of the
-// goroutines (about one run in eight).
+// from here, so the list only shrinks.
 //
 // Sliding windows: bench/matrix/sliding_bound_test.go shows no client can
 // beat 1.25× the ideal there, out of reach of the exact and learned wants;
 // headgate is at 1.26× (exact, learned: a near-miss refusal at a pace within
 // the stated rate cuts nothing), 2.00× told 2× (the first wave's 2 s
-// Retry-After is honoured as a pause) and 1.27× after a pause. The
-// fixed window with a reset rounded down and no Retry-After: the pause's
-// end is up to a second early, and now and then the refused call's retry
-// waits for the next window.
+// Retry-After is honoured as a pause) and 1.27× after a pause.
 var issue14Pending = []struct {
-	prefix    string // "scenario/server name prefix"
-	sometimes bool
+	prefix string // "scenario/server name prefix"
 }{
-	{"exact/quotatest sliding", false},
-	{"2x/quotatest sliding", false},
-	{"pause/quotatest sliding", false},
-	{"learned/quotatest sliding", false},
-	{"pause/quotatest fixed · GitHub-style epoch reset (rounded down) · no Retry-After", true},
+	{"exact/quotatest sliding"},
+	{"2x/quotatest sliding"},
+	{"pause/quotatest sliding"},
+	{"learned/quotatest sliding"},
 }
 
 // pendingEntry returns the issue14Pending entry c falls under, or "".
@@ -147,7 +140,7 @@ func TestWantsInVirtualTime(t *testing.T) {
 	missed := map[string]int{} // per pending entry, the headgate cells that missed the wants
 	t.Cleanup(func() {
 		for _, e := range issue14Pending {
-			if n, ran := missed[e.prefix]; ran && n == 0 && !e.sometimes {
+			if n, ran := missed[e.prefix]; ran && n == 0 {
 				t.Errorf("every headgate cell of %q meets the issue's wants now: remove it from issue14Pending", e.prefix)
 			}
 		}
