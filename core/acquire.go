@@ -59,8 +59,12 @@ func (b *Budget) acquireKeyed(ctx context.Context, key uint64) (Permit, error) {
 	if b.pacer == nil {
 		return Permit{b: b}, nil
 	}
-	if b.maxInFlight == 0 { // the fast path: no slot to guard
-		sent, err := b.pacer.turn(ctx, b.now(), b.deadline(ctx), nil, key)
+	if b.maxInFlight == 0 { // no slot to guard
+		now, deadline := b.now(), b.deadline(ctx)
+		if b.admitFast(now, deadline) { // fast.go
+			return Permit{b: b, sent: now, key: key}, nil
+		}
+		sent, err := b.pacer.turn(ctx, now, deadline, nil, key)
 		if err != nil {
 			return Permit{}, withDeadline(ctx, err)
 		}
@@ -126,13 +130,16 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	now := b.now()
 	var slot slotRef
 	if b.maxInFlight > 0 {
-		b.mu.Lock()
+		b.lock()
 		if b.freeSlotsLocked() <= b.placesWithoutSlotLocked() || b.slots.head != nil { // (place.go: reserved)
 			b.mu.Unlock()
 			return Permit{}, ErrNoSlot
 		}
 		slot = b.takeSlotLocked()
 		b.mu.Unlock()
+	}
+	if slot.idx1 == 0 && b.admitFast(now, now+1) { // fast.go
+		return Permit{b: b, sent: now}, nil
 	}
 	sent, err := b.pacer.turn(ctx, now, now+1, nil, 0)
 	if err != nil {

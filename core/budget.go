@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,6 +33,8 @@ type Budget struct {
 	pacer       pacer     // the mode (pacer.go); nil: never waits (Disabled, the zero Budget)
 	epoch       time.Time // the zero of the budget's monotonic clock
 	dims        *dimSet   // extra dimensions (WithDimension), or nil
+
+	lane atomic.Pointer[laneState] // the fast lane (fast.go); nil: none, for good
 
 	mu        sync.Mutex
 	rate      Rate        // configured rate; guarded by mu
@@ -95,6 +98,9 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		return nil, err
 	}
 	b.g = newGCRA(int64(rate.Interval()), b.burst)
+	if c.store == nil && len(c.dims) == 0 && c.maxInFlight == 0 {
+		b.lane.Store(newLane(b.g.interval, b.g.burst)) // closed until the first call opens it
+	}
 	if len(c.dims) > 0 {
 		b.dims = newDimSet(c.dims, c.backfill)
 		b.ctl.dimShapes = make([]shape, len(c.dims))
@@ -182,7 +188,7 @@ func (b *Budget) emit(e Event) {
 // InFlight returns the number of open requests holding a concurrency slot
 // (always 0 without WithMaxInFlight).
 func (b *Budget) InFlight() int {
-	b.mu.Lock()
+	b.lock()
 	defer b.mu.Unlock()
 	return b.inFlight
 }
@@ -197,7 +203,7 @@ func (b *Budget) PauseRemaining() time.Duration {
 
 // Rate returns the configured rate.
 func (b *Budget) Rate() Rate {
-	b.mu.Lock()
+	b.lock()
 	defer b.mu.Unlock()
 	return b.rate
 }
@@ -208,7 +214,7 @@ func (b *Budget) Rate() Rate {
 // PerSecond(10) halved reads "10/2s".
 func (b *Budget) EffectiveRate() Rate {
 	now := b.now()
-	b.mu.Lock()
+	b.lock()
 	defer b.mu.Unlock()
 	return b.effectiveRateLocked(now)
 }
@@ -240,7 +246,7 @@ func (b *Budget) SetRate(r Rate) error {
 		return nil
 	}
 	now := b.now()
-	b.mu.Lock()
+	b.lock()
 	if err := b.checkSpanLocked(r, "SetRate"); err != nil {
 		b.mu.Unlock()
 		return err
@@ -268,7 +274,7 @@ const maxSpan = 1 << 61
 // checkSpan rejects a rate whose burst, at the slowest pace adaptive
 // throttling may reach, spans more than maxSpan. field names the culprit.
 func (b *Budget) checkSpan(r Rate, field string) error {
-	b.mu.Lock()
+	b.lock()
 	defer b.mu.Unlock()
 	return b.checkSpanLocked(r, field)
 }

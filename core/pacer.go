@@ -44,12 +44,13 @@ func (p memPacer) turn(ctx context.Context, now, deadline int64, r *reservation,
 
 func (p memPacer) check(_ context.Context, now, deadline int64) error {
 	b := p.b
-	b.mu.Lock()
+	b.lock()
 	defer b.mu.Unlock()
 	b.syncPaceLocked(now)
 	if s := b.planLocked(now, b.lastSendAtLocked(), nil); s >= deadline { // plans, takes nothing
 		return b.lateErrorLocked(s, now)
 	}
+	b.openLaneLocked(now) // (fast.go)
 	return nil
 }
 
@@ -66,7 +67,7 @@ func (p memPacer) stamp(sent time.Time) int64 {
 
 func (p memPacer) pauseLeft() time.Duration {
 	now := p.b.now()
-	p.b.mu.Lock()
+	p.b.lock()
 	defer p.b.mu.Unlock()
 	return time.Duration(max(0, p.b.gateLocked()-now))
 }

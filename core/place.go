@@ -199,7 +199,7 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64
 // adopted when the call is back at once (it then waits in it). ok is false
 // when no place is for it.
 func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64, key uint64) (p Permit, ok bool, err error) {
-	b.mu.Lock()
+	b.lock()
 	if ref, ok := b.claimPlaceSlotLocked(now, key); ok {
 		b.mu.Unlock()
 		return Permit{b: b, sent: now, slot: ref, key: key}, true, nil

@@ -33,6 +33,13 @@ import (
 //     while still queued: when its context ends (it then gives its
 //     reservation back where nobody reserved after it).
 //
+// The fast lane (fast.go) admits calls without mu, by compare-and-swap on
+// its own copy of tat, only while it is open; it is open only while the
+// queue is empty (and nothing is paused, held or probing), and every
+// holder of mu closes it first (lock). So under mu the invariants above
+// never see it: to the scheduler, a call through the lane is one granted
+// before the lock was taken.
+//
 // retimeLocked re-reserves the whole queue: it requires invariant 1 and
 // that each waiter's turn is the one it last reserved; it rewinds the state
 // to the head's tatBefore, brings the pace to the effective one at now
@@ -51,7 +58,7 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 	if r == nil && b.dims != nil {
 		r = b.dims.newReservation(nil) // a request with no extra cost
 	}
-	b.mu.Lock()
+	b.lock()
 	b.syncPaceLocked(now)
 	if r != nil && b.dims.backfill && b.queue.head != nil && b.backfillLocked(now, r) {
 		b.grantDimsLocked(r)
@@ -82,7 +89,9 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 		if r != nil {
 			b.grantDimsLocked(r)
 		}
-		b.sentLocked(now)
+		if !b.sentLocked(now) {
+			b.openLaneLocked(now) // nobody waits, perhaps: the next calls need no lock
+		}
 		b.mu.Unlock()
 		return now, nil
 	}
@@ -140,7 +149,7 @@ func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation) (t tu
 
 // wait blocks until w is granted, fails, or its context ends.
 func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, error) {
-	b.mu.Lock()
+	b.lock()
 	d := b.wakeLocked(w, w.arrived)
 	b.mu.Unlock()
 	timer := time.NewTimer(time.Duration(d))
@@ -151,7 +160,7 @@ func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, er
 		case <-w.wake:
 		case <-ctx.Done():
 		}
-		b.mu.Lock()
+		b.lock()
 		now := b.now()
 		// w is checked twice: another goroutine may have granted or failed
 		// it while it slept (then there is nothing to re-time for it), and

@@ -18,7 +18,7 @@ type slotRef struct {
 // and the slot. A caller waiting for a slot fails at once, like one waiting
 // for its turn, when a server pause outlasts its deadline.
 func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
-	b.mu.Lock()
+	b.lock()
 	// The free slots the kept places need are reserved for their calls'
 	// retries, which come before this caller (place.go).
 	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil {
@@ -48,7 +48,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 		case <-sw.wake:
 		case <-ctx.Done():
 		case <-expired:
-			b.mu.Lock()
+			b.lock()
 			if sw.state == queued {
 				b.dispatchLocked(b.now())
 				continue
@@ -57,7 +57,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 		}
 		break
 	}
-	b.mu.Lock()
+	b.lock()
 	switch {
 	case sw.state == failed:
 		b.mu.Unlock()
@@ -111,7 +111,7 @@ func (b *Budget) takeSlotLocked() slotRef {
 // releaseSlot frees a slot, handing it to the first caller waiting for one.
 // A slot already freed (an older generation) is left alone.
 func (b *Budget) releaseSlot(ref slotRef) {
-	b.mu.Lock()
+	b.lock()
 	defer b.mu.Unlock()
 	b.freeSlotLocked(ref)
 }
