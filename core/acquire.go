@@ -132,11 +132,11 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	if b.maxInFlight > 0 {
 		b.lock()
 		if b.freeSlotsLocked() <= b.placesWithoutSlotLocked() || b.slots.head != nil { // (place.go: reserved)
-			b.mu.Unlock()
+			b.unlock()
 			return Permit{}, ErrNoSlot
 		}
 		slot = b.takeSlotLocked()
-		b.mu.Unlock()
+		b.unlock()
 	}
 	if slot.idx1 == 0 && b.admitFast(now, now+1) { // fast.go
 		return Permit{b: b, sent: now}, nil

@@ -50,6 +50,9 @@ type Budget struct {
 	learned   bool        // a learning budget has its rate from a report; guarded by mu
 	refill    refillWatch // a learning budget's measure of the server's refill (learning.go); guarded by mu
 	queue     waitQueue   // callers waiting for their turn; guarded by mu
+	timer     *time.Timer // grants the queue's turns as they come (wake.go); guarded by mu
+	armed     bool        // timer is set to fire at armedAt; guarded by mu
+	armedAt   int64       // guarded by mu
 	inFlight  int         // open requests holding a slot; guarded by mu
 	slotGen   []uint32    // each slot used so far's generation, bumped when it is freed; guarded by mu
 	freeSlots []int32     // the slots used so far that nobody holds; guarded by mu
@@ -189,7 +192,7 @@ func (b *Budget) emit(e Event) {
 // (always 0 without WithMaxInFlight).
 func (b *Budget) InFlight() int {
 	b.lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	return b.inFlight
 }
 
@@ -204,7 +207,7 @@ func (b *Budget) PauseRemaining() time.Duration {
 // Rate returns the configured rate.
 func (b *Budget) Rate() Rate {
 	b.lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	return b.rate
 }
 
@@ -215,7 +218,7 @@ func (b *Budget) Rate() Rate {
 func (b *Budget) EffectiveRate() Rate {
 	now := b.now()
 	b.lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	return b.effectiveRateLocked(now)
 }
 
@@ -248,7 +251,7 @@ func (b *Budget) SetRate(r Rate) error {
 	now := b.now()
 	b.lock()
 	if err := b.checkSpanLocked(r, "SetRate"); err != nil {
-		b.mu.Unlock()
+		b.unlock()
 		return err
 	}
 	old := b.effectiveRateLocked(now)
@@ -258,7 +261,7 @@ func (b *Budget) SetRate(r Rate) error {
 	}
 	b.retimeLocked(now)
 	cur := b.effectiveRateLocked(now)
-	b.mu.Unlock()
+	b.unlock()
 	b.emit(Event{Reason: RateChanged, OldRate: old.PerSecondFloat(), NewRate: cur.PerSecondFloat()})
 	return nil
 }
@@ -275,7 +278,7 @@ const maxSpan = 1 << 61
 // throttling may reach, spans more than maxSpan. field names the culprit.
 func (b *Budget) checkSpan(r Rate, field string) error {
 	b.lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	return b.checkSpanLocked(r, field)
 }
 

@@ -373,5 +373,5 @@ func (p *Permit) settle(actual []int64) {
 	now := b.now()
 	b.lock()
 	b.settleLocked(p.res, actual, now)
-	b.mu.Unlock()
+	b.unlock()
 }

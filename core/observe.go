@@ -112,7 +112,7 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 		n++
 	}
 	b.openLaneLocked(now) // (fast.go)
-	b.mu.Unlock()
+	b.unlock()
 	for _, e := range evs[:n] {
 		b.emit(e)
 	}

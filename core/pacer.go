@@ -45,7 +45,7 @@ func (p memPacer) turn(ctx context.Context, now, deadline int64, r *reservation,
 func (p memPacer) check(_ context.Context, now, deadline int64) error {
 	b := p.b
 	b.lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	b.syncPaceLocked(now)
 	if s := b.planLocked(now, b.lastSendAtLocked(), nil); s >= deadline { // plans, takes nothing
 		return b.lateErrorLocked(s, now)
@@ -68,6 +68,6 @@ func (p memPacer) stamp(sent time.Time) int64 {
 func (p memPacer) pauseLeft() time.Duration {
 	now := p.b.now()
 	p.b.lock()
-	defer p.b.mu.Unlock()
+	defer p.b.unlock()
 	return time.Duration(max(0, p.b.gateLocked()-now))
 }

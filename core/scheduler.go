@@ -62,24 +62,24 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 	b.syncPaceLocked(now)
 	if r != nil && b.dims.backfill && b.queue.head != nil && b.backfillLocked(now, r) {
 		b.grantDimsLocked(r)
-		b.mu.Unlock()
+		b.unlock()
 		return now, nil
 	}
 	if r == nil {
 		if b.claimPlaceLocked(now, key) { // a refused call back when its wait ended (place.go)
-			b.mu.Unlock()
+			b.unlock()
 			return now, nil
 		}
 		if w := b.adoptPlaceLocked(now, deadline, false, key); w != nil { // back at once, first in line
-			throttled := b.g.interval > int64(b.rate.Interval())
-			b.mu.Unlock()
-			return b.wait(ctx, w, throttled)
+			w.throttled = b.g.interval > int64(b.rate.Interval())
+			b.unlock()
+			return b.wait(ctx, w)
 		}
 	}
 	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
 	if !ok {
 		err := b.lateErrorLocked(t.sendAt, now)
-		b.mu.Unlock()
+		b.unlock()
 		return 0, err
 	}
 	if t.sendAt <= now {
@@ -92,17 +92,17 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 		if !b.sentLocked(now) {
 			b.openLaneLocked(now) // nobody waits, perhaps: the next calls need no lock
 		}
-		b.mu.Unlock()
+		b.unlock()
 		return now, nil
 	}
 	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1), res: r}
 	if g := b.gateLocked(); g > now { // the pause holds it back, whatever follows
 		w.pauseEnd = g
 	}
-	throttled := b.g.interval > int64(b.rate.Interval())
+	w.throttled = b.g.interval > int64(b.rate.Interval())
 	b.queue.push(w)
-	b.mu.Unlock()
-	return b.wait(ctx, w, throttled)
+	b.unlock() // (arms the queue's timer: wake.go)
+	return b.wait(ctx, w)
 }
 
 // lastSendAtLocked is the send time of the caller queued last, or the
@@ -147,77 +147,42 @@ func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation) (t tu
 	return t, true
 }
 
-// wait blocks until w is granted, fails, or its context ends.
-func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, error) {
-	b.lock()
-	d := b.wakeLocked(w, w.arrived)
-	b.mu.Unlock()
-	timer := time.NewTimer(time.Duration(d))
-	defer timer.Stop()
-	for {
-		select {
-		case <-timer.C:
-		case <-w.wake:
-		case <-ctx.Done():
-		}
+// wait blocks until w is granted, fails, or its context ends. It sleeps on
+// w.wake alone: the queue's timer (wake.go) grants the turns as they come,
+// and whoever moves w out of queued signals it once, after setting its
+// state, so w's fields are read here without mu once the signal came.
+func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
+	select {
+	case <-w.wake:
+	case <-ctx.Done():
 		b.lock()
-		now := b.now()
-		// w is checked twice: another goroutine may have granted or failed
-		// it while it slept (then there is nothing to re-time for it), and
-		// syncPaceLocked may itself re-time the queue, which can grant or
-		// fail w.
 		if w.state == queued {
-			b.syncPaceLocked(now) // a quota report may have run out: re-time
-		}
-		if w.state == queued {
-			switch {
-			case w.turn.sendAt <= now, b.queue.head.place: // (a kept place ahead may be given up)
+			now := b.now()
+			// w is checked again: syncPaceLocked may re-time the queue,
+			// which can grant or fail w, and a turn that has come is
+			// taken rather than given back.
+			b.syncPaceLocked(now)
+			if w.state == queued && w.turn.sendAt <= now {
 				b.dispatchLocked(now)
-			case ctx.Err() != nil:
+			}
+			if w.state == queued {
 				b.queue.remove(w)
 				b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
 				if w.res != nil {
 					b.cancelDimsLocked(w.res)
 				}
-				b.mu.Unlock()
+				b.unlock()
 				return 0, ctx.Err()
 			}
 		}
-		switch w.state {
-		case granted:
-			pauseEnd, at := w.pauseEnd, w.granted
-			throttled = throttled || b.g.interval > int64(b.rate.Interval())
-			b.mu.Unlock()
-			b.reportWait(w.arrived, pauseEnd, at, throttled)
-			return at, nil
-		case failed:
-			b.mu.Unlock()
-			return 0, w.err
-		}
-		d := b.wakeLocked(w, now)
-		b.mu.Unlock()
-		timer.Reset(time.Duration(d))
+		b.unlock()
+		<-w.wake // moved out of queued meanwhile: its signal is there
 	}
-}
-
-// wakeLocked is how long w sleeps from now: until its turn, or until the
-// server's quota report that slowed the pace runs out, when the waiting
-// calls are re-timed to the faster pace.
-func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
-	at := w.turn.sendAt
-	if u := b.ctl.reportEnds(); u > now && u < at && w == b.queue.head { // the head re-times them all
-		at = u
+	if w.state == failed {
+		return 0, w.err
 	}
-	if h := b.queue.head; h != nil && h.place && h != w {
-		// Behind a kept place: not before it is taken or given up; the
-		// caller next to it wakes when it is given up, to re-time the rest.
-		if w == h.next {
-			at = h.expire
-		} else {
-			at = max(at, h.expire)
-		}
-	}
-	return at - now
+	b.reportWait(w.arrived, w.pauseEnd, w.granted, w.throttled)
+	return w.granted, nil
 }
 
 // reportWait emits the events of one wait: the part spent in a server
@@ -253,13 +218,11 @@ func (b *Budget) dispatchLocked(now int64) {
 		}
 		b.queue.remove(w)
 		w.state, w.granted = granted, now
+		w.throttled = w.throttled || b.g.interval > int64(b.rate.Interval())
 		if w.res != nil {
 			b.grantDimsLocked(w.res)
 		}
 		w.signal()
-		if h := b.queue.head; h != nil && b.ctl.reportEnds() > now {
-			h.signal() // the new head watches for the quota report's end
-		}
 		if b.sentLocked(now) {
 			return // a probe went: the others are held until its answer
 		}
@@ -346,7 +309,6 @@ func (b *Budget) retimeQueueLocked(now int64) {
 			} else if gate > now { // the pause holds it back, whatever follows
 				w.pauseEnd = gate
 			}
-			w.signal()
 		}
 		if ok {
 			after = t.sendAt

@@ -23,12 +23,12 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 	// retries, which come before this caller (place.go).
 	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil {
 		ref := b.takeSlotLocked()
-		b.mu.Unlock()
+		b.unlock()
 		return now, ref, nil
 	}
 	if b.gateLocked() > now && b.gateLocked() >= deadline {
 		err := b.lateErrorLocked(b.gateLocked(), now)
-		b.mu.Unlock()
+		b.unlock()
 		return 0, slotRef{}, err
 	}
 	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline}
@@ -43,7 +43,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 			defer timer.Stop()
 			expired = timer.C
 		}
-		b.mu.Unlock()
+		b.unlock()
 		select {
 		case <-sw.wake:
 		case <-ctx.Done():
@@ -53,24 +53,24 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 				b.dispatchLocked(b.now())
 				continue
 			}
-			b.mu.Unlock()
+			b.unlock()
 		}
 		break
 	}
 	b.lock()
 	switch {
 	case sw.state == failed:
-		b.mu.Unlock()
+		b.unlock()
 		return 0, slotRef{}, sw.err
 	case sw.state == granted && ctx.Err() == nil:
-		b.mu.Unlock()
+		b.unlock()
 		return b.now(), sw.slot, nil
 	case sw.state == granted: // handed over as we gave up: pass it on
-		b.mu.Unlock()
+		b.unlock()
 		b.releaseSlot(sw.slot)
 	default:
 		b.slots.remove(sw)
-		b.mu.Unlock()
+		b.unlock()
 	}
 	return 0, slotRef{}, ctx.Err()
 }
@@ -112,7 +112,7 @@ func (b *Budget) takeSlotLocked() slotRef {
 // A slot already freed (an older generation) is left alone.
 func (b *Budget) releaseSlot(ref slotRef) {
 	b.lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	b.freeSlotLocked(ref)
 }
 

@@ -58,7 +58,7 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 	b.lock()
 	b.ctl.pol.factor = t.Factor // mirror the store's shared factor
 	pauseSeen := b.pause.until
-	b.mu.Unlock()
+	b.unlock()
 	reason := Paced
 	if t.Factor < 1 {
 		reason = Throttled
@@ -86,7 +86,7 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 	}
 	b.lock()
 	pausedSince := b.pause.until > pauseSeen && b.pause.until > b.now()
-	b.mu.Unlock()
+	b.unlock()
 	if pausedSince {
 		p.s.Refund(context.WithoutCancel(ctx), t)
 		return 0, true, nil
@@ -123,7 +123,7 @@ func (p *storePacer) settle(r *reservation, actual []int64) {
 	b.lock()
 	done := r.settled || !r.granted
 	r.settled = true
-	b.mu.Unlock()
+	b.unlock()
 	if done {
 		return
 	}
@@ -136,7 +136,7 @@ func (p *storePacer) settle(r *reservation, actual []int64) {
 func (p *storePacer) pace() Pace {
 	b := p.b
 	b.lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.pol.cfg, Dims: p.dims}
 }
 
@@ -162,7 +162,7 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 		// before the pause take a turn again behind it.
 		b.lock()
 		b.pause.extend(b.now()+int64(st.Pause), st.PauseStatus)
-		b.mu.Unlock()
+		b.unlock()
 	}
 	if f.Pause > 0 {
 		b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
@@ -173,7 +173,7 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	b.lock()
 	old := b.ctl.pol.factor
 	b.ctl.pol.factor = st.Factor
-	b.mu.Unlock()
+	b.unlock()
 	if st.Factor < old || (st.Factor == 1 && old < 1) {
 		rate := r.Pace.Interval.Seconds()
 		b.emit(Event{Reason: RateChanged, Status: status, OldRate: old / rate, NewRate: st.Factor / rate})
