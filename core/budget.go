@@ -34,7 +34,8 @@ type Budget struct {
 	epoch       time.Time // the zero of the budget's monotonic clock
 	dims        *dimSet   // extra dimensions (WithDimension), or nil
 
-	lane atomic.Pointer[laneState] // the fast lane (fast.go); nil: none, for good
+	lane   atomic.Pointer[laneState] // the fast lane (fast.go); nil: none, for good
+	queued atomic.Int32              // len(queue) as of the last unlock: a hint read without mu (wake.go)
 
 	mu        sync.Mutex
 	rate      Rate        // configured rate; guarded by mu
@@ -50,6 +51,7 @@ type Budget struct {
 	learned   bool        // a learning budget has its rate from a report; guarded by mu
 	refill    refillWatch // a learning budget's measure of the server's refill (learning.go); guarded by mu
 	queue     waitQueue   // callers waiting for their turn; guarded by mu
+	ready     waitQueue   // callers granted or failed, to signal once mu is released (wake.go); guarded by mu
 	timer     *time.Timer // grants the queue's turns as they come (wake.go); guarded by mu
 	armed     bool        // timer is set to fire at armedAt; guarded by mu
 	armedAt   int64       // guarded by mu

@@ -26,12 +26,17 @@ import (
 //  2. Send times are non-decreasing along the queue (arrival order).
 //  3. A waiter is queued, granted or failed. Only the budget moves it,
 //     under mu: queued → granted by dispatchLocked (called by whoever holds
-//     mu and sees its turn come: the waiter's own goroutine, a new call,
-//     a re-timing); queued → failed by retimeLocked when its new turn falls
-//     at or after its deadline. Whoever moves it out of queued removes it
-//     from the queue and signals it. Only its own goroutine takes it out
-//     while still queued: when its context ends (it then gives its
-//     reservation back where nobody reserved after it).
+//     mu and sees its turn come: the queue's timer, a new call, a
+//     re-timing, a cancelled waiter whose turn had come); queued → failed
+//     by retimeLocked when its new turn falls at or after its deadline.
+//     Whoever moves it out of queued removes it from the queue and puts it
+//     on b.ready, whose waiters unlock signals once mu is released (a long
+//     batch of grants never holds mu while it wakes them); its fields are
+//     final from then on. Only its own goroutine takes it out while still
+//     queued: when its context ends (it then gives its reservation back
+//     where nobody reserved after it).
+//  4. Nobody sleeps until a given waiter's turn but the queue's timer
+//     (wake.go), which every unlock sets for the queue as it is.
 //
 // The fast lane (fast.go) admits calls without mu, by compare-and-swap on
 // its own copy of tat, only while it is open; it is open only while the
@@ -47,8 +52,8 @@ import (
 // holds), and reserves each waiter again in order. It guarantees that
 // every waiter whose turn came is granted, every waiter whose new turn
 // passes its deadline is failed and its reservation not made again, the
-// rest hold their new turns (signalled when they moved), and invariants 1
-// and 2 hold again.
+// rest hold their new turns (the queue's timer is set for them when mu is
+// released), and invariants 1 and 2 hold again.
 
 // takeTurn reserves the call's turn — with r's cost in the extra
 // dimensions, for a budget that has them — and waits for it. It returns the
@@ -57,6 +62,10 @@ import (
 func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (int64, error) {
 	if r == nil && b.dims != nil {
 		r = b.dims.newReservation(nil) // a request with no extra cost
+	}
+	var w *waiter
+	if b.queued.Load() > 0 { // (a hint: with callers queued, this one most likely waits too)
+		w = &waiter{wake: make(chan struct{}, 1)} // made before mu is taken, not under it
 	}
 	b.lock()
 	b.syncPaceLocked(now)
@@ -95,7 +104,10 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 		b.unlock()
 		return now, nil
 	}
-	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1), res: r}
+	if w == nil {
+		w = &waiter{wake: make(chan struct{}, 1)}
+	}
+	w.turn, w.deadline, w.arrived, w.res = t, deadline, now, r
 	if g := b.gateLocked(); g > now { // the pause holds it back, whatever follows
 		w.pauseEnd = g
 	}
@@ -152,9 +164,14 @@ func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation) (t tu
 // and whoever moves w out of queued signals it once, after setting its
 // state, so w's fields are read here without mu once the signal came.
 func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
+	done := ctx.Done()
+	if done == nil {
+		<-w.wake // (a context that never ends: no select to pay for)
+		return b.granted(w)
+	}
 	select {
 	case <-w.wake:
-	case <-ctx.Done():
+	case <-done:
 		b.lock()
 		if w.state == queued {
 			now := b.now()
@@ -178,6 +195,11 @@ func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
 		b.unlock()
 		<-w.wake // moved out of queued meanwhile: its signal is there
 	}
+	return b.granted(w)
+}
+
+// granted is what wait returns for w, signalled granted or failed.
+func (b *Budget) granted(w *waiter) (int64, error) {
 	if w.state == failed {
 		return 0, w.err
 	}
@@ -222,7 +244,7 @@ func (b *Budget) dispatchLocked(now int64) {
 		if w.res != nil {
 			b.grantDimsLocked(w.res)
 		}
-		w.signal()
+		b.ready.push(w) // signalled once mu is released (unlock)
 		if b.sentLocked(now) {
 			return // a probe went: the others are held until its answer
 		}
@@ -301,7 +323,7 @@ func (b *Budget) retimeQueueLocked(now int64) {
 			}
 			b.queue.remove(w)
 			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
-			w.signal()
+			b.ready.push(w)
 		case t != w.turn:
 			w.turn = t
 			if w.place {

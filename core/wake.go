@@ -10,35 +10,46 @@ import "time"
 // place's end, a quota report running out. When it fires, onTimer re-times
 // the queue if the pace changed and grants every turn that has come
 // (dispatchLocked), signalling each caller once. Every holder of mu lets
-// it go with unlock, which sets the timer to the queue as it left it, so
-// no change to the queue can leave it asleep; an empty queue stops it.
+// it go with unlock, which makes sure the timer fires by the time the
+// queue, as it left it, needs attention: no change to the queue can leave
+// it asleep.
 
 // unlock sets the queue's timer for the queue as it is and releases mu.
 // Every holder of the budget's mu releases it this way (lock, fast.go,
 // takes it).
 func (b *Budget) unlock() {
-	if b.queue.head != nil || b.armed {
+	if b.queue.head != nil {
 		b.armLocked()
 	}
+	if n := int32(b.queue.n); b.queued.Load() != n {
+		b.queued.Store(n) // (read without mu, as a hint: takeTurn)
+	}
+	w := b.ready.head
+	b.ready = waitQueue{}
 	b.mu.Unlock()
+	for w != nil {
+		next := w.next // (read before the signal: w is its goroutine's from then on)
+		w.signal()
+		w = next
+	}
 }
 
-// armLocked sets the queue's timer to wakeAtLocked, or stops it when
-// nothing is queued.
+// armLocked makes sure the queue's timer fires by wakeAtLocked. A timer
+// already set to fire sooner is left alone (it fires, finds nothing due
+// and is set again), and so is one whose queue emptied: a caller arriving
+// or leaving rarely touches the timer itself, which keeps a long queue's
+// drain from paying a timer operation per caller.
 func (b *Budget) armLocked() {
-	at, now := int64(never), int64(0)
-	if b.queue.head != nil {
-		now = b.now()
-		at = b.wakeAtLocked(now)
+	h := b.queue.head
+	if h == nil {
+		return // (an armed timer fires once for nothing)
 	}
-	if at == never {
-		if b.armed {
-			b.timer.Stop()
-			b.armed = false
-		}
-		return
+	if u := b.ctl.reportEnds(); b.armed && b.armedAt <= h.turn.sendAt && (!h.place || b.armedAt <= h.expire) && (u == 0 || b.armedAt <= u) {
+		return // set to fire no later than anything the queue waits for (no clock read)
 	}
-	if b.armed && at == b.armedAt {
+	now := b.now()
+	at := b.wakeAtLocked(now)
+	if at == never || b.armed && b.armedAt <= at {
 		return
 	}
 	b.armed, b.armedAt = true, at
