@@ -16,9 +16,10 @@ import (
 // Permit.Observe so that one "slow down" slows every caller at once.
 //
 // One *Budget shared by several clients is one quota, spent from together.
-// A Budget is safe for concurrent use and runs no goroutine of its own. Most
-// callers never touch it directly: NewTransport does all of the above for
-// an http.Client.
+// A Budget is safe for concurrent use and runs no goroutine of its own:
+// while callers wait, one timer (time.AfterFunc) grants their turns as they
+// come, and it is idle when nobody waits. Most callers never touch it
+// directly: NewTransport does all of the above for an http.Client.
 //
 // The zero Budget is valid and never waits, like Disabled(): it admits every
 // call at once, caps nothing and ignores pauses. Build budgets that pace
