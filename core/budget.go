@@ -36,7 +36,7 @@ type Budget struct {
 	dims        *dimSet   // extra dimensions (WithDimension), or nil
 
 	lane   atomic.Pointer[laneState] // the fast lane (fast.go); nil: none, for good
-	queued atomic.Int32              // len(queue) as of the last unlock: a hint read without mu (wake.go)
+	lastAt atomic.Int64              // lastSendAtLocked as of the last unlock: a hint read without mu (wake.go)
 
 	mu        sync.Mutex
 	rate      Rate        // configured rate; guarded by mu

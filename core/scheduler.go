@@ -64,7 +64,7 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 		r = b.dims.newReservation(nil) // a request with no extra cost
 	}
 	var w *waiter
-	if b.queued.Load() > 0 { // (a hint: with callers queued, this one most likely waits too)
+	if now < b.lastAt.Load() { // (a hint: its turn comes after the last queued, not yet come: it waits)
 		w = &waiter{wake: make(chan struct{}, 1)} // made before mu is taken, not under it
 	}
 	b.lock()

@@ -21,8 +21,8 @@ func (b *Budget) unlock() {
 	if b.queue.head != nil {
 		b.armLocked()
 	}
-	if n := int32(b.queue.n); b.queued.Load() != n {
-		b.queued.Store(n) // (read without mu, as a hint: takeTurn)
+	if at := b.lastSendAtLocked(); b.lastAt.Load() != at {
+		b.lastAt.Store(at) // (read without mu, as a hint: takeTurn)
 	}
 	w := b.ready.head
 	b.ready = waitQueue{}
