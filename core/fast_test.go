@@ -295,3 +295,32 @@ func TestFastLaneLeavesAProbeToTheLockedPath(t *testing.T) {
 		}
 	})
 }
+
+// TestAdmitAllocatesNothing checks the admit path's promise, through the
+// fast lane and through the locked path (the lane closed before every
+// call): a call that goes at once allocates nothing.
+func TestAdmitAllocatesNothing(t *testing.T) {
+	b := MustBudget(Rate{Requests: 1_000_000_000, Period: time.Second})
+	ctx := context.Background()
+	admit := func() {
+		p, err := b.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release()
+	}
+	if n := testing.AllocsPerRun(1000, admit); n != 0 {
+		t.Errorf("through the lane: %v allocs per call, want 0", n)
+	}
+	locked := func() {
+		b.lock() // closes the lane: the call takes the locked path
+		b.unlock()
+		if laneOpen(b) {
+			t.Fatal("the lane is open after lock")
+		}
+		admit()
+	}
+	if n := testing.AllocsPerRun(1000, locked); n != 0 {
+		t.Errorf("through the locked path: %v allocs per call, want 0", n)
+	}
+}
