@@ -39,7 +39,11 @@ type pacer interface {
 type memPacer struct{ b *Budget }
 
 func (p memPacer) turn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (int64, error) {
-	return p.b.takeTurn(ctx, now, deadline, r, key)
+	sent, w, err := p.b.takeTurn(now, deadline, r, key)
+	if w != nil {
+		return p.b.wait(ctx, w)
+	}
+	return sent, err
 }
 
 func (p memPacer) check(_ context.Context, now, deadline int64) error {

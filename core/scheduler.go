@@ -56,14 +56,14 @@ import (
 // released), and invariants 1 and 2 hold again.
 
 // takeTurn reserves the call's turn — with r's cost in the extra
-// dimensions, for a budget that has them — and waits for it. It returns the
-// time the turn was given. It is the only way a call gets a turn from the
-// in-memory state.
-func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (int64, error) {
+// dimensions, for a budget that has them. It returns the time the turn was
+// given, or the queued waiter w that the caller waits on (wait). It is the
+// only way a call gets a turn from the in-memory state. (The caller waits,
+// not takeTurn: a waiting goroutine's stack stays shallow.)
+func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent int64, w *waiter, err error) {
 	if r == nil && b.dims != nil {
 		r = b.dims.newReservation(nil) // a request with no extra cost
 	}
-	var w *waiter
 	if now < b.lastAt.Load() { // (a hint: its turn comes after the last queued, not yet come: it waits)
 		w = &waiter{wake: make(chan struct{}, 1)} // made before mu is taken, not under it
 	}
@@ -72,24 +72,24 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 	if r != nil && b.dims.backfill && b.queue.head != nil && b.backfillLocked(now, r) {
 		b.grantDimsLocked(r)
 		b.unlock()
-		return now, nil
+		return now, nil, nil
 	}
 	if r == nil {
 		if b.claimPlaceLocked(now, key) { // a refused call back when its wait ended (place.go)
 			b.unlock()
-			return now, nil
+			return now, nil, nil
 		}
-		if w := b.adoptPlaceLocked(now, deadline, false, key); w != nil { // back at once, first in line
-			w.throttled = b.g.interval > int64(b.rate.Interval())
+		if p := b.adoptPlaceLocked(now, deadline, false, key); p != nil { // back at once, first in line
+			p.throttled = b.g.interval > int64(b.rate.Interval())
 			b.unlock()
-			return b.wait(ctx, w)
+			return 0, p, nil
 		}
 	}
 	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
 	if !ok {
 		err := b.lateErrorLocked(t.sendAt, now)
 		b.unlock()
-		return 0, err
+		return 0, nil, err
 	}
 	if t.sendAt <= now {
 		if b.queue.n > 0 {
@@ -102,7 +102,7 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 			b.openLaneLocked(now) // nobody waits, perhaps: the next calls need no lock
 		}
 		b.unlock()
-		return now, nil
+		return now, nil, nil
 	}
 	if w == nil {
 		w = &waiter{wake: make(chan struct{}, 1)}
@@ -114,7 +114,7 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 	w.throttled = b.g.interval > int64(b.rate.Interval())
 	b.queue.push(w)
 	b.unlock() // (arms the queue's timer: wake.go)
-	return b.wait(ctx, w)
+	return 0, w, nil
 }
 
 // lastSendAtLocked is the send time of the caller queued last, or the
