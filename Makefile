@@ -49,7 +49,7 @@ fuzz-smoke: ## every fuzz target for SMOKETIME (default 3s each), as CI runs the
 release-check: ## pack the library modules at RELEASE_VERSION into a file:// proxy, go get and build them outside the workspace
 	cd release && $(GO) run . check -version $(RELEASE_VERSION) $(LIBRARY)
 
-bench: ## side-by-side benchmarks (5 rounds, 2-4 min) and the feedback matrix (about 20 min): bench/results/ and the README tables
+bench: ## side-by-side benchmarks (5 rounds, 3-5 min) and the feedback matrix (about 20 min): bench/results/ and the README tables
 	cd bench && $(GO) run ./cmd/report -readme ../README.md
 	cd bench && $(GO) run ./cmd/matrix -readme ../README.md
 

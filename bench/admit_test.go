@@ -128,13 +128,20 @@ func BenchmarkAdmit(b *testing.B) {
 
 // BenchmarkAdmitParallel is the admit path from GOMAXPROCS goroutines at
 // once, all on one limiter.
-func BenchmarkAdmitParallel(b *testing.B) {
+func BenchmarkAdmitParallel(b *testing.B) { admitParallel(b, 1) }
+
+// BenchmarkAdmitParallel4x is BenchmarkAdmitParallel from 4×GOMAXPROCS
+// goroutines: more callers than CPUs, as a busy service has.
+func BenchmarkAdmitParallel4x(b *testing.B) { admitParallel(b, 4) }
+
+func admitParallel(b *testing.B, perCPU int) {
 	for _, a := range admitters {
 		b.Run(a.name, func(b *testing.B) {
 			admit := a.new()
 			ctx := context.Background()
 			b.ReportAllocs()
 			var denied atomic.Int64
+			b.SetParallelism(perCPU)
 			b.RunParallel(func(pb *testing.PB) {
 				n := int64(0)
 				for pb.Next() {

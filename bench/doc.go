@@ -9,6 +9,14 @@
 //     limiters (TryAcquirePermit, AcquirePermit). Every limiter is set to an
 //     effectively unlimited rate so that none ever sleeps: the figures are
 //     the bookkeeping cost alone, clock reads included.
+//     BenchmarkAdmitParallel4x is BenchmarkAdmitParallel from 4×GOMAXPROCS
+//     goroutines.
+//   - BenchmarkWaiters: 100,000 callers parked on one limiter, headgate
+//     beside x/time/rate: the heap they hold, the cost of cancelling them,
+//     and how long 100,000 callers at 10⁶/s take to drain.
+//   - BenchmarkRedis: a budget in Redis (redisstore) on a redis-server the
+//     benchmark starts on loopback, beside go-redis/redis_rate:
+//     admissions per second, serially and from 8 goroutines.
 //   - BenchmarkParseFeedback: core.ParseFeedback on the responses a client
 //     sees most.
 //   - BenchmarkTransport: a request through each client (net/http, resty,

@@ -12,9 +12,10 @@ require (
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/headgate-go/headgate/core v0.1.0
 	github.com/headgate-go/headgate/gokit v0.1.0
+	github.com/headgate-go/headgate/redisstore v0.1.0
 	github.com/headgate-go/headgate/resty v0.1.0
 	github.com/headgate-go/headgate/retryablehttp v0.1.0
-	github.com/redis/go-redis/v9 v9.0.2
+	github.com/redis/go-redis/v9 v9.23.0
 	go.uber.org/ratelimit v0.3.1
 	golang.org/x/time v0.16.0
 )
@@ -23,14 +24,13 @@ require (
 	github.com/andybalholm/brotli v1.1.0 // indirect
 	github.com/benbjohnson/clock v1.3.0 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
-	github.com/cespare/xxhash/v2 v2.2.0 // indirect
-	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-kit/log v0.2.0 // indirect
 	github.com/go-logfmt/logfmt v0.5.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/klauspost/compress v1.17.9 // indirect
-	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/mattn/go-runewidth v0.0.16 // indirect
@@ -40,9 +40,10 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasthttp v1.51.0 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
-	github.com/zeebo/xxh3 v1.0.2 // indirect
+	github.com/zeebo/xxh3 v1.1.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.43.0 // indirect
-	golang.org/x/sys v0.35.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240814211410-ddb44dafa142 // indirect
 )
 
@@ -51,6 +52,7 @@ require (
 replace (
 	github.com/headgate-go/headgate/core => ../core
 	github.com/headgate-go/headgate/gokit => ../gokit
+	github.com/headgate-go/headgate/redisstore => ../redisstore
 	github.com/headgate-go/headgate/resty => ../resty
 	github.com/headgate-go/headgate/retryablehttp => ../retryablehttp
 )

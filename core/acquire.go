@@ -59,14 +59,32 @@ func (b *Budget) acquireKeyed(ctx context.Context, key uint64) (Permit, error) {
 	if b.pacer == nil {
 		return Permit{b: b}, nil
 	}
-	if b.maxInFlight == 0 { // the fast path: no slot to guard
-		sent, err := b.pacer.turn(ctx, b.now(), b.deadline(ctx), nil, key)
-		if err != nil {
+	if b.maxInFlight > 0 {
+		return b.acquire(ctx, nil, key)
+	}
+	// No slot to guard: the fast lane (fast.go), else the turn.
+	now, deadline := b.now(), b.deadline(ctx)
+	sent, err := now, error(nil)
+	if !b.admitFast(now, deadline) {
+		if sent, err = b.turn(ctx, now, deadline, key); err != nil {
 			return Permit{}, withDeadline(ctx, err)
 		}
-		return Permit{b: b, sent: sent, key: key}, nil
 	}
-	return b.acquire(ctx, nil, key)
+	return Permit{b: b, sent: sent, key: key}, nil
+}
+
+// turn is the pacer's turn for a call with no extra cost; an in-memory
+// budget's is taken here, without the interface call, and waited for one
+// frame up from takeTurn (a waiting goroutine's stack stays small).
+func (b *Budget) turn(ctx context.Context, now, deadline int64, key uint64) (int64, error) {
+	if _, mem := b.pacer.(memPacer); !mem {
+		return b.pacer.turn(ctx, now, deadline, nil, key)
+	}
+	sent, w, err := b.takeTurn(now, deadline, nil, key)
+	if w != nil {
+		return b.wait(ctx, w)
+	}
+	return sent, err
 }
 
 // acquire is Acquire and AcquireCost once the context and the disabled
@@ -126,13 +144,16 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	now := b.now()
 	var slot slotRef
 	if b.maxInFlight > 0 {
-		b.mu.Lock()
+		b.lock()
 		if b.freeSlotsLocked() <= b.placesWithoutSlotLocked() || b.slots.head != nil { // (place.go: reserved)
-			b.mu.Unlock()
+			b.unlock()
 			return Permit{}, ErrNoSlot
 		}
 		slot = b.takeSlotLocked()
-		b.mu.Unlock()
+		b.unlock()
+	}
+	if slot.idx1 == 0 && b.admitFast(now, now+1) { // fast.go
+		return Permit{b: b, sent: now}, nil
 	}
 	sent, err := b.pacer.turn(ctx, now, now+1, nil, 0)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,9 +16,10 @@ import (
 // Permit.Observe so that one "slow down" slows every caller at once.
 //
 // One *Budget shared by several clients is one quota, spent from together.
-// A Budget is safe for concurrent use and runs no goroutine of its own. Most
-// callers never touch it directly: NewTransport does all of the above for
-// an http.Client.
+// A Budget is safe for concurrent use and runs no goroutine of its own:
+// while callers wait, one timer (time.AfterFunc) grants their turns as they
+// come, and it is idle when nobody waits. Most callers never touch it
+// directly: NewTransport does all of the above for an http.Client.
 //
 // The zero Budget is valid and never waits, like Disabled(): it admits every
 // call at once, caps nothing and ignores pauses. Build budgets that pace
@@ -33,7 +35,12 @@ type Budget struct {
 	epoch       time.Time // the zero of the budget's monotonic clock
 	dims        *dimSet   // extra dimensions (WithDimension), or nil
 
-	mu        sync.Mutex
+	lane atomic.Pointer[laneState] // the fast lane (fast.go); nil: none, for good
+
+	_      [64]byte // (what the admit path reads stays off the line mu's writes move)
+	mu     sync.Mutex
+	lastAt atomic.Int64 // lastSendAtLocked as of the last unlock: a hint read without mu (wake.go)
+
 	rate      Rate        // configured rate; guarded by mu
 	burst     int64       // configured burst; guarded by mu
 	burstSet  bool        // WithBurst was given; guarded by mu
@@ -47,6 +54,10 @@ type Budget struct {
 	learned   bool        // a learning budget has its rate from a report; guarded by mu
 	refill    refillWatch // a learning budget's measure of the server's refill (learning.go); guarded by mu
 	queue     waitQueue   // callers waiting for their turn; guarded by mu
+	ready     waitQueue   // callers granted or failed, to signal once mu is released (wake.go); guarded by mu
+	timer     *time.Timer // grants the queue's turns as they come (wake.go); guarded by mu
+	armed     bool        // timer is set to fire at armedAt; guarded by mu
+	armedAt   int64       // guarded by mu
 	inFlight  int         // open requests holding a slot; guarded by mu
 	slotGen   []uint32    // each slot used so far's generation, bumped when it is freed; guarded by mu
 	freeSlots []int32     // the slots used so far that nobody holds; guarded by mu
@@ -95,6 +106,9 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		return nil, err
 	}
 	b.g = newGCRA(int64(rate.Interval()), b.burst)
+	if c.store == nil && len(c.dims) == 0 && c.maxInFlight == 0 {
+		b.lane.Store(newLane(b.g.interval, b.g.burst)) // closed until the first call opens it
+	}
 	if len(c.dims) > 0 {
 		b.dims = newDimSet(c.dims, c.backfill)
 		b.ctl.dimShapes = make([]shape, len(c.dims))
@@ -182,8 +196,8 @@ func (b *Budget) emit(e Event) {
 // InFlight returns the number of open requests holding a concurrency slot
 // (always 0 without WithMaxInFlight).
 func (b *Budget) InFlight() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	return b.inFlight
 }
 
@@ -197,8 +211,8 @@ func (b *Budget) PauseRemaining() time.Duration {
 
 // Rate returns the configured rate.
 func (b *Budget) Rate() Rate {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	return b.rate
 }
 
@@ -208,8 +222,8 @@ func (b *Budget) Rate() Rate {
 // PerSecond(10) halved reads "10/2s".
 func (b *Budget) EffectiveRate() Rate {
 	now := b.now()
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	return b.effectiveRateLocked(now)
 }
 
@@ -240,9 +254,9 @@ func (b *Budget) SetRate(r Rate) error {
 		return nil
 	}
 	now := b.now()
-	b.mu.Lock()
+	b.lock()
 	if err := b.checkSpanLocked(r, "SetRate"); err != nil {
-		b.mu.Unlock()
+		b.unlock()
 		return err
 	}
 	old := b.effectiveRateLocked(now)
@@ -252,7 +266,7 @@ func (b *Budget) SetRate(r Rate) error {
 	}
 	b.retimeLocked(now)
 	cur := b.effectiveRateLocked(now)
-	b.mu.Unlock()
+	b.unlock()
 	b.emit(Event{Reason: RateChanged, OldRate: old.PerSecondFloat(), NewRate: cur.PerSecondFloat()})
 	return nil
 }
@@ -268,8 +282,8 @@ const maxSpan = 1 << 61
 // checkSpan rejects a rate whose burst, at the slowest pace adaptive
 // throttling may reach, spans more than maxSpan. field names the culprit.
 func (b *Budget) checkSpan(r Rate, field string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	return b.checkSpanLocked(r, field)
 }
 

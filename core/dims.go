@@ -371,7 +371,7 @@ func (p *Permit) settle(actual []int64) {
 		return
 	}
 	now := b.now()
-	b.mu.Lock()
+	b.lock()
 	b.settleLocked(p.res, actual, now)
-	b.mu.Unlock()
+	b.unlock()
 }

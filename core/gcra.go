@@ -15,7 +15,10 @@ import "math"
 // Only the methods in this file write tat: reserveN is the one way to
 // reserve, charge adds an overspend settled later, cancel, rewind and
 // giveBack take spending back, and setPace and floorAfterPause move it to a
-// new pace or past a pause.
+// new pace or past a pause. The budget's fast lane (fast.go) takes the
+// same step as reserveN (earliestOf, spend) on its own copy of tat, by
+// compare-and-swap, while the lane is open; under the budget's mu the lane
+// is closed and g.tat is the truth.
 type gcra struct {
 	tat      int64 // theoretical arrival time of the next request
 	interval int64 // emission interval T, > 0
@@ -41,8 +44,15 @@ func newGCRA(interval, burst int64) gcra { return gcra{tat: idle, interval: inte
 // tau is how far ahead of tat a request may go: (burst-1) × interval.
 func (g *gcra) tau() int64 { return (g.burst - 1) * g.interval }
 
+// earliestOf is the first instant at which a state at tat, interval and
+// burst holds n units (n <= burst).
+func earliestOf(tat, n, burst, interval int64) int64 { return tat - (burst-n)*interval }
+
+// spend is the GCRA step: tat after n units sent at s (s >= earliestOf).
+func spend(tat, s, n, interval int64) int64 { return max(tat, s) + n*interval }
+
 // earliest is the first instant at which g holds n units (n <= burst).
-func (g *gcra) earliest(n int64) int64 { return g.tat - (g.burst-n)*g.interval }
+func (g *gcra) earliest(n int64) int64 { return earliestOf(g.tat, n, g.burst, g.interval) }
 
 // reserveN spends n units sent at s (s >= earliest(n)) and returns tat
 // before and after: what cancel needs to give them back. n = 0 spends
@@ -50,7 +60,7 @@ func (g *gcra) earliest(n int64) int64 { return g.tat - (g.burst-n)*g.interval }
 func (g *gcra) reserveN(s, n int64) (before, after int64) {
 	before = g.tat
 	if n > 0 {
-		g.tat = max(g.tat, s) + n*g.interval
+		g.tat = spend(g.tat, s, n, g.interval)
 	}
 	return before, g.tat
 }

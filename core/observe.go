@@ -69,7 +69,7 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 	}
 	var evs [2]Event
 	n := 0
-	b.mu.Lock()
+	b.lock()
 	oldFactor := b.ctl.factor()
 	changed := false
 	if b.learning && b.ctl.pol.fresher(observation{f: f, sent: sent}) && b.learnLocked(status, f, sent) {
@@ -111,7 +111,8 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 		evs[n] = Event{Reason: RateChanged, Status: status, OldRate: r * oldFactor, NewRate: r * f}
 		n++
 	}
-	b.mu.Unlock()
+	b.openLaneLocked(now) // (fast.go)
+	b.unlock()
 	for _, e := range evs[:n] {
 		b.emit(e)
 	}

@@ -39,17 +39,22 @@ type pacer interface {
 type memPacer struct{ b *Budget }
 
 func (p memPacer) turn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (int64, error) {
-	return p.b.takeTurn(ctx, now, deadline, r, key)
+	sent, w, err := p.b.takeTurn(now, deadline, r, key)
+	if w != nil {
+		return p.b.wait(ctx, w)
+	}
+	return sent, err
 }
 
 func (p memPacer) check(_ context.Context, now, deadline int64) error {
 	b := p.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.syncPaceLocked(now)
 	if s := b.planLocked(now, b.lastSendAtLocked(), nil); s >= deadline { // plans, takes nothing
 		return b.lateErrorLocked(s, now)
 	}
+	b.openLaneLocked(now) // (fast.go)
 	return nil
 }
 
@@ -66,7 +71,7 @@ func (p memPacer) stamp(sent time.Time) int64 {
 
 func (p memPacer) pauseLeft() time.Duration {
 	now := p.b.now()
-	p.b.mu.Lock()
-	defer p.b.mu.Unlock()
+	p.b.lock()
+	defer p.b.unlock()
 	return time.Duration(max(0, p.b.gateLocked()-now))
 }

@@ -161,9 +161,6 @@ func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
 // now, and lets the callers behind it go.
 func (b *Budget) takePlaceLocked(p *waiter, now int64) {
 	b.queue.remove(p)
-	for w := b.queue.head; w != nil && w.turn.sendAt <= p.expire; w = w.next {
-		w.signal() // they slept until the place was given up
-	}
 	b.sentLocked(now)
 	b.dispatchLocked(now)
 }
@@ -206,21 +203,21 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64
 // adopted when the call is back at once (it then waits in it). ok is false
 // when no place is for it.
 func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64, key uint64) (p Permit, ok bool, err error) {
-	b.mu.Lock()
+	b.lock()
 	if ref, ok := b.claimPlaceSlotLocked(now, key); ok {
-		b.mu.Unlock()
+		b.unlock()
 		return Permit{b: b, sent: now, slot: ref, key: key}, true, nil
 	}
 	w := b.adoptPlaceLocked(now, deadline, true, key)
 	if w == nil {
-		b.mu.Unlock()
+		b.unlock()
 		return Permit{}, false, nil
 	}
 	ref := w.slot
 	w.slot = slotRef{}
-	throttled := b.g.interval > int64(b.rate.Interval())
-	b.mu.Unlock()
-	sent, err := b.wait(ctx, w, throttled)
+	w.throttled = b.g.interval > int64(b.rate.Interval())
+	b.unlock()
+	sent, err := b.wait(ctx, w)
 	if err != nil {
 		b.releaseSlot(ref)
 		return Permit{}, true, err

@@ -1,21 +1,24 @@
 package core
 
 // waiter is a call queued for its turn, or for a concurrency slot (then
-// only deadline, wake, state, err and slot are used). Its fields are guarded by the budget's mu.
+// only deadline, wake, state, err and slot are used). Its fields are
+// guarded by the budget's mu; once it is granted or failed they are final,
+// and its own goroutine reads them after the signal (scheduler.go, wait).
 type waiter struct {
-	turn     turn
-	deadline int64
-	arrived  int64
-	pauseEnd int64 // the pause that decided its turn, 0 for none
-	wake     chan struct{}
-	state    waiterState
-	err      error        // when state is failed
-	granted  int64        // when state is granted
-	slot     slotRef      // the slot handed over (a slot waiter)
-	res      *reservation // its extra dimensions' reservation, or nil
-	place    bool         // a kept place: no caller yet (place.go)
-	expire   int64        // a kept place: when it is given up if nobody takes it
-	key      uint64       // a kept place, adopted or not: the key of the request it is kept for (place.go)
+	turn      turn
+	deadline  int64
+	arrived   int64
+	pauseEnd  int64 // the pause that decided its turn, 0 for none
+	wake      chan struct{}
+	err       error        // when state is failed
+	granted   int64        // when state is granted
+	slot      slotRef      // the slot handed over (a slot waiter)
+	res       *reservation // its extra dimensions' reservation, or nil
+	expire    int64        // a kept place: when it is given up if nobody takes it
+	key       uint64       // a kept place, adopted or not: the key of the request it is kept for (place.go)
+	state     waiterState
+	throttled bool // its wait was slowed by adaptive throttling (a Throttled event)
+	place     bool // a kept place: no caller yet (place.go)
 	link[waiter]
 }
 

@@ -26,12 +26,24 @@ import (
 //  2. Send times are non-decreasing along the queue (arrival order).
 //  3. A waiter is queued, granted or failed. Only the budget moves it,
 //     under mu: queued → granted by dispatchLocked (called by whoever holds
-//     mu and sees its turn come: the waiter's own goroutine, a new call,
-//     a re-timing); queued → failed by retimeLocked when its new turn falls
-//     at or after its deadline. Whoever moves it out of queued removes it
-//     from the queue and signals it. Only its own goroutine takes it out
-//     while still queued: when its context ends (it then gives its
-//     reservation back where nobody reserved after it).
+//     mu and sees its turn come: the queue's timer, a new call, a
+//     re-timing, a cancelled waiter whose turn had come); queued → failed
+//     by retimeLocked when its new turn falls at or after its deadline.
+//     Whoever moves it out of queued removes it from the queue and puts it
+//     on b.ready, whose waiters unlock signals once mu is released (a long
+//     batch of grants never holds mu while it wakes them); its fields are
+//     final from then on. Only its own goroutine takes it out while still
+//     queued: when its context ends (it then gives its reservation back
+//     where nobody reserved after it).
+//  4. Nobody sleeps until a given waiter's turn but the queue's timer
+//     (wake.go), which every unlock sets for the queue as it is.
+//
+// The fast lane (fast.go) admits calls without mu, by compare-and-swap on
+// its own copy of tat, only while it is open; it is open only while the
+// queue is empty (and nothing is paused, held or probing), and every
+// holder of mu closes it first (lock). So under mu the invariants above
+// never see it: to the scheduler, a call through the lane is one granted
+// before the lock was taken.
 //
 // retimeLocked re-reserves the whole queue: it requires invariant 1 and
 // that each waiter's turn is the one it last reserved; it rewinds the state
@@ -40,40 +52,44 @@ import (
 // holds), and reserves each waiter again in order. It guarantees that
 // every waiter whose turn came is granted, every waiter whose new turn
 // passes its deadline is failed and its reservation not made again, the
-// rest hold their new turns (signalled when they moved), and invariants 1
-// and 2 hold again.
+// rest hold their new turns (the queue's timer is set for them when mu is
+// released), and invariants 1 and 2 hold again.
 
 // takeTurn reserves the call's turn — with r's cost in the extra
-// dimensions, for a budget that has them — and waits for it. It returns the
-// time the turn was given. It is the only way a call gets a turn from the
-// in-memory state.
-func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (int64, error) {
+// dimensions, for a budget that has them. It returns the time the turn was
+// given, or the queued waiter w that the caller waits on (wait). It is the
+// only way a call gets a turn from the in-memory state. (The caller waits,
+// not takeTurn: a waiting goroutine's stack stays shallow.)
+func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent int64, w *waiter, err error) {
 	if r == nil && b.dims != nil {
 		r = b.dims.newReservation(nil) // a request with no extra cost
 	}
-	b.mu.Lock()
+	if now < b.lastAt.Load() { // (a hint: its turn comes after the last queued, not yet come: it waits)
+		w = &waiter{wake: make(chan struct{}, 1)} // made before mu is taken, not under it
+	}
+	b.lock()
 	b.syncPaceLocked(now)
 	if r != nil && b.dims.backfill && b.queue.head != nil && b.backfillLocked(now, r) {
 		b.grantDimsLocked(r)
-		b.mu.Unlock()
-		return now, nil
+		b.unlock()
+		return now, nil, nil
 	}
 	if r == nil {
 		if b.claimPlaceLocked(now, key) { // a refused call back when its wait ended (place.go)
-			b.mu.Unlock()
-			return now, nil
+			b.unlock()
+			return now, nil, nil
 		}
-		if w := b.adoptPlaceLocked(now, deadline, false, key); w != nil { // back at once, first in line
-			throttled := b.g.interval > int64(b.rate.Interval())
-			b.mu.Unlock()
-			return b.wait(ctx, w, throttled)
+		if p := b.adoptPlaceLocked(now, deadline, false, key); p != nil { // back at once, first in line
+			p.throttled = b.g.interval > int64(b.rate.Interval())
+			b.unlock()
+			return 0, p, nil
 		}
 	}
 	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
 	if !ok {
 		err := b.lateErrorLocked(t.sendAt, now)
-		b.mu.Unlock()
-		return 0, err
+		b.unlock()
+		return 0, nil, err
 	}
 	if t.sendAt <= now {
 		if b.queue.n > 0 {
@@ -82,18 +98,23 @@ func (b *Budget) takeTurn(ctx context.Context, now, deadline int64, r *reservati
 		if r != nil {
 			b.grantDimsLocked(r)
 		}
-		b.sentLocked(now)
-		b.mu.Unlock()
-		return now, nil
+		if !b.sentLocked(now) {
+			b.openLaneLocked(now) // nobody waits, perhaps: the next calls need no lock
+		}
+		b.unlock()
+		return now, nil, nil
 	}
-	w := &waiter{turn: t, deadline: deadline, arrived: now, wake: make(chan struct{}, 1), res: r}
+	if w == nil {
+		w = &waiter{wake: make(chan struct{}, 1)}
+	}
+	w.turn, w.deadline, w.arrived, w.res = t, deadline, now, r
 	if g := b.gateLocked(); g > now { // the pause holds it back, whatever follows
 		w.pauseEnd = g
 	}
-	throttled := b.g.interval > int64(b.rate.Interval())
+	w.throttled = b.g.interval > int64(b.rate.Interval())
 	b.queue.push(w)
-	b.mu.Unlock()
-	return b.wait(ctx, w, throttled)
+	b.unlock() // (arms the queue's timer: wake.go)
+	return 0, w, nil
 }
 
 // lastSendAtLocked is the send time of the caller queued last, or the
@@ -138,77 +159,52 @@ func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation) (t tu
 	return t, true
 }
 
-// wait blocks until w is granted, fails, or its context ends.
-func (b *Budget) wait(ctx context.Context, w *waiter, throttled bool) (int64, error) {
-	b.mu.Lock()
-	d := b.wakeLocked(w, w.arrived)
-	b.mu.Unlock()
-	timer := time.NewTimer(time.Duration(d))
-	defer timer.Stop()
-	for {
-		select {
-		case <-timer.C:
-		case <-w.wake:
-		case <-ctx.Done():
-		}
-		b.mu.Lock()
-		now := b.now()
-		// w is checked twice: another goroutine may have granted or failed
-		// it while it slept (then there is nothing to re-time for it), and
-		// syncPaceLocked may itself re-time the queue, which can grant or
-		// fail w.
+// wait blocks until w is granted, fails, or its context ends. It sleeps on
+// w.wake alone: the queue's timer (wake.go) grants the turns as they come,
+// and whoever moves w out of queued signals it once, after setting its
+// state, so w's fields are read here without mu once the signal came.
+func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
+	done := ctx.Done()
+	if done == nil {
+		<-w.wake // (a context that never ends: no select to pay for)
+		return b.granted(w)
+	}
+	select {
+	case <-w.wake:
+	case <-done:
+		b.lock()
 		if w.state == queued {
-			b.syncPaceLocked(now) // a quota report may have run out: re-time
-		}
-		if w.state == queued {
-			switch {
-			case w.turn.sendAt <= now, b.queue.head.place: // (a kept place ahead may be given up)
+			now := b.now()
+			// w is checked again: syncPaceLocked may re-time the queue,
+			// which can grant or fail w, and a turn that has come is
+			// taken rather than given back.
+			b.syncPaceLocked(now)
+			if w.state == queued && w.turn.sendAt <= now {
 				b.dispatchLocked(now)
-			case ctx.Err() != nil:
+			}
+			if w.state == queued {
 				b.queue.remove(w)
 				b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
 				if w.res != nil {
 					b.cancelDimsLocked(w.res)
 				}
-				b.mu.Unlock()
+				b.unlock()
 				return 0, ctx.Err()
 			}
 		}
-		switch w.state {
-		case granted:
-			pauseEnd, at := w.pauseEnd, w.granted
-			throttled = throttled || b.g.interval > int64(b.rate.Interval())
-			b.mu.Unlock()
-			b.reportWait(w.arrived, pauseEnd, at, throttled)
-			return at, nil
-		case failed:
-			b.mu.Unlock()
-			return 0, w.err
-		}
-		d := b.wakeLocked(w, now)
-		b.mu.Unlock()
-		timer.Reset(time.Duration(d))
+		b.unlock()
+		<-w.wake // moved out of queued meanwhile: its signal is there
 	}
+	return b.granted(w)
 }
 
-// wakeLocked is how long w sleeps from now: until its turn, or until the
-// server's quota report that slowed the pace runs out, when the waiting
-// calls are re-timed to the faster pace.
-func (b *Budget) wakeLocked(w *waiter, now int64) int64 {
-	at := w.turn.sendAt
-	if u := b.ctl.reportEnds(); u > now && u < at && w == b.queue.head { // the head re-times them all
-		at = u
+// granted is what wait returns for w, signalled granted or failed.
+func (b *Budget) granted(w *waiter) (int64, error) {
+	if w.state == failed {
+		return 0, w.err
 	}
-	if h := b.queue.head; h != nil && h.place && h != w {
-		// Behind a kept place: not before it is taken or given up; the
-		// caller next to it wakes when it is given up, to re-time the rest.
-		if w == h.next {
-			at = h.expire
-		} else {
-			at = max(at, h.expire)
-		}
-	}
-	return at - now
+	b.reportWait(w.arrived, w.pauseEnd, w.granted, w.throttled)
+	return w.granted, nil
 }
 
 // reportWait emits the events of one wait: the part spent in a server
@@ -244,13 +240,11 @@ func (b *Budget) dispatchLocked(now int64) {
 		}
 		b.queue.remove(w)
 		w.state, w.granted = granted, now
+		w.throttled = w.throttled || b.g.interval > int64(b.rate.Interval())
 		if w.res != nil {
 			b.grantDimsLocked(w.res)
 		}
-		w.signal()
-		if h := b.queue.head; h != nil && b.ctl.reportEnds() > now {
-			h.signal() // the new head watches for the quota report's end
-		}
+		b.ready.push(w) // signalled once mu is released (unlock)
 		if b.sentLocked(now) {
 			return // a probe went: the others are held until its answer
 		}
@@ -329,7 +323,7 @@ func (b *Budget) retimeQueueLocked(now int64) {
 			}
 			b.queue.remove(w)
 			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
-			w.signal()
+			b.ready.push(w)
 		case t != w.turn:
 			w.turn = t
 			if w.place {
@@ -337,7 +331,6 @@ func (b *Budget) retimeQueueLocked(now int64) {
 			} else if gate > now { // the pause holds it back, whatever follows
 				w.pauseEnd = gate
 			}
-			w.signal()
 		}
 		if ok {
 			after = t.sendAt

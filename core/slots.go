@@ -18,17 +18,17 @@ type slotRef struct {
 // and the slot. A caller waiting for a slot fails at once, like one waiting
 // for its turn, when a server pause outlasts its deadline.
 func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
-	b.mu.Lock()
+	b.lock()
 	// The free slots the kept places need are reserved for their calls'
 	// retries, which come before this caller (place.go).
 	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil {
 		ref := b.takeSlotLocked()
-		b.mu.Unlock()
+		b.unlock()
 		return now, ref, nil
 	}
 	if b.gateLocked() > now && b.gateLocked() >= deadline {
 		err := b.lateErrorLocked(b.gateLocked(), now)
-		b.mu.Unlock()
+		b.unlock()
 		return 0, slotRef{}, err
 	}
 	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline}
@@ -43,34 +43,34 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 			defer timer.Stop()
 			expired = timer.C
 		}
-		b.mu.Unlock()
+		b.unlock()
 		select {
 		case <-sw.wake:
 		case <-ctx.Done():
 		case <-expired:
-			b.mu.Lock()
+			b.lock()
 			if sw.state == queued {
 				b.dispatchLocked(b.now())
 				continue
 			}
-			b.mu.Unlock()
+			b.unlock()
 		}
 		break
 	}
-	b.mu.Lock()
+	b.lock()
 	switch {
 	case sw.state == failed:
-		b.mu.Unlock()
+		b.unlock()
 		return 0, slotRef{}, sw.err
 	case sw.state == granted && ctx.Err() == nil:
-		b.mu.Unlock()
+		b.unlock()
 		return b.now(), sw.slot, nil
 	case sw.state == granted: // handed over as we gave up: pass it on
-		b.mu.Unlock()
+		b.unlock()
 		b.releaseSlot(sw.slot)
 	default:
 		b.slots.remove(sw)
-		b.mu.Unlock()
+		b.unlock()
 	}
 	return 0, slotRef{}, ctx.Err()
 }
@@ -111,8 +111,8 @@ func (b *Budget) takeSlotLocked() slotRef {
 // releaseSlot frees a slot, handing it to the first caller waiting for one.
 // A slot already freed (an older generation) is left alone.
 func (b *Budget) releaseSlot(ref slotRef) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	b.freeSlotLocked(ref)
 }
 

@@ -55,10 +55,10 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 	if err != nil {
 		return 0, false, err
 	}
-	b.mu.Lock()
+	b.lock()
 	b.ctl.pol.factor = t.Factor // mirror the store's shared factor
 	pauseSeen := b.pause.until
-	b.mu.Unlock()
+	b.unlock()
 	reason := Paced
 	if t.Factor < 1 {
 		reason = Throttled
@@ -84,9 +84,9 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		p.s.Refund(context.WithoutCancel(ctx), t)
 		return 0, false, ctx.Err()
 	}
-	b.mu.Lock()
+	b.lock()
 	pausedSince := b.pause.until > pauseSeen && b.pause.until > b.now()
-	b.mu.Unlock()
+	b.unlock()
 	if pausedSince {
 		p.s.Refund(context.WithoutCancel(ctx), t)
 		return 0, true, nil
@@ -120,10 +120,10 @@ func (p *storePacer) keep(r *reservation, t Turn) {
 // giving the estimate back), once.
 func (p *storePacer) settle(r *reservation, actual []int64) {
 	b := p.b
-	b.mu.Lock()
+	b.lock()
 	done := r.settled || !r.granted
 	r.settled = true
-	b.mu.Unlock()
+	b.unlock()
 	if done {
 		return
 	}
@@ -135,8 +135,8 @@ func (p *storePacer) settle(r *reservation, actual []int64) {
 
 func (p *storePacer) pace() Pace {
 	b := p.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.pol.cfg, Dims: p.dims}
 }
 
@@ -160,9 +160,9 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	if err == nil && st.Pause > 0 {
 		// Calls of this budget already waiting for a turn the store gave
 		// before the pause take a turn again behind it.
-		b.mu.Lock()
+		b.lock()
 		b.pause.extend(b.now()+int64(st.Pause), st.PauseStatus)
-		b.mu.Unlock()
+		b.unlock()
 	}
 	if f.Pause > 0 {
 		b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
@@ -170,10 +170,10 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	if err != nil {
 		return
 	}
-	b.mu.Lock()
+	b.lock()
 	old := b.ctl.pol.factor
 	b.ctl.pol.factor = st.Factor
-	b.mu.Unlock()
+	b.unlock()
 	if st.Factor < old || (st.Factor == 1 && old < 1) {
 		rate := r.Pace.Interval.Seconds()
 		b.emit(Event{Reason: RateChanged, Status: status, OldRate: old / rate, NewRate: st.Factor / rate})

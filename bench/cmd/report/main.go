@@ -33,10 +33,11 @@ import (
 )
 
 // The benchmarks, by what they are run with: the micro benchmarks for a
-// fixed time, the scenarios once per round (one op is a whole batch).
+// fixed time, the scenarios and the many-waiter runs once per round (one
+// op is a whole batch).
 const (
-	microBench    = `^Benchmark(Admit|AdmitParallel|ParseFeedback|Transport|TransportParallel)$`
-	scenarioBench = `^BenchmarkScenario$`
+	microBench    = `^Benchmark(Admit|AdmitParallel|AdmitParallel4x|ParseFeedback|Transport|TransportParallel|Redis)$`
+	scenarioBench = `^Benchmark(Scenario|Waiters)$`
 )
 
 func main() {

@@ -175,27 +175,84 @@ func render(r *results) string {
 	p("#### Admit path: one call let through, no wait\n\n")
 	p("Every limiter is set to an effectively unlimited rate (10⁹ per second), so that none ever sleeps: the\n")
 	p("figures are the bookkeeping alone, reading the clock included. \"vs headgate\" is the row's time ÷ headgate's.\n\n")
-	p("| library | call | 1 goroutine | vs headgate | %s goroutines | vs headgate | allocs/op |\n", procs)
-	p("|---|---|--:|--:|--:|--:|--:|\n")
+	p4 := "4"
+	if n, err := strconv.Atoi(procs); err == nil {
+		p4 = strconv.Itoa(4 * n)
+	}
+	p("| library | call | 1 goroutine | vs headgate | %s goroutines | vs headgate | %s goroutines | vs headgate | allocs/op |\n", procs, p4)
+	p("|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	hs, _ := r.median("BenchmarkAdmit/headgate", "ns/op")
 	hp, _ := r.median("BenchmarkAdmitParallel/headgate", "ns/op")
+	h4, _ := r.median("BenchmarkAdmitParallel4x/headgate", "ns/op")
+	fastest := map[string]float64{} // benchmark → the fastest peer's time
 	for _, row := range admitRows {
 		s, ok1 := r.median("BenchmarkAdmit/"+row.key, "ns/op")
 		par, ok2 := r.median("BenchmarkAdmitParallel/"+row.key, "ns/op")
-		if !ok1 && !ok2 {
+		par4, ok3 := r.median("BenchmarkAdmitParallel4x/"+row.key, "ns/op")
+		if !ok1 && !ok2 && !ok3 {
 			continue
 		}
+		if !strings.HasPrefix(row.key, "headgate") {
+			for bench, v := range map[string]float64{"BenchmarkAdmitParallel": par, "BenchmarkAdmitParallel4x": par4} {
+				if f, seen := fastest[bench]; v > 0 && (!seen || v < f) {
+					fastest[bench] = v
+				}
+			}
+		}
 		allocs, _ := r.median("BenchmarkAdmit/"+row.key, "allocs/op")
-		p("| %s | %s | %s | %s | %s | %s | %s |\n", row.lib, row.call, cell(s, ok1, ns), ratio(s, hs, ok1), cell(par, ok2, ns), ratio(par, hp, ok2), num(allocs))
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.lib, row.call, cell(s, ok1, ns), ratio(s, hs, ok1), cell(par, ok2, ns), ratio(par, hp, ok2),
+			cell(par4, ok3, ns), ratio(par4, h4, ok3), num(allocs))
 	}
 	if w, ok := r.median("BenchmarkAdmit/xrate-wait", "ns/op"); ok && hs > 0 {
 		allocs, _ := r.median("BenchmarkAdmit/headgate", "allocs/op")
-		goal := "met"
-		if hs/w > 0.6 || allocs != 0 {
-			goal = "**not met**"
+		p("\nheadgate's admit path: %s, %s allocs/op, **%.2f× x/time/rate `Wait`** in the same run (goal: 0 allocs/op and at most 0.5×: %s).\n",
+			ns(hs), num(allocs), hs/w, goal(hs/w <= 0.5 && allocs == 0))
+	}
+	if f1, f4 := fastest["BenchmarkAdmitParallel"], fastest["BenchmarkAdmitParallel4x"]; hp > 0 && h4 > 0 && f1 > 0 && f4 > 0 {
+		p("Contended, it takes **%.2f×** the fastest peer's time at %s goroutines and **%.2f×** at %s (goal: at most 1× at both: %s).\n",
+			hp/f1, procs, h4/f4, p4, goal(hp <= f1 && h4 <= f4))
+	}
+
+	// Many waiters.
+	if _, ok := r.median("BenchmarkWaiters/park/headgate", "B/waiter"); ok {
+		p("\n#### Many waiters: 100,000 callers parked on one limiter\n\n")
+		p("*Heap* is what the parked callers hold (after a GC, their goroutines made once beforehand and not counted);\n")
+		p("*cancel* is the time from cancelling their shared context until the last has returned, per caller; *drain*\n")
+		p("is the time until the last of 100,000 callers arriving at once at 10⁶/s, burst 1, has its turn (the pace\n")
+		p("alone needs 100 ms; the goroutines' start is in it for both). Source: `bench/waiters_test.go`.\n\n")
+		p("| library | heap per waiter | cancel, per waiter | drain |\n|---|--:|--:|--:|\n")
+		for _, row := range []struct{ key, label string }{{"headgate", "**headgate** `Acquire`"}, {"xrate", "x/time/rate `Wait`"}} {
+			heap, _ := r.median("BenchmarkWaiters/park/"+row.key, "B/waiter")
+			cancel, _ := r.median("BenchmarkWaiters/park/"+row.key, "ns/cancel")
+			drain, _ := r.median("BenchmarkWaiters/drain/"+row.key, "ms/drain")
+			p("| %s | %.0f B | %s | %.0f ms |\n", row.label, heap, ns(cancel), drain)
 		}
-		p("\nheadgate's admit path: %s, %s allocs/op, **%.2f× x/time/rate `Wait`** in the same run (goal: 0 allocs/op and at most 0.6×: %s).\n",
-			ns(hs), num(allocs), hs/w, goal)
+		hh, _ := r.median("BenchmarkWaiters/park/headgate", "B/waiter")
+		hc, _ := r.median("BenchmarkWaiters/park/headgate", "ns/cancel")
+		xc, _ := r.median("BenchmarkWaiters/park/xrate", "ns/cancel")
+		hd, _ := r.median("BenchmarkWaiters/drain/headgate", "ms/drain")
+		xd, _ := r.median("BenchmarkWaiters/drain/xrate", "ms/drain")
+		if xc > 0 && xd > 0 {
+			p("\nheadgate: **%.0f B** per parked caller (goal: at most 512 B: %s), cancel **%.2f×** x/time/rate's (goal: at most 1.25×: %s),\n",
+				hh, goal(hh <= 512), hc/xc, goal(hc/xc <= 1.25))
+			p("drain **%.2f×** x/time/rate's (goal: at most 1.25×: %s).\n", hd/xd, goal(hd/xd <= 1.25))
+		}
+	}
+
+	// Redis.
+	if _, ok := r.median("BenchmarkRedis/serial/headgate", "admissions/s"); ok {
+		p("\n#### A fleet's budget in Redis: admissions per second on loopback\n\n")
+		p("A redis-server started by the benchmark on the same machine (the same CPUs as the clients); one round trip per\n")
+		p("admission for both: headgate's `redisstore` (a budget `WithStore`, `Acquire` + `Release`, one `EVALSHA`) and\n")
+		p("go-redis/redis_rate's `Allow`. Source: `bench/redis_test.go`.\n\n")
+		p("| library | serial | 8 goroutines |\n|---|--:|--:|\n")
+		for _, row := range []struct{ key, label string }{{"headgate", "**headgate** `redisstore`"}, {"redis_rate", "go-redis/redis_rate `Allow`"}} {
+			s, _ := r.median("BenchmarkRedis/serial/"+row.key, "admissions/s")
+			par, _ := r.median("BenchmarkRedis/8-goroutines/"+row.key, "admissions/s")
+			p("| %s | %s/s | %s/s |\n", row.label, thousands(s), thousands(par))
+		}
+		hs, _ := r.median("BenchmarkRedis/serial/headgate", "admissions/s")
+		p("\nheadgate's store: **%s admissions/s** serially (goal: at least 20,000/s: %s).\n", thousands(hs), goal(hs >= 20000))
 	}
 
 	// Transport overhead.
@@ -263,6 +320,23 @@ func render(r *results) string {
 		}
 	}
 	return b.String()
+}
+
+// goal words whether a goal was met.
+func goal(met bool) string {
+	if met {
+		return "met"
+	}
+	return "**not met**"
+}
+
+// thousands formats a count with a comma every three digits.
+func thousands(v float64) string {
+	s := strconv.FormatInt(int64(v+0.5), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func orUnknown(s string) string {

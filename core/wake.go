@@ -1,0 +1,94 @@
+package core
+
+import "time"
+
+// The queue's timer: one per budget, not one per waiter.
+//
+// A queued caller sleeps on its wake channel alone. The budget keeps one
+// timer (time.AfterFunc, made at the first wait) set to the instant the
+// queue next needs attention (wakeAtLocked): the head's turn, a kept
+// place's end, a quota report running out. When it fires, onTimer re-times
+// the queue if the pace changed and grants every turn that has come
+// (dispatchLocked), signalling each caller once. Every holder of mu lets
+// it go with unlock, which makes sure the timer fires by the time the
+// queue, as it left it, needs attention: no change to the queue can leave
+// it asleep.
+
+// unlock sets the queue's timer for the queue as it is and releases mu.
+// Every holder of the budget's mu releases it this way (lock, fast.go,
+// takes it).
+func (b *Budget) unlock() {
+	if b.queue.head != nil {
+		b.armLocked()
+	}
+	if at := b.lastSendAtLocked(); b.lastAt.Load() != at {
+		b.lastAt.Store(at) // (read without mu, as a hint: takeTurn)
+	}
+	w := b.ready.head
+	b.ready = waitQueue{}
+	b.mu.Unlock()
+	for w != nil {
+		next := w.next // (read before the signal: w is its goroutine's from then on)
+		w.signal()
+		w = next
+	}
+}
+
+// armLocked makes sure the queue's timer fires by wakeAtLocked. A timer
+// already set to fire sooner is left alone (it fires, finds nothing due
+// and is set again), and so is one whose queue emptied: a caller arriving
+// or leaving rarely touches the timer itself, which keeps a long queue's
+// drain from paying a timer operation per caller.
+func (b *Budget) armLocked() {
+	h := b.queue.head
+	if h == nil {
+		return // (an armed timer fires once for nothing)
+	}
+	if u := b.ctl.reportEnds(); b.armed && b.armedAt <= h.turn.sendAt && (!h.place || b.armedAt <= h.expire) && (u == 0 || b.armedAt <= u) {
+		return // set to fire no later than anything the queue waits for (no clock read)
+	}
+	now := b.now()
+	at := b.wakeAtLocked(now)
+	if at == never || b.armed && b.armedAt <= at {
+		return
+	}
+	b.armed, b.armedAt = true, at
+	d := time.Duration(max(0, at-now))
+	if b.timer == nil {
+		b.timer = time.AfterFunc(d, b.onTimer)
+		return
+	}
+	b.timer.Reset(d)
+}
+
+// wakeAtLocked is when the queue next needs attention after now: the
+// head's turn, or a kept place's end when the head is one (its retry takes
+// it on arrival; the callers behind it wait until it is given up), or
+// sooner the end of the quota report that slowed the pace, when the
+// queue is re-timed to the faster one. never: nothing to wait for.
+func (b *Budget) wakeAtLocked(now int64) int64 {
+	h := b.queue.head
+	at := h.turn.sendAt
+	if h.place {
+		at = h.expire
+		if h.turn.sendAt == never {
+			at = never // not yet timed: re-timed before the lock is released
+		}
+	}
+	if u := b.ctl.reportEnds(); u > now && u < at {
+		at = u
+	}
+	return at
+}
+
+// onTimer is the queue's timer firing: the pace brought to now (which
+// re-times the queue if it changed), then every turn that has come
+// granted, in order.
+func (b *Budget) onTimer() {
+	b.lock()
+	b.armed = false
+	now := b.now()
+	b.syncPaceLocked(now)
+	b.dispatchLocked(now)
+	b.unlock()
+}
