@@ -57,7 +57,8 @@ type control struct {
 	last          quotaReport // the freshest quota report, by its request's send time
 	prevRemaining int         // the Remaining of the report before it; -1 when unknown
 	probe         probe
-	win           windows // where a windowed server's windows turn
+	win           windows  // where a windowed server's windows turn
+	kept          keptPace // evidence that the server keeps up with a pace (control_kept.go)
 }
 
 // windows is what the controller knows of a windowed server's windows. A
@@ -185,6 +186,7 @@ func (c *control) observe(o observation) verdict {
 	if !refusal && o.status >= 500 {
 		return v // a failure says nothing about the quota
 	}
+	c.kept.observe(o, refusal, c.paced(o.interval))
 	fresh := c.fresher(o)
 	if fresh && f.Remaining >= 0 {
 		c.learn(o)
@@ -267,11 +269,12 @@ func (c *control) refused(o observation, v verdict) verdict {
 	if c.model == modelWindowed {
 		return c.windowWait(o, v)
 	}
-	if c.aboveStated(o.interval) {
+	near := c.kept.nearMiss(c.paced(o.interval)) // at a pace the server was seen to keep
+	if !near && c.aboveStated(o.interval) {
 		v = c.cut(o, v)
 	}
 	wait, at := int64(f.Pause), c.paced(o.interval)
-	if f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 {
+	if !near && f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 {
 		// A Retry-After alone, with no quota to tell a short wait from a
 		// pause: honoured as it is, and what goes at once when it ends is
 		// cut with the pace.
@@ -293,7 +296,7 @@ func (c *control) refused(o observation, v verdict) verdict {
 	}
 	v.probeAt, v.holdUntil = o.now+at, o.now+wait
 	c.probe = probe{armed: true, holdUntil: v.holdUntil}
-	if c.model == modelUnknown {
+	if c.model == modelUnknown && !near { // a near miss is no evidence of the model
 		c.probe.refillAt = o.now + c.refill(f, o.interval)
 	}
 	return v
@@ -424,6 +427,7 @@ func (c *control) cut(o observation, v verdict) verdict {
 	c.failed = failed
 	c.factor = max(c.cfg.MinRate, c.factor*c.cfg.Decrease)
 	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
+	c.kept.forget()
 	v.cut = true
 	return v
 }

@@ -302,3 +302,72 @@ func TestControlPauseResetIsNoWindow(t *testing.T) {
 		}},
 	})
 }
+
+// A GCRA server whose Limit is its burst (10 per 1 s stated, 100/s real)
+// seen admitting a run at the pace after it reported its quota spent: a
+// refusal at that pace is a near miss, not cut, but once — the evidence is
+// spent, and the next refusal without a new run is cut. A refusal at a
+// faster pace than the run's is cut too, as is one after a run too short
+// or one with part of the quota still held.
+func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
+	run := func(c *control, from time.Duration, remaining string) []ctlStep {
+		steps := []ctlStep{{at: from + ms, sent: from, status: 200, h: quota(remaining, "10", "1")}}
+		for i := 1; i <= 10+keptBeyondBurst; i++ {
+			sent := from + time.Duration(i)*c.pacedDur()
+			steps = append(steps, ctlStep{at: sent + ms, sent: sent, status: 200, h: quota(remaining, "10", "1")})
+		}
+		return steps
+	}
+	kept := func(c *control, from time.Duration) []ctlStep { return run(c, from, "0") }
+	refusal := func(at time.Duration, cut bool) ctlStep {
+		return ctlStep{at: at + ms, sent: at, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.cut != cut || v.probeAt == 0 {
+				t.Errorf("verdict %+v, want cut %v and a probe at the next paced turn", v, cut)
+			}
+		}}
+	}
+	t.Run("excused once", func(t *testing.T) {
+		c := newControl(DefaultAdaptive())
+		c.model = modelContinuous
+		steps := append(kept(&c, 0), refusal(300*ms, false))
+		steps = append(steps, ctlStep{at: 312 * ms, sent: 311 * ms, status: 200, h: quota("0", "10", "1")}) // the probe
+		steps = append(steps, refusal(330*ms, true))
+		runCtl(t, &c, steps)
+	})
+	t.Run("a run too short", func(t *testing.T) {
+		c := newControl(DefaultAdaptive())
+		c.model = modelContinuous
+		steps := kept(&c, 0)
+		runCtl(t, &c, append(steps[:len(steps)-1], refusal(300*ms, true)))
+	})
+	t.Run("no report of the quota spent", func(t *testing.T) {
+		// Admissions while the server still held part of its quota show
+		// nothing of its refill.
+		c := newControl(DefaultAdaptive())
+		c.model = modelContinuous
+		runCtl(t, &c, append(run(&c, 0, "3"), refusal(300*ms, true)))
+	})
+	t.Run("one burst", func(t *testing.T) {
+		// Reports of requests sent at the instant of the one that spent
+		// the quota came out of order: no refill shown.
+		c := newControl(DefaultAdaptive())
+		c.model = modelContinuous
+		steps := kept(&c, 0)
+		for i := range steps {
+			steps[i].sent = 0
+		}
+		runCtl(t, &c, append(steps, refusal(300*ms, true)))
+	})
+	t.Run("faster than the run", func(t *testing.T) {
+		c := newControl(DefaultAdaptive())
+		c.model = modelContinuous
+		c.factor = 0.5 // the run at 50/s …
+		steps := kept(&c, 0)
+		runCtl(t, &c, steps)
+		c.factor = 1 // … the refusal at 100/s
+		runCtl(t, &c, []ctlStep{refusal(500*ms, true)})
+	})
+}
+
+// pacedDur is the controller's paced interval at ctlInterval.
+func (c *control) pacedDur() time.Duration { return time.Duration(c.paced(int64(ctlInterval))) }
