@@ -101,16 +101,6 @@ type quotaReport struct {
 	reset      int64 // until the quota is whole, a coarse bound; -1 when unknown
 }
 
-// probe is the controller's one request that finds out, while every other
-// caller is held.
-type probe struct {
-	armed     bool  // the next request granted is the probe
-	out       bool  // the probe went at sentAt; its answer is awaited
-	sentAt    int64 // when the probe was sent
-	holdUntil int64 // how long the others are held if no answer comes
-	refillAt  int64 // a refused probe sent before this is no evidence of windows
-}
-
 // concurrent is how close two sends must be for the server to have decided
 // them in either order, at the least: a burst leaves within it.
 const concurrent = int64(time.Millisecond)
@@ -195,7 +185,8 @@ func (c *control) observe(o observation) verdict {
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
-		refillAt, holdUntil := c.probe.refillAt, c.probe.holdUntil
+		p := c.probe
+		refillAt, holdUntil := p.refillAt, p.holdUntil
 		c.probe = probe{}
 		if !refusal {
 			if c.model != modelContinuous && f.Remaining >= 0 && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
@@ -209,11 +200,16 @@ func (c *control) observe(o observation) verdict {
 		}
 		v.endHold = true // the answer came: the refusal's own wait governs now
 		switch {
+		case c.goesOn(p, f): // the wait goes on past its rounded-down reset
+			return c.reprobe(o, v, p)
 		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
 			return c.cut(o, v)
 		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
 			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
 			v.whole = f.Limit > 0 && f.Reset >= 0
+			if f.Source != FromRetryAfter {
+				return c.pauseProbe(v)
+			}
 			return v
 		}
 		if c.model == modelUnknown && o.sent+concurrent < refillAt && holdUntil > refillAt {
@@ -264,6 +260,9 @@ func (c *control) refused(o observation, v verdict) verdict {
 	if c.onlyPause(f) {
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		v.whole = f.Limit > 0 && f.Reset >= 0 // the whole quota back when it ends
+		if f.Source != FromRetryAfter {
+			return c.pauseProbe(v) // its end is a quota reset: maybe rounded down
+		}
 		return v
 	}
 	if c.model == modelWindowed {
@@ -328,26 +327,6 @@ func (c *control) watchWindows(o observation, refusal bool) {
 	case w.prevLow >= 0 && f.Remaining > w.prevLow && w.turn < w.sent:
 		w.turn = o.now
 	}
-}
-
-// windowWait is the wait for a windowed server's spent quota: until the
-// reported reset, or the end the windows predict when that is sooner (a
-// reset rounded up to a whole second may be most of a second late). One
-// probe goes then, and the rest follow at once when its answer says the
-// window turned: a wrong prediction, or a server pause begun meanwhile,
-// costs one refusal, not a window's worth.
-func (c *control) windowWait(o observation, v verdict) verdict {
-	if c.probe.armed || c.probe.out {
-		return v
-	}
-	at := o.now + int64(o.f.Pause)
-	hold := at + coarse // if the probe's answer never comes
-	if e := c.win.end(o.now); e > o.now && e < at {
-		at, hold = e, at
-	}
-	v.probeAt, v.holdUntil = at, hold
-	c.probe = probe{armed: true, holdUntil: hold}
-	return v
 }
 
 // policyWindow is the window of the report's binding IETF policy, or 0.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sort"
@@ -19,15 +20,20 @@ import (
 // virtual time: n calls from workers goroutines through NewTransport; a
 // refused call is retried through the budget until it succeeds.
 type batch struct {
-	server   quotatest.Config
-	told     Rate // what the budget is told; zero: NewLearningBudget
-	burst    int  // the burst it is told (0: told.Requests)
-	n        int  // calls
-	workers  int  // goroutines
-	latency  time.Duration
-	pauseAt  int           // the server pauses when this call is sent (0: never)
-	pause    time.Duration // for that long
-	retryGap time.Duration // a refused call waits this long before its retry; <0: PauseRemaining
+	server  quotatest.Config
+	told    Rate // what the budget is told; zero: NewLearningBudget
+	burst   int  // the burst it is told (0: told.Requests)
+	n       int  // calls
+	workers int  // goroutines
+	latency time.Duration
+	pauseAt int // the server pauses when this call is sent (0: never)
+	// pauseAdmitted, if set, pauses the server instead when it admits
+	// that many calls, as the bench's matrix does: at a fixed window's
+	// turn, within the burst it admits.
+	pauseAdmitted int
+	pause         time.Duration // for that long
+	retryGap      time.Duration // a refused call waits this long before its retry; <0: PauseRemaining
+	maxInFlight   int           // WithMaxInFlight, if set
 	// late, if set, is how long a request sent at sent takes on its way to
 	// the server (pauseEnd: the server's pause's end, zero before it
 	// began): the jitter of a real network and scheduler.
@@ -75,6 +81,20 @@ func runBatch(t *testing.T, bt batch) batchResult {
 	t.Helper()
 	cfg := bt.server
 	cfg.Latency = bt.latency
+	var p *quotatest.Provider
+	var pauseStart, pauseEnd time.Time
+	var mu sync.Mutex
+	if bt.pauseAdmitted > 0 {
+		admitted := 0
+		cfg.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			if admitted++; admitted == bt.pauseAdmitted {
+				p.PauseFor(bt.pause)
+				pauseStart, pauseEnd = time.Now(), time.Now().Add(bt.pause)
+			}
+			mu.Unlock()
+		})
+	}
 	p, err := quotatest.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +104,9 @@ func runBatch(t *testing.T, bt batch) batchResult {
 		b, err = NewLearningBudget()
 	} else {
 		opts := []Option{}
+		if bt.maxInFlight > 0 {
+			opts = append(opts, WithMaxInFlight(bt.maxInFlight))
+		}
 		if bt.burst > 0 {
 			opts = append(opts, WithBurst(bt.burst))
 		}
@@ -92,8 +115,6 @@ func runBatch(t *testing.T, bt batch) batchResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pauseStart, pauseEnd time.Time
-	var mu sync.Mutex
 	var toServer http.RoundTripper = p.Transport()
 	if bt.late != nil {
 		toServer = wire{next: toServer, late: func(sent time.Time) time.Duration {
@@ -136,7 +157,7 @@ func runBatch(t *testing.T, bt batch) batchResult {
 						mu.Unlock()
 						break
 					}
-					if first && bt.pauseAt > 0 && p.PauseRemaining() > 0 {
+					if first && (bt.pauseAt > 0 || bt.pauseAdmitted > 0) && p.PauseRemaining() > 0 {
 						firstRefused.CompareAndSwap(0, int64(i)+1)
 					}
 					first = false
@@ -152,7 +173,7 @@ func runBatch(t *testing.T, bt batch) batchResult {
 	}
 	wg.Wait()
 	r := batchResult{makespan: last.Sub(start), refused: p.Refused(), arrivals: p.Arrivals(), rate: b.Rate()}
-	if bt.pauseAt > 0 {
+	if bt.pauseAt > 0 || bt.pauseAdmitted > 0 {
 		// The pause is known once the first refusal during it came back.
 		known := time.Time{}
 		for _, a := range r.arrivals {
@@ -355,6 +376,50 @@ func TestBatchServerPauseNearMissAfterIt(t *testing.T) {
 					r.refused, r.makespan, x, bt.ideal(), r.intoPause, r.retryLag)
 				if r.intoPause != 0 || x > 1.05 {
 					t.Errorf("%d sent into the known pause, %.3f × (ideal + pause); want none and ≤ 1.05×", r.intoPause, x)
+				}
+				if r.retryLag < 0 || r.retryLag > 20*time.Millisecond {
+					t.Errorf("the refused call's retry came %v after the pause; want within 20ms", r.retryLag)
+				}
+			})
+		})
+	}
+}
+
+// A fixed-window server with no Retry-After, whose reset is a Unix second
+// rounded down: a pause's end is only known to the second, and may come up
+// to a second after the reset it reports. When that reset comes, one probe
+// goes (the refused call's retry, first), the rest are held until its
+// answer; refused by the pause still going, it probes again one interval
+// later, then twice the last gap — never the whole quota into the pause
+// (before: 100 to 140 sent into it, or the retry seconds late behind 98
+// others). Each probe the pause refuses is one request into it: the pauses
+// here end on a whole second, or up to 13 ms past one (two probes).
+func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
+	for _, c := range []struct {
+		off           time.Duration // the batch starts this long past a whole second
+		pauseAt       int           // the pause begins when this call is sent …
+		pauseAdmitted int           // … or when the server admits this many, at a window's turn
+		late          time.Duration // every request's way to the server
+	}{
+		{pauseAt: 101}, {pauseAt: 250}, {off: 13 * time.Millisecond, pauseAt: 101}, {off: 13 * time.Millisecond, pauseAt: 250},
+		{pauseAdmitted: 166}, {pauseAdmitted: 166, late: 7 * time.Millisecond},
+	} {
+		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(c.off)))
+				bt := issueBatch(quotatest.Config{Algorithm: quotatest.FixedWindow,
+					Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown})
+				bt.told, bt.burst = PerSecond(100), 100
+				bt.pauseAt, bt.pauseAdmitted, bt.pause, bt.retryGap = c.pauseAt, c.pauseAdmitted, 2*time.Second, -1
+				if c.late > 0 {
+					bt.late = func(time.Time, time.Time) time.Duration { return c.late }
+				}
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal()+c.late)
+				t.Logf("429s %d, makespan %v = %.3f × (ideal + pause) %v, %d into the known pause, retry %v after its end",
+					r.refused, r.makespan, x, bt.ideal(), r.intoPause, r.retryLag)
+				if r.intoPause > 2 || x > 1.05 {
+					t.Errorf("%d sent into the known pause, %.3f × (ideal + pause); want ≤ 2 probes and ≤ 1.05×", r.intoPause, x)
 				}
 				if r.retryLag < 0 || r.retryLag > 20*time.Millisecond {
 					t.Errorf("the refused call's retry came %v after the pause; want within 20ms", r.retryLag)
