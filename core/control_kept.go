@@ -12,11 +12,19 @@ package core
 // the server's, and it is not cut. The evidence is spent by the near miss
 // it excuses, so a second one must be earned again: a server that has
 // slowed down refuses before it is, and is cut.
+//
+// Before the first refusal, a server that admitted the whole burst the
+// budget was told has shown nothing against the told pace: the first
+// refusal, at that pace, is a near miss too (a batch's first burst opens
+// its connections and arrives late; the next paced call does not). Told
+// too fast a pace, the probe that follows is refused as well, and cut.
 type keptPace struct {
 	interval int64 // the pace shown kept (its interval); 0: none
 	run      int64 // the paced interval of the run being counted; 0: none open
 	from     int64 // when the request whose report showed the quota spent was sent
 	n        int64 // admissions in the run since it
+	first    int64 // admissions before the first refusal; -1 once it came
+	firstAt  int64 // the paced interval they went at
 }
 
 // keptBeyondBurst is how many admissions beyond the burst a run needs.
@@ -24,6 +32,16 @@ const keptBeyondBurst = 8
 
 // observe counts one response, sent at the paced interval paced.
 func (k *keptPace) observe(o observation, refusal bool, paced int64) {
+	switch {
+	case k.first < 0:
+	case refusal:
+		if k.first >= o.burst && paced == k.firstAt && k.interval == 0 {
+			k.interval = paced // the told pace, presumed
+		}
+		k.first = -1
+	case k.first == 0 || paced == k.firstAt:
+		k.first, k.firstAt = k.first+1, paced
+	}
 	switch {
 	case refusal || (k.run != 0 && paced != k.run):
 		k.run = 0 // the run is broken, or the pace changed: it shows nothing of this one
@@ -49,4 +67,4 @@ func (k *keptPace) nearMiss(paced int64) bool {
 
 // forget drops the evidence: the pace was cut, the server is slower than
 // the pace it kept.
-func (k *keptPace) forget() { *k = keptPace{} }
+func (k *keptPace) forget() { k.interval, k.run = 0, 0 }

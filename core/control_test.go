@@ -2,6 +2,7 @@ package core
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -308,7 +309,9 @@ func TestControlPauseResetIsNoWindow(t *testing.T) {
 // refusal at that pace is a near miss, not cut, but once — the evidence is
 // spent, and the next refusal without a new run is cut. A refusal at a
 // faster pace than the run's is cut too, as is one after a run too short
-// or one with part of the quota still held.
+// or one with part of the quota still held. Before any refusal, the whole
+// told burst admitted presumes the told pace: the first refusal is
+// excused, once.
 func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
 	run := func(c *control, from time.Duration, remaining string) []ctlStep {
 		steps := []ctlStep{{at: from + ms, sent: from, status: 200, h: quota(remaining, "10", "1")}}
@@ -328,7 +331,7 @@ func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
 	}
 	t.Run("excused once", func(t *testing.T) {
 		c := newControl(DefaultAdaptive())
-		c.model = modelContinuous
+		c.model, c.kept.first = modelContinuous, -1 // past its first refusal
 		steps := append(kept(&c, 0), refusal(300*ms, false))
 		steps = append(steps, ctlStep{at: 312 * ms, sent: 311 * ms, status: 200, h: quota("0", "10", "1")}) // the probe
 		steps = append(steps, refusal(330*ms, true))
@@ -336,7 +339,7 @@ func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
 	})
 	t.Run("a run too short", func(t *testing.T) {
 		c := newControl(DefaultAdaptive())
-		c.model = modelContinuous
+		c.model, c.kept.first = modelContinuous, -1 // past its first refusal
 		steps := kept(&c, 0)
 		runCtl(t, &c, append(steps[:len(steps)-1], refusal(300*ms, true)))
 	})
@@ -344,24 +347,44 @@ func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
 		// Admissions while the server still held part of its quota show
 		// nothing of its refill.
 		c := newControl(DefaultAdaptive())
-		c.model = modelContinuous
+		c.model, c.kept.first = modelContinuous, -1 // past its first refusal
 		runCtl(t, &c, append(run(&c, 0, "3"), refusal(300*ms, true)))
 	})
 	t.Run("one burst", func(t *testing.T) {
 		// Reports of requests sent at the instant of the one that spent
 		// the quota came out of order: no refill shown.
 		c := newControl(DefaultAdaptive())
-		c.model = modelContinuous
+		c.model, c.kept.first = modelContinuous, -1 // past its first refusal
 		steps := kept(&c, 0)
 		for i := range steps {
 			steps[i].sent = 0
 		}
 		runCtl(t, &c, append(steps, refusal(300*ms, true)))
 	})
-	t.Run("faster than the run", func(t *testing.T) {
+	t.Run("the told burst admitted before the first refusal", func(t *testing.T) {
 		c := newControl(DefaultAdaptive())
 		c.model = modelContinuous
-		c.factor = 0.5 // the run at 50/s …
+		var steps []ctlStep
+		for i := range 10 { // the told burst, all admitted
+			steps = append(steps, ctlStep{at: ms, sent: 0, status: 200, h: quota(strconv.Itoa(9-i), "10", "1")})
+		}
+		steps = append(steps, refusal(10*ms, false))
+		steps = append(steps, ctlStep{at: 22 * ms, sent: 21 * ms, status: 200, h: quota("0", "10", "1")}) // the probe
+		runCtl(t, &c, append(steps, refusal(40*ms, true)))
+	})
+	t.Run("part of the told burst refused", func(t *testing.T) {
+		c := newControl(DefaultAdaptive())
+		c.model = modelContinuous
+		var steps []ctlStep
+		for i := range 9 {
+			steps = append(steps, ctlStep{at: ms, sent: 0, status: 200, h: quota(strconv.Itoa(9-i), "10", "1")})
+		}
+		runCtl(t, &c, append(steps, refusal(0, true)))
+	})
+	t.Run("faster than the run", func(t *testing.T) {
+		c := newControl(DefaultAdaptive())
+		// Past its first refusal, the run at 50/s …
+		c.model, c.kept.first, c.factor = modelContinuous, -1, 0.5
 		steps := kept(&c, 0)
 		runCtl(t, &c, steps)
 		c.factor = 1 // … the refusal at 100/s
