@@ -234,6 +234,9 @@ func (c *control) observe(o observation) verdict {
 			return c.windowWait(o, v)
 		}
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		if !c.aboveStated(o.interval) {
+			return v // within the rate the server states: its quota ran out, not the pace
+		}
 		return c.cut(o, v)
 	}
 	switch {

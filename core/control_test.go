@@ -394,3 +394,30 @@ func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
 
 // pacedDur is the controller's paced interval at ctlInterval.
 func (c *control) pacedDur() time.Duration { return time.Duration(c.paced(int64(ctlInterval))) }
+
+// A probe refused at a pace within the rate the server states (Limit per
+// window) shows the quota spent, not the pace too fast: the wait is
+// honoured, the pace is not cut — a sliding window's counter after a
+// burst that spent a whole window (cut, the batch after a server pause ran
+// 1.27× the ideal + pause instead of 1.18×). Above the stated rate it is.
+func TestControlRefusedProbeWithinStatedRateDoesNotCut(t *testing.T) {
+	for _, s := range []struct {
+		limit string
+		cut   bool
+		probe time.Duration // the next paced turn: cut at the first refusal when above the stated rate
+	}{{"100", false, 21 * ms}, {"10", true, 31 * ms}} {
+		t.Run("Limit "+s.limit, func(t *testing.T) {
+			c := newControl(DefaultAdaptive())
+			c.model, c.kept.first = modelContinuous, -1
+			runCtl(t, &c, []ctlStep{
+				{at: 1 * ms, sent: 0, status: 200, h: quota("5", s.limit, "1")},
+				{at: 11 * ms, sent: 10 * ms, status: 429, h: withRetryAfter(quota("0", s.limit, "1"), "1")},
+				{at: s.probe + ms, sent: s.probe, status: 429, h: withRetryAfter(quota("0", s.limit, "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+					if v.pause != int64(s.probe+ms+time.Second) || c.factor != map[bool]float64{false: 1, true: 0.25}[s.cut] {
+						t.Errorf("verdict %+v, factor %.2f; want the wait until %v, cut %v", v, c.factor, s.probe+ms+time.Second, s.cut)
+					}
+				}},
+			})
+		})
+	}
+}
