@@ -272,8 +272,11 @@ func (c *control) refused(o observation, v verdict) verdict {
 		return c.windowWait(o, v)
 	}
 	near := c.kept.nearMiss(c.paced(o.interval)) // at a pace the server was seen to keep
-	if !near && c.aboveStated(o.interval) {
+	switch above := c.aboveStated(o.interval); {
+	case !near && above:
 		v = c.cut(o, v)
+	case !above && f.Limit > 1:
+		c.trim(f.Limit)
 	}
 	wait, at := int64(f.Pause), c.paced(o.interval)
 	if !near && f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 {
@@ -412,6 +415,15 @@ func (c *control) cut(o observation, v verdict) verdict {
 	c.kept.forget()
 	v.cut = true
 	return v
+}
+
+// trim slows the pace by one request per window of limit after a refusal
+// at exactly the rate the server states: a sliding-window counter paced at
+// it refuses the call at each window's turn; one less per window, never.
+func (c *control) trim(limit int) {
+	if c.cfg.Enabled() {
+		c.factor = max(c.cfg.MinRate, c.factor*float64(limit-1)/float64(limit))
+	}
 }
 
 // grow restores the factor after a success, along the CUBIC curve from the

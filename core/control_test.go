@@ -297,8 +297,8 @@ func TestControlPauseResetIsNoWindow(t *testing.T) {
 			}
 		}},
 		{at: 2021 * ms, sent: 2020 * ms, status: 429, h: withRetryAfter(quota("0", "100", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
-			if v.cut || v.probeAt != int64(2031*ms) {
-				t.Errorf("verdict %+v, want a probe at 2.031s, no cut", v)
+			if v.cut || c.factor != 0.99 || v.probeAt != int64(2021*ms)+c.paced(int64(ctlInterval)) {
+				t.Errorf("verdict %+v, factor %.2f; want a probe at the next paced turn, no cut (trimmed to 0.99)", v, c.factor)
 			}
 		}},
 	})
@@ -402,22 +402,39 @@ func (c *control) pacedDur() time.Duration { return time.Duration(c.paced(int64(
 // 1.27× the ideal + pause instead of 1.18×). Above the stated rate it is.
 func TestControlRefusedProbeWithinStatedRateDoesNotCut(t *testing.T) {
 	for _, s := range []struct {
-		limit string
-		cut   bool
-		probe time.Duration // the next paced turn: cut at the first refusal when above the stated rate
-	}{{"100", false, 21 * ms}, {"10", true, 31 * ms}} {
+		limit  string
+		factor float64 // after the probe's refusal
+	}{{"100", 0.99}, {"10", 0.25}} { // trimmed by one per window after the first refusal; cut at both
 		t.Run("Limit "+s.limit, func(t *testing.T) {
 			c := newControl(DefaultAdaptive())
 			c.model, c.kept.first = modelContinuous, -1
 			runCtl(t, &c, []ctlStep{
 				{at: 1 * ms, sent: 0, status: 200, h: quota("5", s.limit, "1")},
 				{at: 11 * ms, sent: 10 * ms, status: 429, h: withRetryAfter(quota("0", s.limit, "1"), "1")},
-				{at: s.probe + ms, sent: s.probe, status: 429, h: withRetryAfter(quota("0", s.limit, "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
-					if v.pause != int64(s.probe+ms+time.Second) || c.factor != map[bool]float64{false: 1, true: 0.25}[s.cut] {
-						t.Errorf("verdict %+v, factor %.2f; want the wait until %v, cut %v", v, c.factor, s.probe+ms+time.Second, s.cut)
+			})
+			probe := time.Duration(c.probe.sentAt) // the next paced turn
+			runCtl(t, &c, []ctlStep{
+				{at: probe + ms, sent: probe, status: 429, h: withRetryAfter(quota("0", s.limit, "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+					if v.pause != int64(probe+ms+time.Second) || c.factor != s.factor {
+						t.Errorf("verdict %+v, factor %.2f; want the wait until %v, factor %.2f", v, c.factor, probe+ms+time.Second, s.factor)
 					}
 				}},
 			})
 		})
 	}
+}
+
+// WithoutAdaptive the pace is the configured one whatever the server
+// answers: a near miss within the stated rate trims nothing either.
+func TestControlWithoutAdaptiveNeverTrims(t *testing.T) {
+	c := newControl(Adaptive{})
+	c.model = modelContinuous
+	runCtl(t, &c, []ctlStep{
+		{at: 1 * ms, sent: 0, status: 200, h: quota("5", "100", "1")},
+		{at: 11 * ms, sent: 10 * ms, status: 429, h: withRetryAfter(quota("0", "100", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.factor != 1 {
+				t.Errorf("factor %.2f without adaptive throttling, want 1", c.factor)
+			}
+		}},
+	})
 }
