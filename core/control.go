@@ -35,7 +35,10 @@ import (
 // after which the quota is whole again — and a refusal from a windowed
 // server (its window ran out, the pace is not at fault) pause without
 // cutting the pace; so does a refusal while the pace is within the rate the
-// server states (Limit per window: a near miss, see aboveStated). Any other
+// server states (Limit per window: a near miss, see aboveStated; the pace
+// is trimmed by one request per window, see trim), and a refusal at a pace
+// the server was seen to keep (keptPace). A refusal whose quota turns at
+// its reset a second before its wait ends is no pause (turnsFirst). Any other
 // refusal shows the pace above the server's and cuts the rate factor by
 // Adaptive.Decrease (once per burst: a response to a request sent before
 // the last cut does not cut again). Recovery follows
@@ -204,6 +207,15 @@ func (c *control) observe(o observation) verdict {
 			return c.reprobe(o, v, p)
 		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
 			return c.cut(o, v)
+		case turnsFirst(f):
+			// Refused before the reset its wave's refusals named: one more
+			// probe, just after it.
+			if c.aboveStated(o.interval) {
+				v = c.cut(o, v)
+			}
+			v.probeAt, v.holdUntil, v.keepPlace = o.now+int64(f.Reset)+c.statedInterval(), o.now+int64(f.Pause), true
+			c.probe = probe{armed: true, holdUntil: v.holdUntil}
+			return v
 		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
 			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
 			v.whole = f.Limit > 0 && f.Reset >= 0
@@ -276,7 +288,7 @@ func (c *control) refused(o observation, v verdict) verdict {
 	case !near && above:
 		v = c.cut(o, v)
 	case !above && f.Limit > 1:
-		c.trim(f.Limit)
+		c.trim(o, f.Limit)
 	}
 	wait, at := int64(f.Pause), c.paced(o.interval)
 	if !near && f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 {
@@ -347,9 +359,10 @@ func policyWindow(f Feedback) int64 {
 
 // onlyPause reports whether a refusal only says "pause": a wait longer than
 // whole-second rounding, after which the quota is whole again (its reset
-// comes no later, give or take that rounding, or no quota is reported).
+// comes no later, give or take that rounding, or no quota is reported) —
+// and not before it (turnsFirst).
 func (c *control) onlyPause(f Feedback) bool {
-	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse)
+	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse) && !turnsFirst(f)
 }
 
 // aboveStated reports whether the pace is above the rate the server's
@@ -363,6 +376,15 @@ func (c *control) aboveStated(interval int64) bool {
 		return true
 	}
 	return float64(c.paced(interval))*float64(c.last.limit) < float64(c.win.length)
+}
+
+// statedInterval is the interval of the rate the server states (its
+// window over its Limit), or 0 when it states none.
+func (c *control) statedInterval() int64 {
+	if c.last.limit <= 0 || c.win.length <= 0 {
+		return 0
+	}
+	return c.win.length / int64(c.last.limit)
 }
 
 // paced is the interval of the effective pace: the configured one over the
@@ -415,15 +437,6 @@ func (c *control) cut(o observation, v verdict) verdict {
 	c.kept.forget()
 	v.cut = true
 	return v
-}
-
-// trim slows the pace by one request per window of limit after a refusal
-// at exactly the rate the server states: a sliding-window counter paced at
-// it refuses the call at each window's turn; one less per window, never.
-func (c *control) trim(limit int) {
-	if c.cfg.Enabled() {
-		c.factor = max(c.cfg.MinRate, c.factor*float64(limit-1)/float64(limit))
-	}
 }
 
 // grow restores the factor after a success, along the CUBIC curve from the

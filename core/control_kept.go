@@ -68,3 +68,17 @@ func (k *keptPace) nearMiss(paced int64) bool {
 // forget drops the evidence: the pace was cut, the server is slower than
 // the pace it kept.
 func (k *keptPace) forget() { k.interval, k.run = 0, 0 }
+
+// trim slows the pace by one request per window of limit after a refusal
+// at exactly the rate the server states: a sliding-window counter paced at
+// it refuses the call at each window's turn; one less per window, never.
+func (c *control) trim(o observation, limit int) {
+	if !c.cfg.Enabled() || o.sent <= c.cutAt { // once per burst, as a cut
+		return
+	}
+	c.factor = max(c.cfg.MinRate, c.factor*float64(limit-1)/float64(limit))
+	// The trimmed pace is CUBIC's plateau, the rate to be careful near:
+	// growth beyond it is slow.
+	c.failed, c.cutAt, c.grewAt = c.factor, o.now, o.now
+	c.growing = int64(c.factor * (1 - c.cfg.Decrease) / c.cfg.Increase * 1e9)
+}

@@ -1,8 +1,10 @@
 package core
 
 // The controller's probes for a wait whose end is only known to the
-// second: a windowed server's spent quota, and a server pause whose end
-// comes from a quota reset (no Retry-After) that may be rounded down.
+// second: a windowed server's spent quota, a server pause whose end comes
+// from a quota reset (no Retry-After) that may be rounded down, and a
+// refusal whose quota turns at its reset a second before its Retry-After
+// ends (turnsFirst: a sliding window's).
 
 // probe is the controller's one request that finds out, while every other
 // caller is held.
@@ -76,4 +78,13 @@ func (c *control) reprobe(o observation, v verdict, p probe) verdict {
 	v.probeAt, v.holdUntil = at, at+coarse // (the hold, should no answer come)
 	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: p.pause, gap: gap}
 	return v
+}
+
+// turnsFirst reports whether a refusal's spent quota turns at its reset a
+// whole rounding before the wait it names ends: a sliding-window counter's
+// window ends, and a sliver of its quota returns, well before the
+// Retry-After rounded up to whole seconds (a window of L spent at once: the
+// next call fits 1/L of a window after the reset; "2 s", reset "1 s").
+func turnsFirst(f Feedback) bool {
+	return f.Remaining == 0 && f.Reset >= 0 && int64(f.Reset)+coarse <= int64(f.Pause)
 }

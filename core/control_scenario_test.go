@@ -469,6 +469,48 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 	}
 }
 
+// Told twice a sliding-window counter's rate, the first wave spends its
+// window and the rest is refused with a Retry-After of 2 s (the next call
+// fits 10 ms into the next window, rounded up) and a reset of 1 s (the
+// window's end): the quota turns at the reset, a whole rounding before the
+// wait ends, so this is no pause. One probe goes just after the reset, and
+// the pace is cut to the rate the server states: within 1 % of the 1.258×
+// any client reaches (honoured as a pause, 2.00×).
+func TestBatchSlidingWindowToldTwiceTheRate(t *testing.T) {
+	for _, s := range []struct {
+		name    string
+		headers quotatest.HeaderStyle
+	}{
+		{"IETF", quotatest.IETF | quotatest.RetryAfterSeconds},
+		{"epoch reset rounded down", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+				time.Sleep(time.Until(start))
+				bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
+				bt.told, bt.burst = PerSecond(200), 200
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal())
+				wave, after := 0, 0 // refused in the first wave, sent before any answer came; after it
+				for _, a := range r.arrivals {
+					switch {
+					case a.Outcome == quotatest.Admitted:
+					case a.At.Before(start.Add(2 * bt.latency)):
+						wave++
+					default:
+						after++
+					}
+				}
+				t.Logf("429s %d in the first wave, %d after it; makespan %v = %.3f × ideal %v", wave, after, r.makespan, x, bt.ideal())
+				if x > 1.258*1.01 || float64(after) > 0.005*float64(bt.n) {
+					t.Errorf("told twice: %d + %d 429s, %.3f × ideal; want ≤ 0.5%% after the first wave and ≤ 1.271× (the floor 1.258× + 1%%)", wave, after, x)
+				}
+			})
+		})
+	}
+}
+
 // A sliding-window counter that pauses once a third of the batch is
 // admitted, and forgets what was spent when the pause ends: the fresh
 // quota goes at once, and the refusals that follow it show that quota

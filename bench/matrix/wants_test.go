@@ -74,9 +74,9 @@ func sane(sc Scenario, r Result) []string {
 // beat 1.25× the ideal there (exact, 2×, learned), nor 1.057× the ideal +
 // pause after a pause: out of reach of the wants. Headgate is at 1.26×
 // with 0.4 % 429s (exact, learned: one near miss at a window's turn trims
-// the pace by one request per window), 2.00× told 2× (the first wave's 2 s
-// Retry-After is honoured as a pause) and 1.17× after a pause (its wait
-// after the fresh quota is spent is the whole-second Retry-After). The
+// the pace by one request per window; told 2× the same), and 1.17× after
+// a pause (its wait after the fresh quota is spent is the whole-second
+// Retry-After). The
 // fixed window with a reset rounded down and no Retry-After: now and then
 // the refused call's retry waits for the next window, when it is not the
 // refused call whose place is kept (one place: only one probe may go when
