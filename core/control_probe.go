@@ -63,18 +63,20 @@ func (c *control) goesOn(p probe, f Feedback) bool {
 }
 
 // reprobe answers a refused probe whose wait goes on past its rounded-down
-// reset (goesOn): the wait ends within the second, so the refused call
-// keeps its place and probes again soon — one paced interval after the
-// first refusal, twice the last gap after every later one — while the
-// others stay held (a second past the probe at most, should no answer
-// come). Each refused probe is one request into the wait, and they are
+// reset (goesOn): the wait ends within the second, so the probe goes again
+// soon — one paced interval after the first refusal, twice the last gap
+// after every later one — while the others stay held (a second past the
+// probe at most, should no answer come). The refused call keeps its place
+// for the first two, so its retry is the probe and goes first when the
+// wait is over; later probes are whichever call is next, so that no one
+// call spends its tries on a wait that goes on and on. Each refused probe is one request into the wait, and they are
 // few: one per doubling of the time the wait overran its reset, over the
 // paced interval (seven at 100/s for a whole second); the retry comes at
 // most that overrun late.
 func (c *control) reprobe(o observation, v verdict, p probe) verdict {
 	gap := max(c.paced(o.interval), 2*p.gap)
 	at := o.now + gap
-	v.pause, v.keepPlace = at, true
+	v.pause, v.keepPlace = at, gap <= 2*c.paced(o.interval)
 	v.probeAt, v.holdUntil = at, at+coarse // (the hold, should no answer come)
 	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: p.pause, gap: gap}
 	return v

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -256,4 +257,57 @@ func TestRefusedCallKeepsItsPlaceWhileThePauseOverrunsItsReset(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A pause that goes on most of a second past its rounded-down reset takes
+// some seven probes at 100/s (one per doubling of the overrun); the refused
+// call is the probe for the first three at most (its kept place), later
+// ones are whichever call is next, so that no one call's retry layer runs
+// out of tries on it (the matrix's clients give up after six).
+func TestNoCallSpendsItsTriesOnAPauseThatOverrunsItsReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := quotatest.New(quotatest.Config{Requests: 100, Period: time.Second,
+			Headers: quotatest.XRateLimitDelta | quotatest.ResetRoundedDown})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := MustBudget(PerSecond(100), WithBurst(10), WithoutAdaptive())
+		c := &http.Client{Transport: NewTransport(p.Transport(), b)}
+		get := func(path string) int {
+			resp, err := c.Get("http://api.test" + path)
+			if err != nil {
+				t.Error(err)
+				return 0
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		p.PauseFor(2*time.Second + 650*time.Millisecond) // "2" seconds, rounded down
+		var wg sync.WaitGroup
+		for i := range 10 { // callers that retry at once, as the matrix's transport client does
+			wg.Go(func() {
+				path := "/call/" + strconv.Itoa(i)
+				for st := 0; st != http.StatusOK; {
+					st = get(path)
+				}
+			})
+		}
+		wg.Wait()
+		tries := map[string]int{}
+		into := 0
+		for _, a := range p.Arrivals() {
+			if a.Outcome == quotatest.RefusedPause {
+				tries[a.Path]++
+				into++
+			}
+		}
+		most := 0
+		for _, n := range tries {
+			most = max(most, n)
+		}
+		t.Logf("%d refused by the pause, %d of them one call's", into, most)
+		if most > 4 {
+			t.Errorf("one call was refused %d times by the pause; want at most 4 (the first, then the probes its kept place makes it)", most)
+		}
+	})
 }
