@@ -406,3 +406,51 @@ func TestHostileQuotaResetSlowsNoLongerThanMaxPause(t *testing.T) {
 		}
 	})
 }
+
+// A pause whose end comes from a quota reset, with no Retry-After, may be
+// rounded down to a whole second and go on past it: when it ends, one
+// probe goes and the rest are held until its answer. Refused by the pause
+// still going (its reset says "now"), the probe goes again one interval of
+// the pace later, then after twice the last gap; admitted, the quota it
+// reports goes at once.
+func TestPauseFromAResetEndsWithOneProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		quota := func(remaining, reset string) http.Header {
+			return http.Header{"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {remaining}, "X-Ratelimit-Reset": {reset}}
+		}
+		b := MustBudget(PerSecond(100), WithBurst(100))
+		p, _ := b.Acquire(ctx)
+		p.Observe(http.StatusTooManyRequests, quota("0", "2"))
+		if got := b.PauseRemaining(); got != 2*time.Second {
+			t.Fatalf("PauseRemaining = %v, want the 2s pause", got)
+		}
+		gap := 10 * time.Millisecond // the pace's interval, then twice the last gap
+		for i := range 3 {
+			time.Sleep(b.PauseRemaining())
+			probe, err := b.TryAcquire(ctx)
+			if err != nil {
+				t.Fatalf("probe %d: %v", i, err)
+			}
+			if _, err := b.TryAcquire(ctx); err == nil {
+				t.Fatalf("probe %d: a second call went with it", i)
+			}
+			probe.Observe(http.StatusTooManyRequests, quota("0", "0")) // the pause goes on
+			if got := b.PauseRemaining(); got != gap {
+				t.Fatalf("after refused probe %d PauseRemaining = %v, want %v", i, got, gap)
+			}
+			gap *= 2
+		}
+		time.Sleep(b.PauseRemaining())
+		probe, err := b.TryAcquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probe.Observe(http.StatusOK, quota("99", "1"))
+		for i := range 99 {
+			if _, err := b.TryAcquire(ctx); err != nil {
+				t.Fatalf("call %d of the 99 the server holds after the pause: %v", i, err)
+			}
+		}
+	})
+}

@@ -35,7 +35,10 @@ import (
 // after which the quota is whole again — and a refusal from a windowed
 // server (its window ran out, the pace is not at fault) pause without
 // cutting the pace; so does a refusal while the pace is within the rate the
-// server states (Limit per window: a near miss, see aboveStated). Any other
+// server states (Limit per window: a near miss, see aboveStated; the pace
+// is trimmed by one request per window, see trim), and a refusal at a pace
+// the server was seen to keep (keptPace). A refusal whose quota turns at
+// its reset a second before its wait ends is no pause (turnsFirst). Any other
 // refusal shows the pace above the server's and cuts the rate factor by
 // Adaptive.Decrease (once per burst: a response to a request sent before
 // the last cut does not cut again). Recovery follows
@@ -57,7 +60,8 @@ type control struct {
 	last          quotaReport // the freshest quota report, by its request's send time
 	prevRemaining int         // the Remaining of the report before it; -1 when unknown
 	probe         probe
-	win           windows // where a windowed server's windows turn
+	win           windows  // where a windowed server's windows turn
+	kept          keptPace // evidence that the server keeps up with a pace (control_kept.go)
 }
 
 // windows is what the controller knows of a windowed server's windows. A
@@ -98,16 +102,6 @@ type quotaReport struct {
 	remaining  int   // -1 when unknown
 	limit      int   // -1 when unknown
 	reset      int64 // until the quota is whole, a coarse bound; -1 when unknown
-}
-
-// probe is the controller's one request that finds out, while every other
-// caller is held.
-type probe struct {
-	armed     bool  // the next request granted is the probe
-	out       bool  // the probe went at sentAt; its answer is awaited
-	sentAt    int64 // when the probe was sent
-	holdUntil int64 // how long the others are held if no answer comes
-	refillAt  int64 // a refused probe sent before this is no evidence of windows
 }
 
 // concurrent is how close two sends must be for the server to have decided
@@ -185,6 +179,7 @@ func (c *control) observe(o observation) verdict {
 	if !refusal && o.status >= 500 {
 		return v // a failure says nothing about the quota
 	}
+	c.kept.observe(o, refusal, c.paced(o.interval))
 	fresh := c.fresher(o)
 	if fresh && f.Remaining >= 0 {
 		c.learn(o)
@@ -193,7 +188,8 @@ func (c *control) observe(o observation) verdict {
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
-		refillAt, holdUntil := c.probe.refillAt, c.probe.holdUntil
+		p := c.probe
+		refillAt, holdUntil := p.refillAt, p.holdUntil
 		c.probe = probe{}
 		if !refusal {
 			if c.model != modelContinuous && f.Remaining >= 0 && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
@@ -207,11 +203,25 @@ func (c *control) observe(o observation) verdict {
 		}
 		v.endHold = true // the answer came: the refusal's own wait governs now
 		switch {
+		case c.goesOn(p, f): // the wait goes on past its rounded-down reset
+			return c.reprobe(o, v, p)
 		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
 			return c.cut(o, v)
+		case turnsFirst(f):
+			// Refused before the reset its wave's refusals named: one more
+			// probe, just after it.
+			if c.aboveStated(o.interval) {
+				v = c.cut(o, v)
+			}
+			v.probeAt, v.holdUntil, v.keepPlace = o.now+int64(f.Reset)+c.statedInterval(), o.now+int64(f.Pause), true
+			c.probe = probe{armed: true, holdUntil: v.holdUntil}
+			return v
 		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
 			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
 			v.whole = f.Limit > 0 && f.Reset >= 0
+			if f.Source != FromRetryAfter {
+				return c.pauseProbe(v)
+			}
 			return v
 		}
 		if c.model == modelUnknown && o.sent+concurrent < refillAt && holdUntil > refillAt {
@@ -236,6 +246,9 @@ func (c *control) observe(o observation) verdict {
 			return c.windowWait(o, v)
 		}
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		if !c.aboveStated(o.interval) {
+			return v // within the rate the server states: its quota ran out, not the pace
+		}
 		return c.cut(o, v)
 	}
 	switch {
@@ -262,16 +275,23 @@ func (c *control) refused(o observation, v verdict) verdict {
 	if c.onlyPause(f) {
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		v.whole = f.Limit > 0 && f.Reset >= 0 // the whole quota back when it ends
+		if f.Source != FromRetryAfter {
+			return c.pauseProbe(v) // its end is a quota reset: maybe rounded down
+		}
 		return v
 	}
 	if c.model == modelWindowed {
 		return c.windowWait(o, v)
 	}
-	if c.aboveStated(o.interval) {
+	near := c.kept.nearMiss(c.paced(o.interval)) // at a pace the server was seen to keep
+	switch above := c.aboveStated(o.interval); {
+	case !near && above:
 		v = c.cut(o, v)
+	case !above && f.Limit > 1:
+		c.trim(o, f.Limit)
 	}
 	wait, at := int64(f.Pause), c.paced(o.interval)
-	if f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 {
+	if !near && f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 {
 		// A Retry-After alone, with no quota to tell a short wait from a
 		// pause: honoured as it is, and what goes at once when it ends is
 		// cut with the pace.
@@ -293,7 +313,7 @@ func (c *control) refused(o observation, v verdict) verdict {
 	}
 	v.probeAt, v.holdUntil = o.now+at, o.now+wait
 	c.probe = probe{armed: true, holdUntil: v.holdUntil}
-	if c.model == modelUnknown {
+	if c.model == modelUnknown && !near { // a near miss is no evidence of the model
 		c.probe.refillAt = o.now + c.refill(f, o.interval)
 	}
 	return v
@@ -327,26 +347,6 @@ func (c *control) watchWindows(o observation, refusal bool) {
 	}
 }
 
-// windowWait is the wait for a windowed server's spent quota: until the
-// reported reset, or the end the windows predict when that is sooner (a
-// reset rounded up to a whole second may be most of a second late). One
-// probe goes then, and the rest follow at once when its answer says the
-// window turned: a wrong prediction, or a server pause begun meanwhile,
-// costs one refusal, not a window's worth.
-func (c *control) windowWait(o observation, v verdict) verdict {
-	if c.probe.armed || c.probe.out {
-		return v
-	}
-	at := o.now + int64(o.f.Pause)
-	hold := at + coarse // if the probe's answer never comes
-	if e := c.win.end(o.now); e > o.now && e < at {
-		at, hold = e, at
-	}
-	v.probeAt, v.holdUntil = at, hold
-	c.probe = probe{armed: true, holdUntil: hold}
-	return v
-}
-
 // policyWindow is the window of the report's binding IETF policy, or 0.
 func policyWindow(f Feedback) int64 {
 	for _, q := range f.Quotas {
@@ -359,9 +359,10 @@ func policyWindow(f Feedback) int64 {
 
 // onlyPause reports whether a refusal only says "pause": a wait longer than
 // whole-second rounding, after which the quota is whole again (its reset
-// comes no later, give or take that rounding, or no quota is reported).
+// comes no later, give or take that rounding, or no quota is reported) —
+// and not before it (turnsFirst).
 func (c *control) onlyPause(f Feedback) bool {
-	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse)
+	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse) && !turnsFirst(f)
 }
 
 // aboveStated reports whether the pace is above the rate the server's
@@ -375,6 +376,15 @@ func (c *control) aboveStated(interval int64) bool {
 		return true
 	}
 	return float64(c.paced(interval))*float64(c.last.limit) < float64(c.win.length)
+}
+
+// statedInterval is the interval of the rate the server states (its
+// window over its Limit), or 0 when it states none.
+func (c *control) statedInterval() int64 {
+	if c.last.limit <= 0 || c.win.length <= 0 {
+		return 0
+	}
+	return c.win.length / int64(c.last.limit)
 }
 
 // paced is the interval of the effective pace: the configured one over the
@@ -424,6 +434,7 @@ func (c *control) cut(o observation, v verdict) verdict {
 	c.failed = failed
 	c.factor = max(c.cfg.MinRate, c.factor*c.cfg.Decrease)
 	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
+	c.kept.forget()
 	v.cut = true
 	return v
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sort"
@@ -19,15 +20,37 @@ import (
 // virtual time: n calls from workers goroutines through NewTransport; a
 // refused call is retried through the budget until it succeeds.
 type batch struct {
-	server   quotatest.Config
-	told     Rate // what the budget is told; zero: NewLearningBudget
-	burst    int  // the burst it is told (0: told.Requests)
-	n        int  // calls
-	workers  int  // goroutines
-	latency  time.Duration
-	pauseAt  int           // the server pauses when this call is sent (0: never)
-	pause    time.Duration // for that long
-	retryGap time.Duration // a refused call waits this long before its retry; <0: PauseRemaining
+	server  quotatest.Config
+	told    Rate // what the budget is told; zero: NewLearningBudget
+	burst   int  // the burst it is told (0: told.Requests)
+	n       int  // calls
+	workers int  // goroutines
+	latency time.Duration
+	pauseAt int // the server pauses when this call is sent (0: never)
+	// pauseAdmitted, if set, pauses the server instead when it admits
+	// that many calls, as the bench's matrix does: at a fixed window's
+	// turn, within the burst it admits.
+	pauseAdmitted int
+	pause         time.Duration // for that long
+	retryGap      time.Duration // a refused call waits this long before its retry; <0: PauseRemaining
+	maxInFlight   int           // WithMaxInFlight, if set
+	// late, if set, is how long a request sent at sent takes on its way to
+	// the server (pauseEnd: the server's pause's end, zero before it
+	// began): the jitter of a real network and scheduler.
+	late func(sent, pauseEnd time.Time) time.Duration
+}
+
+// wire is the way to the server, taking bt.late on the way.
+type wire struct {
+	next http.RoundTripper
+	late func(sent time.Time) time.Duration
+}
+
+func (w wire) RoundTrip(r *http.Request) (*http.Response, error) {
+	if d := w.late(time.Now()); d > 0 {
+		time.Sleep(d)
+	}
+	return w.next.RoundTrip(r)
 }
 
 // batchResult is what a batch measured.
@@ -58,6 +81,20 @@ func runBatch(t *testing.T, bt batch) batchResult {
 	t.Helper()
 	cfg := bt.server
 	cfg.Latency = bt.latency
+	var p *quotatest.Provider
+	var pauseStart, pauseEnd time.Time
+	var mu sync.Mutex
+	if bt.pauseAdmitted > 0 {
+		admitted := 0
+		cfg.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			if admitted++; admitted == bt.pauseAdmitted {
+				p.PauseFor(bt.pause)
+				pauseStart, pauseEnd = time.Now(), time.Now().Add(bt.pause)
+			}
+			mu.Unlock()
+		})
+	}
 	p, err := quotatest.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +104,9 @@ func runBatch(t *testing.T, bt batch) batchResult {
 		b, err = NewLearningBudget()
 	} else {
 		opts := []Option{}
+		if bt.maxInFlight > 0 {
+			opts = append(opts, WithMaxInFlight(bt.maxInFlight))
+		}
 		if bt.burst > 0 {
 			opts = append(opts, WithBurst(bt.burst))
 		}
@@ -75,11 +115,17 @@ func runBatch(t *testing.T, bt batch) batchResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := &http.Client{Transport: NewTransport(p.Transport(), b)}
+	var toServer http.RoundTripper = p.Transport()
+	if bt.late != nil {
+		toServer = wire{next: toServer, late: func(sent time.Time) time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			return bt.late(sent, pauseEnd)
+		}}
+	}
+	client := &http.Client{Transport: NewTransport(toServer, b)}
 	start := time.Now()
 	var next atomic.Int64
-	var pauseStart, pauseEnd time.Time
-	var mu sync.Mutex
 	var firstRefused atomic.Int64 // the first call refused during the pause, +1
 	var last time.Time
 	var wg sync.WaitGroup
@@ -111,7 +157,7 @@ func runBatch(t *testing.T, bt batch) batchResult {
 						mu.Unlock()
 						break
 					}
-					if first && bt.pauseAt > 0 && p.PauseRemaining() > 0 {
+					if first && (bt.pauseAt > 0 || bt.pauseAdmitted > 0) && p.PauseRemaining() > 0 {
 						firstRefused.CompareAndSwap(0, int64(i)+1)
 					}
 					first = false
@@ -127,7 +173,7 @@ func runBatch(t *testing.T, bt batch) batchResult {
 	}
 	wg.Wait()
 	r := batchResult{makespan: last.Sub(start), refused: p.Refused(), arrivals: p.Arrivals(), rate: b.Rate()}
-	if bt.pauseAt > 0 {
+	if bt.pauseAt > 0 || bt.pauseAdmitted > 0 {
 		// The pause is known once the first refusal during it came back.
 		known := time.Time{}
 		for _, a := range r.arrivals {
@@ -234,6 +280,46 @@ func TestBatchToldExactRate(t *testing.T) {
 	}
 }
 
+// Over loopback a batch's first burst opens its connections (a dial each)
+// and reaches the server a few milliseconds late, while the next paced
+// call reuses one and comes on time: a hair before its token at a GCRA
+// server. With nothing learnt yet that refusal is still a near miss: the
+// server admitted the whole burst the budget was told, so the told pace is
+// presumed right until a second refusal says otherwise (cut, the pace
+// stays halved for seconds: 1.15–1.24× the ideal over loopback). The
+// servers here report a reset rounded down to "now", so no probe holds the
+// next call after the burst.
+func TestBatchToldExactRateNearMissAtTheStart(t *testing.T) {
+	for _, s := range []struct {
+		name    string
+		headers quotatest.HeaderStyle
+	}{
+		{"epoch reset rounded down + Retry-After", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds},
+		{"epoch reset rounded down", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+				bt := issueBatch(quotatest.Config{Burst: 10, Headers: s.headers})
+				bt.told, bt.burst = PerSecond(100), 10
+				start := time.Now()
+				bt.late = func(sent, _ time.Time) time.Duration {
+					if sent.Equal(start) {
+						return 3 * time.Millisecond // the dials
+					}
+					return 0
+				}
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal())
+				t.Logf("429s %d, makespan %v = %.3f × ideal %v", r.refused, r.makespan, x, bt.ideal())
+				if r.refusedPct(bt.n) > 0.5 || x > 1.03 {
+					t.Errorf("told exactly: %.1f%% 429s, %.3f × ideal; want ≤ 0.5%% and ≤ 1.03×", r.refusedPct(bt.n), x)
+				}
+			})
+		})
+	}
+}
+
 // Told twice the server's rate (and burst), the budget finds it: few
 // refusals beyond the first wave, and a makespan within a quarter of the
 // ideal. (With a burst of 100 told 200, the first wave alone — the calls
@@ -291,6 +377,174 @@ func TestBatchServerPause(t *testing.T) {
 	}
 }
 
+// Over loopback the callers a pause's end releases together leave a
+// little late — each wakes in turn — while the next paced call leaves on
+// time: at a GCRA server it comes a hair before its token, and is refused.
+// That refusal is a near miss, not a pace above the server's: before the
+// pause the server kept up with this very pace, so it is not cut (cut, the
+// pace stays halved for seconds: 1.16× the ideal over loopback). Modelled
+// here by the calls released at the pause's end taking 2 ms on the way.
+// (The evidence is admissions after a report of the quota spent: a server
+// that reports no quota, only a Retry-After, gives none, and a near miss
+// there waits its Retry-After: left out here.)
+func TestBatchServerPauseNearMissAfterIt(t *testing.T) {
+	for _, s := range batchServers {
+		if s.cfg.Algorithm != quotatest.GCRA || s.cfg.Headers == gcra10RA.Headers {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				bt := issueBatch(s.cfg)
+				bt.told, bt.burst = PerSecond(100), s.burst
+				bt.pauseAt, bt.pause, bt.retryGap = 250, 2*time.Second, -1
+				var released time.Time // when the first calls after the pause's end were sent
+				bt.late = func(sent, pauseEnd time.Time) time.Duration {
+					if pauseEnd.IsZero() || sent.Before(pauseEnd) {
+						return 0
+					}
+					if released.IsZero() {
+						released = sent
+					}
+					if sent.Equal(released) {
+						return 2 * time.Millisecond
+					}
+					return 0
+				}
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal())
+				t.Logf("429s %d, makespan %v = %.3f × (ideal + pause) %v, %d into the known pause, retry %v after its end",
+					r.refused, r.makespan, x, bt.ideal(), r.intoPause, r.retryLag)
+				if r.intoPause != 0 || x > 1.05 {
+					t.Errorf("%d sent into the known pause, %.3f × (ideal + pause); want none and ≤ 1.05×", r.intoPause, x)
+				}
+				if r.retryLag < 0 || r.retryLag > 20*time.Millisecond {
+					t.Errorf("the refused call's retry came %v after the pause; want within 20ms", r.retryLag)
+				}
+			})
+		})
+	}
+}
+
+// A fixed-window server with no Retry-After, whose reset is a Unix second
+// rounded down: a pause's end is only known to the second, and may come up
+// to a second after the reset it reports. When that reset comes, one probe
+// goes (the refused call's retry, first), the rest are held until its
+// answer; refused by the pause still going, it probes again one interval
+// later, then twice the last gap — never the whole quota into the pause
+// (before: 100 to 140 sent into it, or the retry seconds late behind 98
+// others). Each probe the pause refuses is one request into it: the pauses
+// here end on a whole second, or up to 13 ms past one (two probes).
+func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
+	for _, c := range []struct {
+		off           time.Duration // the batch starts this long past a whole second
+		pauseAt       int           // the pause begins when this call is sent …
+		pauseAdmitted int           // … or when the server admits this many, at a window's turn
+		late          time.Duration // every request's way to the server
+	}{
+		{pauseAt: 101}, {pauseAt: 250}, {off: 13 * time.Millisecond, pauseAt: 101}, {off: 13 * time.Millisecond, pauseAt: 250},
+		{pauseAdmitted: 166}, {pauseAdmitted: 166, late: 7 * time.Millisecond},
+	} {
+		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(c.off)))
+				bt := issueBatch(quotatest.Config{Algorithm: quotatest.FixedWindow,
+					Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown})
+				bt.told, bt.burst = PerSecond(100), 100
+				bt.pauseAt, bt.pauseAdmitted, bt.pause, bt.retryGap = c.pauseAt, c.pauseAdmitted, 2*time.Second, -1
+				if c.late > 0 {
+					bt.late = func(time.Time, time.Time) time.Duration { return c.late }
+				}
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal()+c.late)
+				t.Logf("429s %d, makespan %v = %.3f × (ideal + pause) %v, %d into the known pause, retry %v after its end",
+					r.refused, r.makespan, x, bt.ideal(), r.intoPause, r.retryLag)
+				if r.intoPause > 2 || x > 1.05 {
+					t.Errorf("%d sent into the known pause, %.3f × (ideal + pause); want ≤ 2 probes and ≤ 1.05×", r.intoPause, x)
+				}
+				if r.retryLag < 0 || r.retryLag > 20*time.Millisecond {
+					t.Errorf("the refused call's retry came %v after the pause; want within 20ms", r.retryLag)
+				}
+			})
+		})
+	}
+}
+
+// Told twice a sliding-window counter's rate, the first wave spends its
+// window and the rest is refused with a Retry-After of 2 s (the next call
+// fits 10 ms into the next window, rounded up) and a reset of 1 s (the
+// window's end): the quota turns at the reset, a whole rounding before the
+// wait ends, so this is no pause. One probe goes just after the reset, and
+// the pace is cut to the rate the server states: within 1 % of the 1.258×
+// any client reaches (honoured as a pause, 2.00×).
+func TestBatchSlidingWindowToldTwiceTheRate(t *testing.T) {
+	for _, s := range []struct {
+		name    string
+		headers quotatest.HeaderStyle
+	}{
+		{"IETF", quotatest.IETF | quotatest.RetryAfterSeconds},
+		{"epoch reset rounded down", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+				time.Sleep(time.Until(start))
+				bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
+				bt.told, bt.burst = PerSecond(200), 200
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal())
+				wave, after := 0, 0 // refused in the first wave, sent before any answer came; after it
+				for _, a := range r.arrivals {
+					switch {
+					case a.Outcome == quotatest.Admitted:
+					case a.At.Before(start.Add(2 * bt.latency)):
+						wave++
+					default:
+						after++
+					}
+				}
+				t.Logf("429s %d in the first wave, %d after it; makespan %v = %.3f × ideal %v", wave, after, r.makespan, x, bt.ideal())
+				if x > 1.258*1.01 || float64(after) > 0.005*float64(bt.n) {
+					t.Errorf("told twice: %d + %d 429s, %.3f × ideal; want ≤ 0.5%% after the first wave and ≤ 1.271× (the floor 1.258× + 1%%)", wave, after, x)
+				}
+			})
+		})
+	}
+}
+
+// A sliding-window counter that pauses once a third of the batch is
+// admitted, and forgets what was spent when the pause ends: the fresh
+// quota goes at once, and the refusals that follow it show that quota
+// spent, not a pace above the server's — the pace stays the rate the
+// server states, and the batch ends within 12 % of what any client can
+// reach (6.34 s: bench/matrix/sliding_bound_test.go; cut at the refused
+// probe, it took 7.6 s).
+func TestBatchSlidingWindowPause(t *testing.T) {
+	for _, s := range []struct {
+		name    string
+		headers quotatest.HeaderStyle
+	}{
+		{"IETF", quotatest.IETF | quotatest.RetryAfterSeconds},
+		{"epoch reset rounded down", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+				bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
+				bt.latency = 0
+				bt.told, bt.burst = PerSecond(100), 100
+				bt.pauseAdmitted, bt.pause, bt.retryGap = 166, 2*time.Second, -1
+				r := runBatch(t, bt)
+				const bound = 6340 * time.Millisecond
+				t.Logf("429s %d, makespan %v = %.3f × the bound %v, %d into the known pause", r.refused, r.makespan,
+					float64(r.makespan)/float64(bound), bound, r.intoPause)
+				if r.makespan > bound*112/100 || r.intoPause != 0 {
+					t.Errorf("makespan %v, %d into the known pause; want ≤ 1.12 × %v, none", r.makespan, r.intoPause, bound)
+				}
+			})
+		})
+	}
+}
+
 // A budget that knows no rate learns it from the server's reports: one
 // probe first, then the quota the reports state.
 func TestBatchLearnedRate(t *testing.T) {
@@ -336,10 +590,12 @@ func TestBatchLearnedRate(t *testing.T) {
 // Told a sliding-window counter's exact rate, the budget ends within 2 % of
 // what any client can reach there: 1.25× the ideal for a batch that starts
 // on a window's turn (bench/matrix/sliding_bound_test.go derives it). Paced
-// at exactly the rate, a call now and then arrives a hair early and is
-// refused; at a pace within the rate the server states (Limit per window)
-// that near miss is not read as "pace too fast": one probe goes at the next
-// paced turn, and the pace is not cut.
+// at exactly the rate, the call at a window's turn arrives a hair early and
+// is refused; at a pace within the rate the server states (Limit per
+// window) that near miss is not read as "pace too fast": one probe goes at
+// the next paced turn, the pace is not cut but trimmed by one request per
+// window, which the counter never refuses — at most 0.5 % 429s (untrimmed:
+// one at every window's turn, 3.2 %).
 func TestBatchSlidingWindowToldExactRate(t *testing.T) {
 	for _, s := range []struct {
 		name    string
@@ -358,8 +614,8 @@ func TestBatchSlidingWindowToldExactRate(t *testing.T) {
 				r := runBatch(t, bt)
 				x := float64(r.makespan) / float64(bt.ideal())
 				t.Logf("429s %.1f%%, makespan %v = %.3f × ideal %v", r.refusedPct(bt.n), r.makespan, x, bt.ideal())
-				if x > 1.25*1.02 || r.refusedPct(bt.n) > 4 {
-					t.Errorf("told exactly: %.1f%% 429s, %.3f × ideal; want ≤ 4%% and ≤ 1.275× (the bound 1.25× + 2%%)", r.refusedPct(bt.n), x)
+				if x > 1.25*1.02 || r.refusedPct(bt.n) > 0.5 {
+					t.Errorf("told exactly: %.1f%% 429s, %.3f × ideal; want ≤ 0.5%% and ≤ 1.275× (the bound 1.25× + 2%%)", r.refusedPct(bt.n), x)
 				}
 			})
 		})

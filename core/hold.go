@@ -49,6 +49,11 @@ func (b *Budget) enactHoldLocked(v verdict, status int, now int64) bool {
 		return true
 	case v.release && b.hold >= now:
 		b.hold, b.holdAllow = now, 0
+		if b.pause.until <= now {
+			// The probe found the pause over (pauseProbe): what may go is what
+			// its report says, not the one the pause let go.
+			b.ctl.pauseAllow = 0
+		}
 		b.restartLocked(now, v.from, v.remaining)
 		return true
 	case v.endHold && b.hold > now:

@@ -1,7 +1,10 @@
 package core
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -180,6 +183,133 @@ func TestRequestKey(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { requestKey(a) }); n != 0 {
 		t.Errorf("requestKey allocates %v times, want 0", n)
 	}
+}
+
+// A pause whose end only a rounded-down reset tells (no Retry-After) goes
+// on past it: one refused call's retry is the probe at the reset, refused
+// again, and keeps its place for the next probe; when the pause is over it
+// goes first, ahead of the callers that queued meanwhile, within one probe
+// gap of the pause's end, and no one else goes into the pause — not even
+// the other calls of a burst the pause refused.
+func TestRefusedCallKeepsItsPlaceWhileThePauseOverrunsItsReset(t *testing.T) {
+	for _, refused := range [][]string{{"/refused/1"}, {"/refused/1", "/refused/2", "/refused/3"}} {
+		t.Run(fmt.Sprintf("%d refused", len(refused)), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, err := quotatest.New(quotatest.Config{Requests: 10, Period: time.Second,
+					Headers: quotatest.XRateLimitDelta | quotatest.ResetRoundedDown})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := MustBudget(PerSecond(10), WithBurst(3), WithoutAdaptive())
+				c := &http.Client{Transport: NewTransport(p.Transport(), b)}
+				get := func(path string) int {
+					resp, err := c.Get("http://api.test" + path)
+					if err != nil {
+						t.Error(err)
+						return 0
+					}
+					resp.Body.Close()
+					return resp.StatusCode
+				}
+				start := time.Now()
+				end := start.Add(2*time.Second + 50*time.Millisecond) // "2" seconds, rounded down
+				p.PauseFor(end.Sub(start))
+				p.SetLatency(time.Millisecond) // the burst is on its way together
+				var wg sync.WaitGroup
+				for _, path := range refused {
+					wg.Go(func() {
+						if st := get(path); st != http.StatusTooManyRequests {
+							t.Errorf("%s: status %d, want the pause's 429", path, st)
+						}
+						for st := 0; st != http.StatusOK; { // a retry layer that waits what the budget says (resty, go-retryablehttp)
+							time.Sleep(b.PauseRemaining())
+							st = get(path)
+						}
+					})
+				}
+				time.Sleep(2 * time.Millisecond)
+				p.SetLatency(0)
+				for range 5 { // callers that arrive during the pause
+					wg.Go(func() { get("/other") })
+				}
+				wg.Wait()
+				var retry time.Time
+				into, before := -len(refused), 0 // into the pause after the burst; others admitted before the first retry
+				for _, a := range p.Arrivals() {
+					switch {
+					case a.Outcome == quotatest.RefusedPause:
+						into++
+					case strings.HasPrefix(a.Path, "/refused"):
+						if retry.IsZero() {
+							retry = a.At
+						}
+					case retry.IsZero():
+						before++
+					}
+				}
+				t.Logf("first retry %v after the pause's end, %d others before it, %d probes into the pause", retry.Sub(end), before, into)
+				if lag := retry.Sub(end); lag < 0 || lag > 100*time.Millisecond || before != 0 {
+					t.Errorf("first retry %v after the pause's end, behind %d others; want it first, within one probe gap (100ms)", lag, before)
+				}
+				if into != 1 {
+					t.Errorf("%d requests into the pause after the burst it refused; want 1, a retry's probe at the reset", into)
+				}
+			})
+		})
+	}
+}
+
+// A pause that goes on most of a second past its rounded-down reset takes
+// some seven probes at 100/s (one per doubling of the overrun); the refused
+// call is the probe for the first three at most (its kept place), later
+// ones are whichever call is next, so that no one call's retry layer runs
+// out of tries on it (the matrix's clients give up after six).
+func TestNoCallSpendsItsTriesOnAPauseThatOverrunsItsReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := quotatest.New(quotatest.Config{Requests: 100, Period: time.Second,
+			Headers: quotatest.XRateLimitDelta | quotatest.ResetRoundedDown})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := MustBudget(PerSecond(100), WithBurst(10), WithoutAdaptive())
+		c := &http.Client{Transport: NewTransport(p.Transport(), b)}
+		get := func(path string) int {
+			resp, err := c.Get("http://api.test" + path)
+			if err != nil {
+				t.Error(err)
+				return 0
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		p.PauseFor(2*time.Second + 650*time.Millisecond) // "2" seconds, rounded down
+		var wg sync.WaitGroup
+		for i := range 10 { // callers that retry at once, as the matrix's transport client does
+			wg.Go(func() {
+				path := "/call/" + strconv.Itoa(i)
+				for st := 0; st != http.StatusOK; {
+					st = get(path)
+				}
+			})
+		}
+		wg.Wait()
+		tries := map[string]int{}
+		into := 0
+		for _, a := range p.Arrivals() {
+			if a.Outcome == quotatest.RefusedPause {
+				tries[a.Path]++
+				into++
+			}
+		}
+		most := 0
+		for _, n := range tries {
+			most = max(most, n)
+		}
+		t.Logf("%d refused by the pause, %d of them one call's", into, most)
+		if most > 4 {
+			t.Errorf("one call was refused %d times by the pause; want at most 4 (the first, then the probes its kept place makes it)", most)
+		}
+	})
 }
 
 // Every call of a burst the pause refused keeps its place when each comes

@@ -1,0 +1,84 @@
+package core
+
+// keptPace is the controller's evidence that the server keeps up with a
+// pace. Once a report shows the quota spent (Remaining 0), every later
+// admission is a token the server returned; more admissions in a row, at
+// one paced interval, than the burst could hold even if all of it arrived
+// out of order (keptBeyondBurst more) show the server returns tokens at
+// least as fast as that pace sends. A refusal at that pace, or a slower
+// one, is then a near miss — callers released together at a pause's end
+// leave a little late, one overtakes another on the wire, and the next
+// paced call reaches the server a hair before its token — not a pace above
+// the server's, and it is not cut. The evidence is spent by the near miss
+// it excuses, so a second one must be earned again: a server that has
+// slowed down refuses before it is, and is cut.
+//
+// Before the first refusal, a server that admitted the whole burst the
+// budget was told has shown nothing against the told pace: the first
+// refusal, at that pace, is a near miss too (a batch's first burst opens
+// its connections and arrives late; the next paced call does not). Told
+// too fast a pace, the probe that follows is refused as well, and cut.
+type keptPace struct {
+	interval int64 // the pace shown kept (its interval); 0: none
+	run      int64 // the paced interval of the run being counted; 0: none open
+	from     int64 // when the request whose report showed the quota spent was sent
+	n        int64 // admissions in the run since it
+	first    int64 // admissions before the first refusal; -1 once it came
+	firstAt  int64 // the paced interval they went at
+}
+
+// keptBeyondBurst is how many admissions beyond the burst a run needs.
+const keptBeyondBurst = 8
+
+// observe counts one response, sent at the paced interval paced.
+func (k *keptPace) observe(o observation, refusal bool, paced int64) {
+	switch {
+	case k.first < 0:
+	case refusal:
+		if k.first >= o.burst && paced == k.firstAt && k.interval == 0 {
+			k.interval = paced // the told pace, presumed
+		}
+		k.first = -1
+	case k.first == 0 || paced == k.firstAt:
+		k.first, k.firstAt = k.first+1, paced
+	}
+	switch {
+	case refusal || (k.run != 0 && paced != k.run):
+		k.run = 0 // the run is broken, or the pace changed: it shows nothing of this one
+	case k.run != 0 && o.sent > k.from:
+		if k.n++; k.n >= o.burst+keptBeyondBurst && (k.interval == 0 || k.run < k.interval) {
+			k.interval = k.run
+		}
+	}
+	if k.run == 0 && !refusal && o.f.Remaining == 0 {
+		k.run, k.from, k.n = paced, o.sent, 0
+	}
+}
+
+// nearMiss reports whether a refusal at the paced interval paced is a near
+// miss, and spends the evidence if it is.
+func (k *keptPace) nearMiss(paced int64) bool {
+	if k.interval == 0 || paced < k.interval {
+		return false
+	}
+	k.interval, k.run = 0, 0
+	return true
+}
+
+// forget drops the evidence: the pace was cut, the server is slower than
+// the pace it kept.
+func (k *keptPace) forget() { k.interval, k.run = 0, 0 }
+
+// trim slows the pace by one request per window of limit after a refusal
+// at exactly the rate the server states: a sliding-window counter paced at
+// it refuses the call at each window's turn; one less per window, never.
+func (c *control) trim(o observation, limit int) {
+	if !c.cfg.Enabled() || o.sent <= c.cutAt { // once per burst, as a cut
+		return
+	}
+	c.factor = max(c.cfg.MinRate, c.factor*float64(limit-1)/float64(limit))
+	// The trimmed pace is CUBIC's plateau, the rate to be careful near:
+	// growth beyond it is slow.
+	c.failed, c.cutAt, c.grewAt = c.factor, o.now, o.now
+	c.growing = int64(c.factor * (1 - c.cfg.Decrease) / c.cfg.Increase * 1e9)
+}

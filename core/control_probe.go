@@ -1,0 +1,92 @@
+package core
+
+// The controller's probes for a wait whose end is only known to the
+// second: a windowed server's spent quota, a server pause whose end comes
+// from a quota reset (no Retry-After) that may be rounded down, and a
+// refusal whose quota turns at its reset a second before its Retry-After
+// ends (turnsFirst: a sliding window's).
+
+// probe is the controller's one request that finds out, while every other
+// caller is held.
+type probe struct {
+	armed     bool  // the next request granted is the probe
+	out       bool  // the probe went at sentAt; its answer is awaited
+	sentAt    int64 // when the probe was sent
+	holdUntil int64 // how long the others are held if no answer comes
+	refillAt  int64 // a refused probe sent before this is no evidence of windows
+	pause     bool  // it finds whether a server pause whose end may be rounded down is over
+	gap       int64 // (pause, or windows) how long after the last refused probe this one went
+}
+
+// windowWait is the wait for a windowed server's spent quota: until the
+// reported reset, or the end the windows predict when that is sooner (a
+// reset rounded up to a whole second may be most of a second late). One
+// probe goes then, and the rest follow at once when its answer says the
+// window turned: a wrong prediction, or a server pause begun meanwhile,
+// costs one refusal, not a window's worth.
+func (c *control) windowWait(o observation, v verdict) verdict {
+	if c.probe.armed || c.probe.out {
+		return v
+	}
+	at := o.now + int64(o.f.Pause)
+	hold := at + coarse // if the probe's answer never comes
+	if e := c.win.end(o.now); e > o.now && e < at {
+		at, hold = e, at
+	}
+	v.probeAt, v.holdUntil = at, hold
+	c.probe = probe{armed: true, holdUntil: hold}
+	return v
+}
+
+// pauseProbe ends a server pause, already in v, whose end the refusal's
+// quota reset gave (no Retry-After): some servers round that reset down to
+// a whole second, so the pause may go on up to a second past it. Only one
+// request — the refused call's retry, in its kept place — goes when it
+// ends; the rest are held until its answer, which tells whether the pause
+// is over. (A probe already armed or out finds it.)
+func (c *control) pauseProbe(v verdict) verdict {
+	v.allow, v.whole = 1, false
+	if c.probe.armed || c.probe.out {
+		return v
+	}
+	v.probeAt, v.holdUntil = v.pause, v.pause+coarse
+	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: true}
+	return v
+}
+
+// goesOn reports whether a refusal of the probe p, sent when a wait ended,
+// shows that wait going on past a reset rounded down: the probe found a
+// server pause, or a windowed server's quota, still spent, and the reset it
+// reports, in whole seconds, is already here.
+func (c *control) goesOn(p probe, f Feedback) bool {
+	return (p.pause || c.model == modelWindowed) && f.Pause <= 0 && f.Reset >= 0 && int64(f.Reset) < coarse
+}
+
+// reprobe answers a refused probe whose wait goes on past its rounded-down
+// reset (goesOn): the wait ends within the second, so the probe goes again
+// soon — one paced interval after the first refusal, twice the last gap
+// after every later one — while the others stay held (a second past the
+// probe at most, should no answer come). The refused call keeps its place
+// for the first two, so its retry is the probe and goes first when the
+// wait is over; later probes are whichever call is next, so that no one
+// call spends its tries on a wait that goes on and on. Each refused probe is one request into the wait, and they are
+// few: one per doubling of the time the wait overran its reset, over the
+// paced interval (seven at 100/s for a whole second); the retry comes at
+// most that overrun late.
+func (c *control) reprobe(o observation, v verdict, p probe) verdict {
+	gap := max(c.paced(o.interval), 2*p.gap)
+	at := o.now + gap
+	v.pause, v.keepPlace = at, gap <= 2*c.paced(o.interval)
+	v.probeAt, v.holdUntil = at, at+coarse // (the hold, should no answer come)
+	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: p.pause, gap: gap}
+	return v
+}
+
+// turnsFirst reports whether a refusal's spent quota turns at its reset a
+// whole rounding before the wait it names ends: a sliding-window counter's
+// window ends, and a sliver of its quota returns, well before the
+// Retry-After rounded up to whole seconds (a window of L spent at once: the
+// next call fits 1/L of a window after the reset; "2 s", reset "1 s").
+func turnsFirst(f Feedback) bool {
+	return f.Remaining == 0 && f.Reset >= 0 && int64(f.Reset)+coarse <= int64(f.Pause)
+}
