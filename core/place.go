@@ -91,8 +91,10 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 
 // keepPlaceLocked leaves a kept place for a refused call at the head of the
 // queue, behind the places already kept, unless the budget is not waiting
-// (nothing to keep a place in) or as many places are kept as may go at
-// once when the wait ends.
+// (nothing to keep a place in) or as many places are kept as a burst holds.
+// Places past what may go at once when the wait ends (one, when it ends
+// with a probe) keep their calls' turns behind the first: their retries
+// adopt them by key whenever they come back.
 func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 	until, allow := b.gateAllowLocked()
 	if until <= now || b.dims != nil {
@@ -103,8 +105,8 @@ func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 	for w := b.queue.head; w != nil && w.kept(); w = w.next {
 		last, n = w, n+1
 	}
-	if n >= allow {
-		return // as many places as may go at once when the wait ends
+	if n >= max(allow, b.g.burst) {
+		return // as many places as a burst, the most a pause refuses at once
 	}
 	p := &waiter{place: true, key: key, deadline: never, arrived: now, turn: turn{sendAt: never}}
 	if last == nil {
@@ -170,6 +172,15 @@ func (b *Budget) takePlaceLocked(p *waiter, now int64) {
 // microseconds; a caller who merely arrives first later must not take it.
 const adoptWithin = int64(time.Millisecond)
 
+// adoptable reports whether a call for key arriving at now may adopt the
+// kept place p before its turn: the refused request itself (its key) at
+// any time — a place behind a probe's is still its own when its retry
+// comes back at the pause's end — and any call it may take at once after
+// the refusal.
+func (p *waiter) adoptable(now int64, key uint64) bool {
+	return key == p.key && key != anyKey || now-p.arrived < adoptWithin
+}
+
 // adoptPlaceLocked gives a call arriving at now, at once after the refusal
 // (adoptWithin), the kept place at the head of the queue (its call was
 // sent before anyone queued behind it),
@@ -183,10 +194,10 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64
 		if !p.place || !p.takes(key) {
 			continue
 		}
-		if withSlot && p.slot.idx1 == 0 && b.slotFreeLocked() && now-p.arrived < adoptWithin && p.turn.sendAt < deadline {
+		if withSlot && p.slot.idx1 == 0 && b.slotFreeLocked() && p.adoptable(now, key) && p.turn.sendAt < deadline {
 			p.slot = b.takeSlotLocked() // the one reserved for it
 		}
-		if (p.slot.idx1 > 0) != withSlot || now-p.arrived >= adoptWithin || p.turn.sendAt >= deadline {
+		if (p.slot.idx1 > 0) != withSlot || !p.adoptable(now, key) || p.turn.sendAt >= deadline {
 			continue
 		}
 		p.place, p.deadline, p.arrived, p.wake = false, deadline, now, make(chan struct{}, 1)
