@@ -49,7 +49,15 @@ const prologue = `
 if redis.replicate_commands then redis.replicate_commands() end
 local IDLE = -4611686018427387904
 local key = KEYS[1]
-local function fmt(x) return string.format('%.17g', x) end
+-- fmt writes x exactly: an integer (every time, interval and count) as
+-- one, which is the cheaper format, anything else (the factor) in 17 digits.
+local function fmt(x)
+  if x == math.floor(x) and x > -9e18 and x < 9e18 then return string.format('%d', x) end
+  return string.format('%.17g', x)
+end
+
+-- FIELDS are the state's own fields, in the order load reads them.
+local FIELDS = {'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu'}
 
 local function load()
   local sec, nsec
@@ -59,7 +67,7 @@ local function load()
     local t = redis.call('TIME')
     sec, nsec = tonumber(t[1]), tonumber(t[2]) * 1000
   end
-  local v = redis.call('HMGET', key, 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu')
+  local v = redis.call('HMGET', key, unpack(FIELDS))
   local s = {
     ep = tonumber(v[1]) or sec, tat = tonumber(v[2]) or IDLE,
     iv = tonumber(v[3]) or 0, bu = tonumber(v[4]) or 0,
@@ -68,6 +76,11 @@ local function load()
     la = tonumber(v[10]) or IDLE, dims = {}, shift = 0,
     qi = tonumber(v[11]) or 0, qb = tonumber(v[12]) or 0, qu = tonumber(v[13]) or IDLE,
   }
+  -- was: the fields as the hash holds them (absent: their value when
+  -- absent, but ep, which must be written), for save
+  s.was = {}
+  for _, f in ipairs(FIELDS) do s.was[f] = s[f] end
+  s.was.ep = tonumber(v[1])
   local d = sec - s.ep
   if d > tonumber(ARGV[4]) then
     local shift = d * 1e9
@@ -110,11 +123,19 @@ local function dim(s, name, create)
   return g
 end
 
+-- save writes the fields of s that changed since load (a granted turn
+-- in the common case: tat alone), those of its extra dimensions, and the
+-- key's expiry.
 local function save(s)
-  redis.call('HSET', key, 'ep', fmt(s.ep), 'tat', fmt(s.tat), 'iv', fmt(s.iv), 'bu', fmt(s.bu),
-    'pu', fmt(s.pu), 'ps', fmt(s.ps), 'f', fmt(s.f), 'lc', fmt(s.lc), 'la', fmt(s.la),
-    'qi', fmt(s.qi), 'qb', fmt(s.qb), 'qu', fmt(s.qu))
-  if s.ld then redis.call('HSET', key, 'ld', fmt(s.ld)) end
+  local w = {}
+  for _, f in ipairs(FIELDS) do
+    local x = s[f]
+    if x ~= nil and x ~= s.was[f] then
+      w[#w + 1] = f
+      w[#w + 1] = fmt(x)
+    end
+  end
+  if #w > 0 then redis.call('HSET', key, unpack(w)) end
   local ahead = math.max(0, s.tat - s.now, s.pu - s.now)
   if s.shift > 0 then
     -- ep moved: so do the times of every extra dimension this run did
