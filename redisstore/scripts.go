@@ -265,16 +265,15 @@ end
 `
 
 // leanTake is the take script's common case, decided before the general
-// machinery is even defined:
-// a turn with no extra dimension on a state that exists, needs no rebase
-// and is at the configured pace already — its interval at the shared
-// factor and its burst, no quota report's shape holding (one that holds is
-// in iv and bu already, as every script that sets one paces, but this
-// path does not rely on it). The general path would change nothing but
-// tat there, so this reads the fields once, writes tat alone and returns
-// take's reply (gcra.reserve behind the pause, as below). Otherwise it
-// leaves the clock and the fields it read (sec, nsec, v) to the general
-// path.
+// machinery is even defined: a turn with no extra dimension on a state
+// that exists, needs no rebase and is at the configured pace already — its
+// interval at the shared factor and its burst, no quota report's shape
+// holding (one that holds is in iv and bu already, as every script that
+// sets one paces, but this path does not rely on it). The general path
+// would change nothing but tat there, so this reads the fields once,
+// writes tat alone and returns take's reply (gcra.reserve behind the
+// pause, as below). Otherwise it leaves the clock and the fields it read
+// (sec, nsec, v) to the general path.
 const leanTake = `
 local sec, nsec = clock()
 local v = redis.call('HMGET', key, unpack(FIELDS))
