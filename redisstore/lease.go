@@ -107,7 +107,7 @@ func (l *Lease) renew() {
 	ctx := context.Background()
 	v, err := l.s.run(ctx, "lease", renewScript, l.s.leases, l.s.leaseArgs(l.id, l.s.cfg.leaseTTL.Milliseconds())...)
 	if err == nil {
-		if n, _ := ints(v, 0); n != nil && n[0] == 0 {
+		if n, err := ints(v, 0); err == nil && n[0] == 0 {
 			return // expired: nothing left to renew
 		}
 	}

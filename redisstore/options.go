@@ -71,7 +71,8 @@ func (c *config) failf(field, format string, args ...any) {
 //
 // The store stops waiting at d, but go-redis only abandons the connection
 // at its own ReadTimeout unless the client was built with
-// ContextTimeoutEnabled: true, which is recommended.
+// ContextTimeoutEnabled: true, which is recommended (it also spares each
+// call a goroutine of its own; see Store).
 func WithTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d <= 0 {

@@ -45,21 +45,39 @@ import "github.com/redis/go-redis/v9"
 // gcra.floorAfterPause, aimd.observe, pause.extend, shapeOf, shape.slow),
 // operation for operation, so that a Redis store and a
 // core.MemoryStore decide alike; store_test.go checks it step by step.
-const prologue = `
+const prologue = head + machinery
+
+// head is what every state script begins with: the constants, the clock
+// and the fields.
+const head = `
 if redis.replicate_commands then redis.replicate_commands() end
 local IDLE = -4611686018427387904
 local key = KEYS[1]
-local function fmt(x) return string.format('%.17g', x) end
+-- fmt writes x exactly: an integer (every time, interval and count) as
+-- one, which is the cheaper format, anything else (the factor) in 17 digits.
+local function fmt(x)
+  if x == math.floor(x) and x > -9e18 and x < 9e18 then return string.format('%d', x) end
+  return string.format('%.17g', x)
+end
 
-local function load()
-  local sec, nsec
-  if ARGV[1] ~= '' then
-    sec, nsec = tonumber(ARGV[1]), tonumber(ARGV[2])
-  else
-    local t = redis.call('TIME')
-    sec, nsec = tonumber(t[1]), tonumber(t[2]) * 1000
-  end
-  local v = redis.call('HMGET', key, 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu')
+-- FIELDS are the state's own fields, in the order load reads them.
+local FIELDS = {'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu'}
+
+-- clock returns the store's now: Redis TIME, or the tests' clock.
+local function clock()
+  if ARGV[1] ~= '' then return tonumber(ARGV[1]), tonumber(ARGV[2]) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]), tonumber(t[2]) * 1000
+end
+`
+
+// machinery is the state's general arithmetic, shared by the scripts.
+const machinery = `
+-- load reads the state at the clock's now; a script that read the clock
+-- and the fields (HMGET FIELDS) already passes them.
+local function load(sec, nsec, v)
+  if not sec then sec, nsec = clock() end
+  v = v or redis.call('HMGET', key, unpack(FIELDS))
   local s = {
     ep = tonumber(v[1]) or sec, tat = tonumber(v[2]) or IDLE,
     iv = tonumber(v[3]) or 0, bu = tonumber(v[4]) or 0,
@@ -68,6 +86,11 @@ local function load()
     la = tonumber(v[10]) or IDLE, dims = {}, shift = 0,
     qi = tonumber(v[11]) or 0, qb = tonumber(v[12]) or 0, qu = tonumber(v[13]) or IDLE,
   }
+  -- was: the fields as the hash holds them (absent: their value when
+  -- absent, but ep, which must be written), for save
+  s.was = {}
+  for _, f in ipairs(FIELDS) do s.was[f] = s[f] end
+  s.was.ep = tonumber(v[1])
   local d = sec - s.ep
   if d > tonumber(ARGV[4]) then
     local shift = d * 1e9
@@ -110,11 +133,19 @@ local function dim(s, name, create)
   return g
 end
 
+-- save writes the fields of s that changed since load (a granted turn
+-- in the common case: tat alone), those of its extra dimensions, and the
+-- key's expiry.
 local function save(s)
-  redis.call('HSET', key, 'ep', fmt(s.ep), 'tat', fmt(s.tat), 'iv', fmt(s.iv), 'bu', fmt(s.bu),
-    'pu', fmt(s.pu), 'ps', fmt(s.ps), 'f', fmt(s.f), 'lc', fmt(s.lc), 'la', fmt(s.la),
-    'qi', fmt(s.qi), 'qb', fmt(s.qb), 'qu', fmt(s.qu))
-  if s.ld then redis.call('HSET', key, 'ld', fmt(s.ld)) end
+  local w = {}
+  for _, f in ipairs(FIELDS) do
+    local x = s[f]
+    if x ~= nil and x ~= s.was[f] then
+      w[#w + 1] = f
+      w[#w + 1] = fmt(x)
+    end
+  end
+  if #w > 0 then redis.call('HSET', key, unpack(w)) end
   local ahead = math.max(0, s.tat - s.now, s.pu - s.now)
   if s.shift > 0 then
     -- ep moved: so do the times of every extra dimension this run did
@@ -233,6 +264,43 @@ local function pace(s, base, burst)
 end
 `
 
+// leanTake is the take script's common case, decided before the general
+// machinery is even defined: a turn with no extra dimension on a state
+// that exists, needs no rebase and is at the configured pace already — its
+// interval at the shared factor and its burst, no quota report's shape
+// holding (one that holds is in iv and bu already, as every script that
+// sets one paces, but this path does not rely on it). The general path
+// would change nothing but tat there, so this reads the fields once,
+// writes tat alone and returns take's reply (gcra.reserve behind the
+// pause, as below). Otherwise it leaves the clock and the fields it read
+// (sec, nsec, v) to the general path.
+const leanTake = `
+local sec, nsec = clock()
+local v = redis.call('HMGET', key, unpack(FIELDS))
+if tonumber(ARGV[8]) == 0 and v[1] and v[3] then
+  local ep, iv, bu = tonumber(v[1]), tonumber(v[3]), tonumber(v[4])
+  local d = sec - ep
+  local now = d * 1e9 + nsec
+  if d <= tonumber(ARGV[4]) and now >= (tonumber(v[13]) or IDLE)
+    and iv == math.floor(tonumber(ARGV[5]) / (tonumber(v[7]) or 1)) and bu == tonumber(ARGV[6]) then
+    local tat, pu = tonumber(v[2]) or IDLE, tonumber(v[5]) or IDLE
+    local maxWait = tonumber(ARGV[7])
+    local base = math.max(tat, now)
+    local at = math.max(now, pu, base - (bu - 1) * iv)
+    local before, after = tat, base + iv
+    local granted, paused = 0, 0
+    if maxWait < 0 or at < now + maxWait then
+      granted, tat = 1, after
+      redis.call('HSET', key, 'tat', fmt(tat))
+    end
+    if pu > now and at <= pu then paused = 1 end
+    redis.call('PEXPIRE', key, tonumber(ARGV[3]) + math.ceil(math.max(0, tat - now, pu - now) / 1e6))
+    return {granted, at - now, at, paused, tonumber(v[6]) or 0, v[7] or '1', before, after, ep,
+      math.max(0, pu - now)}
+  end
+end
+`
+
 // takeScript reserves the next turn (gcra.reserve behind the pause) and,
 // with extra dimensions, every cost at the turn's send time (the
 // MemoryStore's Take, decision for decision).
@@ -245,8 +313,8 @@ end
 // tat after, ep, pause left}, times in ns since ep (wait and pause left
 // from now), and with extra dimensions then {la before, and per dimension
 // its tat before and after and the reservation's number}.
-var takeScript = redis.NewScript(prologue + `
-local s = load()
+var takeScript = redis.NewScript(head + leanTake + machinery + `
+local s = load(sec, nsec, v)
 pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
 local maxWait = tonumber(ARGV[7])
 local k = tonumber(ARGV[8])

@@ -23,7 +23,10 @@ import (
 // the timers that renew held leases, one dial that diagnoses a call that
 // timed out (see timedOut) and, when the client was built without
 // ContextTimeoutEnabled, one per call to Redis, so that WithTimeout bounds
-// the wait whatever the client's socket timeouts.
+// the wait whatever the client's socket timeouts. That hand-off between
+// goroutines costs about as much as the round trip itself on a busy
+// machine (BenchmarkRedis in the bench module, "headgate-plain-client"):
+// build the client with ContextTimeoutEnabled.
 type Store struct {
 	client redis.UniversalClient
 	key    string
@@ -113,17 +116,21 @@ var _ core.Store = (*Store)(nil)
 // (see scripts.go). A variable for tests.
 var rebaseAfter int64 = 1 << 22
 
-// stateArgs returns the arguments every state script begins with.
-func (s *Store) stateArgs(extra ...any) []any {
-	args := make([]any, 0, 4+len(extra))
+// stateArgs returns the arguments every state script begins with, then
+// extra.
+func (s *Store) stateArgs(extra ...any) []any { return append(s.headArgs(len(extra)), extra...) }
+
+// headArgs returns the arguments every state script begins with, in a
+// slice with room for n more.
+func (s *Store) headArgs(n int) []any {
+	args := make([]any, 0, 4+n)
 	if s.clock != nil {
 		sec, ns := split(s.clock())
 		args = append(args, sec, ns)
 	} else {
 		args = append(args, "", "")
 	}
-	args = append(args, s.cfg.ttl.Milliseconds(), rebaseAfter)
-	return append(args, extra...)
+	return append(args, s.cfg.ttl.Milliseconds(), rebaseAfter)
 }
 
 // Take implements core.Store: it reserves the next turn in Redis, or in
@@ -132,8 +139,7 @@ func (s *Store) Take(ctx context.Context, p core.Pace, maxWait time.Duration) (c
 	if maxWait < 0 {
 		maxWait = -1
 	}
-	v, err := s.run(ctx, "take", takeScript, s.state,
-		s.stateArgs(takeArgs(p, maxWait)...)...)
+	v, err := s.run(ctx, "take", takeScript, s.state, takeArgs(s.headArgs(4+4*len(p.Dims)), p, maxWait)...)
 	if err == nil {
 		t, pause, err := parseTurn(v, p)
 		if err == nil && s.fb != nil {
@@ -459,19 +465,19 @@ func parseStatus(v []any) (core.StoreStatus, error) {
 
 // ints reads the integers at the given indexes of a script's reply (at
 // most 10 values).
-func ints(v []any, idx ...int) (*[10]int64, error) {
+func ints(v []any, idx ...int) ([10]int64, error) {
 	var out [10]int64
 	for _, i := range idx {
 		if i >= len(v) {
-			return nil, fmt.Errorf("headgate: redis store: short reply (%d values)", len(v))
+			return out, fmt.Errorf("headgate: redis store: short reply (%d values)", len(v))
 		}
 		n, ok := v[i].(int64)
 		if !ok {
-			return nil, fmt.Errorf("headgate: redis store: reply value %d is %T, want an integer", i, v[i])
+			return out, fmt.Errorf("headgate: redis store: reply value %d is %T, want an integer", i, v[i])
 		}
 		out[i] = n
 	}
-	return &out, nil
+	return out, nil
 }
 
 func factor(v []any, i int) (float64, error) {

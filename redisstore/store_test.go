@@ -366,6 +366,27 @@ func TestTakeSteps(t *testing.T) {
 	}
 }
 
+// TestTakeExactMonthsLater: a key in steady use for months keeps its
+// times exact — every script, the common turn's too, moves the epoch the
+// times count from before they outgrow a double's 53 bits — so a turn
+// comes at the nanosecond, not at the nearest even one.
+func TestTakeExactMonthsLater(t *testing.T) {
+	s := newStore(t)
+	now := fakeClock(s) // base has an odd nanosecond
+	p := core.Pace{Interval: time.Millisecond, Burst: 1}
+	day := 24 * time.Hour
+	for _, later := range []time.Duration{0, time.Second, 200 * day, 400*day + time.Millisecond} {
+		*now = base + int64(later)
+		turn, err := s.Take(context.Background(), p, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !turn.Granted || turn.At != *now {
+			t.Errorf("Take %v later: granted %v at now%+d ns, want granted at now", later, turn.Granted, turn.At-*now)
+		}
+	}
+}
+
 // TestRefundIsConditional: a turn is given back only when nobody reserved
 // after it; given back in reverse order, both come back.
 func TestRefundIsConditional(t *testing.T) {

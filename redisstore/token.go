@@ -34,16 +34,21 @@ type dimToken struct {
 }
 
 func (t token) String() string {
-	f := []string{strconv.FormatInt(t.before, 10), strconv.FormatInt(t.after, 10)}
+	b := make([]byte, 0, 40) // a turn without dimensions fits
+	b = append(b, 'r')
+	b = strconv.AppendInt(b, t.before, 10)
+	b = strconv.AppendInt(append(b, ':'), t.after, 10)
 	if t.dims != nil {
-		f = append(f, strconv.FormatInt(t.la, 10), strconv.FormatInt(t.at, 10))
+		b = strconv.AppendInt(append(b, ':'), t.la, 10)
+		b = strconv.AppendInt(append(b, ':'), t.at, 10)
 		for _, d := range t.dims {
-			f = append(f, hex.EncodeToString([]byte(d.name)),
-				strconv.FormatInt(d.before, 10), strconv.FormatInt(d.after, 10), strconv.FormatInt(d.n, 10),
-				strconv.FormatInt(d.seq, 10))
+			b = hex.AppendEncode(append(b, ':'), []byte(d.name))
+			for _, n := range []int64{d.before, d.after, d.n, d.seq} {
+				b = strconv.AppendInt(append(b, ':'), n, 10)
+			}
 		}
 	}
-	return "r" + strings.Join(f, ":")
+	return string(b)
 }
 
 func parseToken(s string) (token, bool) {
@@ -108,9 +113,9 @@ func cost(c []int64, i int) int64 {
 	return 0
 }
 
-// takeArgs are take's arguments after the prologue's.
-func takeArgs(p core.Pace, maxWait time.Duration) []any {
-	args := []any{int64(p.Interval), p.Burst, int64(maxWait), len(p.Dims)}
+// takeArgs appends take's arguments after the prologue's to args.
+func takeArgs(args []any, p core.Pace, maxWait time.Duration) []any {
+	args = append(args, int64(p.Interval), p.Burst, int64(maxWait), len(p.Dims))
 	for i, d := range p.Dims {
 		args = append(args, d.Name, int64(d.Interval), d.Burst, cost(p.Cost, i))
 	}
