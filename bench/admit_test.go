@@ -229,3 +229,31 @@ func (c *sleepCounter) Sleep(d time.Duration) {
 	c.sleeps++
 	time.Sleep(d)
 }
+
+// BenchmarkClock is the clock read every limiter here makes per admission
+// (time.Since on a monotonic time, as headgate's budget clock and
+// failsafe-go's stopwatch read it), from one goroutine and from
+// GOMAXPROCS at once: the floor under an admit path that reads the clock
+// outside any lock. Where the two differ little per call, clock reads on
+// different CPUs do not scale.
+func BenchmarkClock(b *testing.B) {
+	epoch := time.Now()
+	b.Run("serial", func(b *testing.B) {
+		var sum time.Duration
+		for b.Loop() {
+			sum += time.Since(epoch)
+		}
+		clockSink.Store(int64(sum))
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			var sum time.Duration
+			for pb.Next() {
+				sum += time.Since(epoch)
+			}
+			clockSink.Store(int64(sum))
+		})
+	})
+}
+
+var clockSink atomic.Int64 // keeps the clock reads from being optimized away

@@ -61,7 +61,9 @@ func acquireRelease(b *core.Budget) func(context.Context) error {
 //   - park: that many callers wait on one limiter; B/waiter is the heap
 //     they hold while they wait (runtime.MemStats.HeapAlloc, after a GC,
 //     over the heap before they came; their goroutines' stacks are not
-//     heap, and the goroutines themselves were made once beforehand), and
+//     heap, and the goroutines themselves were made once beforehand),
+//     stackB/waiter the goroutine stack they hold (MemStats.StackInuse the
+//     same way: 2 KB each, more for a call that grew its first stack), and
 //     ns/cancel the time from cancelling their shared context until the
 //     last has returned, per caller;
 //   - drain: that many callers arrive at once at a million per second,
@@ -70,12 +72,13 @@ func acquireRelease(b *core.Budget) func(context.Context) error {
 func BenchmarkWaiters(b *testing.B) {
 	for _, p := range waitPeers {
 		b.Run("park/"+p.name, func(b *testing.B) {
-			var heap, cancelNs float64
+			var heap, stack, cancelNs float64
 			for b.Loop() {
-				h, c := parkAndCancel(p.park())
-				heap, cancelNs = heap+h, cancelNs+c
+				h, s, c := parkAndCancel(p.park())
+				heap, stack, cancelNs = heap+h, stack+s, cancelNs+c
 			}
 			b.ReportMetric(heap/float64(b.N), "B/waiter")
+			b.ReportMetric(stack/float64(b.N), "stackB/waiter")
 			b.ReportMetric(cancelNs/float64(b.N), "ns/cancel")
 		})
 	}
@@ -103,9 +106,9 @@ func warmGoroutines(n int) {
 	wg.Wait()
 }
 
-// parkAndCancel parks parked callers on wait and returns the heap per
-// waiter and the time per waiter to cancel them all.
-func parkAndCancel(wait func(context.Context) error) (heapPerWaiter, cancelNsPerWaiter float64) {
+// parkAndCancel parks parked callers on wait and returns the heap and the
+// stack per waiter and the time per waiter to cancel them all.
+func parkAndCancel(wait func(context.Context) error) (heapPerWaiter, stackPerWaiter, cancelNsPerWaiter float64) {
 	warmGoroutines(parked)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -131,7 +134,9 @@ func parkAndCancel(wait func(context.Context) error) (heapPerWaiter, cancelNsPer
 	cancel()
 	wg.Wait()
 	elapsed := time.Since(start)
-	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / parked, float64(elapsed.Nanoseconds()) / parked
+	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / parked,
+		float64(int64(after.StackInuse)-int64(before.StackInuse)) / parked,
+		float64(elapsed.Nanoseconds()) / parked
 }
 
 // drainAll lets parked callers arrive at once on wait and returns how long

@@ -49,42 +49,75 @@ func (p *Permit) Budget() *Budget { return p.b }
 //
 // On success the caller sends the request, passes the response to
 // Permit.Observe and calls Permit.Release when the response is done with.
-func (b *Budget) Acquire(ctx context.Context) (Permit, error) { return b.acquireKeyed(ctx, 0) }
+func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
+	// acquireKeyed(ctx, 0), spelled out so that it inlines into the caller:
+	// no frame of a Permit's between the caller and a wait (acquireKeyed).
+	if b.maxInFlight > 0 || b.pacer == nil {
+		return b.acquireCapped(ctx, 0)
+	}
+	sent, err := b.turn(ctx, 0)
+	if err != nil {
+		return Permit{}, err
+	}
+	return Permit{b: b, sent: sent}, nil
+}
 
 // acquireKeyed is Acquire for the request key names (place.go), 0: none.
+//
+// What lies between a waiting caller and the entry point stays small (turn
+// does the work, not the frame that builds the Permit): a fresh goroutine's
+// first call waits below it, in the mutex, the allocator or the channel,
+// and a chain that fits the goroutine's first stack never pays for growing
+// it.
 func (b *Budget) acquireKeyed(ctx context.Context, key uint64) (Permit, error) {
+	if b.maxInFlight > 0 || b.pacer == nil {
+		return b.acquireCapped(ctx, key)
+	}
+	// No slot to guard: the fast lane (fast.go), else the turn.
+	sent, err := b.turn(ctx, key)
+	if err != nil {
+		return Permit{}, err
+	}
+	return Permit{b: b, sent: sent, key: key}, nil
+}
+
+// acquireCapped is acquireKeyed for a budget that never waits or has a
+// concurrency cap.
+func (b *Budget) acquireCapped(ctx context.Context, key uint64) (Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
 	if b.pacer == nil {
 		return Permit{b: b}, nil
 	}
-	if b.maxInFlight > 0 {
-		return b.acquire(ctx, nil, key)
-	}
-	// No slot to guard: the fast lane (fast.go), else the turn.
-	now, deadline := b.now(), b.deadline(ctx)
-	sent, err := now, error(nil)
-	if !b.admitFast(now, deadline) {
-		if sent, err = b.turn(ctx, now, deadline, key); err != nil {
-			return Permit{}, withDeadline(ctx, err)
-		}
-	}
-	return Permit{b: b, sent: sent, key: key}, nil
+	return b.acquire(ctx, nil, key)
 }
 
-// turn is the pacer's turn for a call with no extra cost; an in-memory
-// budget's is taken here, without the interface call, and waited for one
-// frame up from takeTurn (a waiting goroutine's stack stays small).
-func (b *Budget) turn(ctx context.Context, now, deadline int64, key uint64) (int64, error) {
+// turn is the turn of a call with no slot and no extra cost: the fast
+// lane's, else the pacer's; an in-memory budget's is taken without the
+// interface call, and waited for one frame up from takeTurn. A context
+// already done spends nothing.
+func (b *Budget) turn(ctx context.Context, key uint64) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	now, deadline := b.now(), b.deadline(ctx)
+	if b.admitFast(now, deadline) {
+		return now, nil
+	}
+	var (
+		w   *waiter
+		err error
+	)
 	if _, mem := b.pacer.(memPacer); !mem {
-		return b.pacer.turn(ctx, now, deadline, nil, key)
+		now, err = b.pacer.turn(ctx, now, deadline, nil, key)
+	} else if now, w, err = b.takeTurn(now, deadline, nil, key); w != nil {
+		now, err = b.wait(ctx, w)
 	}
-	sent, w, err := b.takeTurn(now, deadline, nil, key)
-	if w != nil {
-		return b.wait(ctx, w)
+	if err != nil {
+		return 0, withDeadline(ctx, err)
 	}
-	return sent, err
+	return now, nil
 }
 
 // acquire is Acquire and AcquireCost once the context and the disabled

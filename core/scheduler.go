@@ -69,27 +69,18 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 	}
 	b.lock()
 	b.syncPaceLocked(now)
-	if r != nil && b.dims.backfill && b.queue.head != nil && b.backfillLocked(now, r) {
-		b.grantDimsLocked(r)
-		b.unlock()
-		return now, nil, nil
-	}
-	if r == nil {
-		if b.claimPlaceLocked(now, key) { // a refused call back when its wait ended (place.go)
+	if b.queue.head != nil { // (the queue's head is where places are kept and backfills go)
+		if granted, p := b.aheadLocked(now, deadline, r, key); granted || p != nil {
 			b.unlock()
+			if p != nil {
+				return 0, p, nil
+			}
 			return now, nil, nil
-		}
-		if p := b.adoptPlaceLocked(now, deadline, false, key); p != nil { // back at once, first in line
-			p.throttled = b.g.interval > int64(b.rate.Interval())
-			b.unlock()
-			return 0, p, nil
 		}
 	}
 	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
 	if !ok {
-		err := b.lateErrorLocked(t.sendAt, now)
-		b.unlock()
-		return 0, nil, err
+		return 0, nil, b.lateLocked(t.sendAt, now)
 	}
 	if t.sendAt <= now {
 		if b.queue.n > 0 {
@@ -115,6 +106,34 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 	b.queue.push(w)
 	b.unlock() // (arms the queue's timer: wake.go)
 	return 0, w, nil
+}
+
+// aheadLocked gives the call a turn ahead of the queue, if one is there
+// for it: a backfill before the head (WithBackfill), a refused call's
+// place at its end (claimed: granted) or at once (adopted: p, first in
+// line; place.go). Otherwise it changes nothing.
+func (b *Budget) aheadLocked(now, deadline int64, r *reservation, key uint64) (granted bool, p *waiter) {
+	if r != nil {
+		if b.dims.backfill && b.backfillLocked(now, r) {
+			b.grantDimsLocked(r)
+			return true, nil
+		}
+		return false, nil
+	}
+	if b.claimPlaceLocked(now, key) { // a refused call back when its wait ended
+		return true, nil
+	}
+	if p = b.adoptPlaceLocked(now, deadline, false, key); p != nil { // back at once
+		p.throttled = b.g.interval > int64(b.rate.Interval())
+	}
+	return false, p
+}
+
+// lateLocked is lateErrorLocked, with mu released.
+func (b *Budget) lateLocked(sendAt, now int64) error {
+	err := b.lateErrorLocked(sendAt, now)
+	b.unlock()
+	return err
 }
 
 // lastSendAtLocked is the send time of the caller queued last, or the
