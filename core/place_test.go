@@ -40,16 +40,7 @@ func TestRefusedCallKeepsItsPlace(t *testing.T) {
 					t.Fatal(err)
 				}
 				b := MustBudget(PerSecond(10), WithBurst(1), WithoutAdaptive(), WithMaxInFlight(tc.slots))
-				c := &http.Client{Transport: NewTransport(p.Transport(), b)}
-				get := func(path string) int {
-					resp, err := c.Get("http://api.test" + path)
-					if err != nil {
-						t.Error(err)
-						return 0
-					}
-					resp.Body.Close()
-					return resp.StatusCode
-				}
+				get := getter(t, p, b)
 				start := time.Now()
 				p.PauseFor(2 * time.Second)
 				if st := get("/refused"); st != http.StatusTooManyRequests {
@@ -105,16 +96,7 @@ func TestKeptPlaceIsForTheRefusedRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := MustBudget(PerSecond(10), WithBurst(3), WithoutAdaptive())
-		c := &http.Client{Transport: NewTransport(p.Transport(), b)}
-		get := func(path string) int {
-			resp, err := c.Get("http://api.test" + path)
-			if err != nil {
-				t.Error(err)
-				return 0
-			}
-			resp.Body.Close()
-			return resp.StatusCode
-		}
+		get := getter(t, p, b)
 		p.PauseFor(2 * time.Second)
 		p.SetLatency(time.Millisecond) // the burst is on its way together
 		refused := []string{"/refused/1", "/refused/2", "/refused/3"}
@@ -202,16 +184,7 @@ func TestRefusedCallKeepsItsPlaceWhileThePauseOverrunsItsReset(t *testing.T) {
 					t.Fatal(err)
 				}
 				b := MustBudget(PerSecond(10), WithBurst(3), WithoutAdaptive())
-				c := &http.Client{Transport: NewTransport(p.Transport(), b)}
-				get := func(path string) int {
-					resp, err := c.Get("http://api.test" + path)
-					if err != nil {
-						t.Error(err)
-						return 0
-					}
-					resp.Body.Close()
-					return resp.StatusCode
-				}
+				get := getter(t, p, b)
 				start := time.Now()
 				end := start.Add(2*time.Second + 50*time.Millisecond) // "2" seconds, rounded down
 				p.PauseFor(end.Sub(start))
@@ -279,16 +252,7 @@ func TestNoCallSpendsItsTriesOnAPauseThatOverrunsItsReset(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := MustBudget(PerSecond(100), WithBurst(10), WithoutAdaptive())
-		c := &http.Client{Transport: NewTransport(p.Transport(), b)}
-		get := func(path string) int {
-			resp, err := c.Get("http://api.test" + path)
-			if err != nil {
-				t.Error(err)
-				return 0
-			}
-			resp.Body.Close()
-			return resp.StatusCode
-		}
+		get := getter(t, p, b)
 		p.PauseFor(2*time.Second + 650*time.Millisecond) // "2" seconds, rounded down
 		var wg sync.WaitGroup
 		for i := range 10 { // callers that retry at once, as the matrix's transport client does
@@ -332,16 +296,7 @@ func TestRetriesAtOnceAdoptEveryKeptPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := MustBudget(PerSecond(10), WithBurst(3), WithoutAdaptive())
-		c := &http.Client{Transport: NewTransport(p.Transport(), b)}
-		get := func(path string) int {
-			resp, err := c.Get("http://api.test" + path)
-			if err != nil {
-				t.Error(err)
-				return 0
-			}
-			resp.Body.Close()
-			return resp.StatusCode
-		}
+		get := getter(t, p, b)
 		p.PauseFor(2 * time.Second)
 		p.SetLatency(time.Millisecond) // the burst is on its way together
 		refused := []string{"/refused/1", "/refused/2", "/refused/3"}
@@ -381,4 +336,19 @@ func TestRetriesAtOnceAdoptEveryKeptPlace(t *testing.T) {
 			}
 		}
 	})
+}
+
+// getter returns a GET of a path at the provider p through b's Transport,
+// for the place tests: its status, or 0 after reporting the error.
+func getter(t *testing.T, p *quotatest.Provider, b *Budget) func(path string) int {
+	c := &http.Client{Transport: NewTransport(p.Transport(), b)}
+	return func(path string) int {
+		resp, err := c.Get("http://api.test" + path)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
 }
