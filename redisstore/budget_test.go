@@ -120,18 +120,7 @@ func TestBudgetCancelGivesTheTurnBack(t *testing.T) {
 	if _, err := b.Acquire(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// waiting takes the next turn, then is cancelled while it waits for it.
-	waiting := func() (core.Turn, error) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		errc := make(chan error)
-		n := len(rs.turns())
-		go func() { _, err := b.Acquire(ctx); errc <- err }()
-		turn := rs.waitGranted(t, n+1)[n]
-		cancel()
-		return turn, <-errc
-	}
-	first, err := waiting()
+	first, err := rs.cancelWhileWaiting(t, b)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Acquire = %v", err)
 	}
@@ -145,7 +134,7 @@ func TestBudgetCancelGivesTheTurnBack(t *testing.T) {
 	if n := len(rs.turns()); n != 2 {
 		t.Fatalf("the store granted %d turns, want 2: the call past its deadline reserved one", n)
 	}
-	next, _ := waiting()
+	next, _ := rs.cancelWhileWaiting(t, b)
 	if next.At != first.At {
 		t.Fatalf("the next call's turn is %v after the cancelled call's, want that very turn",
 			time.Duration(next.At-first.At))

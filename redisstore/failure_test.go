@@ -298,25 +298,14 @@ func TestFailOpenRefundsFallbackTurns(t *testing.T) {
 	if _, err := b.Acquire(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// waiting takes the next turn, then is cancelled while it waits for it.
-	waiting := func() (core.Turn, error) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		errc := make(chan error)
-		n := len(rs.turns())
-		go func() { _, err := b.Acquire(ctx); errc <- err }()
-		turn := rs.waitGranted(t, n+1)[n]
-		cancel()
-		return turn, <-errc
-	}
-	first, err := waiting()
+	first, err := rs.cancelWhileWaiting(t, b)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Acquire = %v", err)
 	}
 	if first.Fallback == nil {
 		t.Fatal("with Redis down the turn did not come from the fallback")
 	}
-	next, _ := waiting()
+	next, _ := rs.cancelWhileWaiting(t, b)
 	if next.At != first.At {
 		t.Fatalf("the next call's turn is %v after the cancelled call's, want that very turn",
 			time.Duration(next.At-first.At))

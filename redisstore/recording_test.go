@@ -181,3 +181,17 @@ func (r *recording) waitGranted(t *testing.T, n int) []core.Turn {
 		}
 	}
 }
+
+// cancelWhileWaiting makes a call on b that takes the next turn from r,
+// cancels it while it waits for that turn, and returns the turn and the
+// call's error.
+func (r *recording) cancelWhileWaiting(t *testing.T, b *core.Budget) (core.Turn, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error)
+	n := len(r.turns())
+	go func() { _, err := b.Acquire(ctx); errc <- err }()
+	turn := r.waitGranted(t, n+1)[n]
+	cancel()
+	return turn, <-errc
+}
