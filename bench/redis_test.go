@@ -18,7 +18,8 @@ import (
 // loopback (started by the benchmark, on the same CPUs): admissions per
 // second through headgate's redisstore (Acquire and Release of a budget
 // WithStore, one round trip each) beside go-redis/redis_rate's Allow (one
-// round trip too), serially and from 8 goroutines. The pace is far above
+// round trip too), serially and from 8 goroutines, and a bare PING: the
+// round trip alone. The pace is far above
 // what Redis serves, so nobody waits: the figure is the store's cost.
 //
 // The client is built as redisstore recommends, with
@@ -70,6 +71,9 @@ func BenchmarkRedis(b *testing.B) {
 		{"headgate", admit(rdb, "bench:headgate")},
 		{"headgate-plain-client", admit(plain, "bench:headgate-plain")},
 		{"redis_rate", redisRate},
+		// A bare PING: one round trip and nothing else, the most any
+		// admission of one round trip can reach on this machine.
+		{"ping", func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
 	}
 	// A fresh redis-server, fresh connections and scripts not yet loaded
 	// slow whichever case runs first: warm them all up before measuring.

@@ -251,6 +251,7 @@ func render(r *results) string {
 			{"headgate", "**headgate** `redisstore`"},
 			{"headgate-plain-client", "**headgate** `redisstore`, client without `ContextTimeoutEnabled`"},
 			{"redis_rate", "go-redis/redis_rate `Allow`"},
+			{"ping", "a bare `PING` (go-redis): the round trip alone"},
 		} {
 			s, ok := r.median("BenchmarkRedis/serial/"+row.key, "admissions/s")
 			if !ok {
@@ -260,7 +261,11 @@ func render(r *results) string {
 			p("| %s | %s/s | %s/s |\n", row.label, thousands(s), thousands(par))
 		}
 		hs, _ := r.median("BenchmarkRedis/serial/headgate", "admissions/s")
-		p("\nheadgate's store: **%s admissions/s** serially (goal: at least 20,000/s: %s).\n", thousands(hs), goal(hs >= 20000))
+		p("\nheadgate's store: **%s admissions/s** serially (goal: at least 20,000/s: %s)", thousands(hs), goal(hs >= 20000))
+		if ping, ok := r.median("BenchmarkRedis/serial/ping", "admissions/s"); ok {
+			p("; a bare PING makes %s round trips/s serially in the same run: one admission takes %.2f× a bare round trip", thousands(ping), ping/hs)
+		}
+		p(".\n")
 	}
 
 	// Transport overhead.
