@@ -205,7 +205,8 @@ func refused(status int, f Feedback) bool {
 // A refusal that shows the pace above the server's — a 429 or 503 whose
 // quota is not whole again when its wait ends, or whose wait is a second
 // or less — multiplies the effective rate by Decrease, never below MinRate
-// × the configured rate. A response to a request sent before the last
+// × the configured rate, nor, when the rate was above the one the server
+// states (its Limit per window), below that one. A response to a request sent before the last
 // decrease does not decrease again, so one burst of refusals counts once.
 // A refusal that only says "pause" (a longer wait, the quota whole after
 // it), and one from a server whose quota comes in fixed windows, pause

@@ -40,7 +40,8 @@ import (
 // the server was seen to keep (keptPace). A refusal whose quota turns at
 // its reset a second before its wait ends is no pause (turnsFirst). Any other
 // refusal shows the pace above the server's and cuts the rate factor by
-// Adaptive.Decrease (once per burst: a response to a request sent before
+// Adaptive.Decrease, down to the rate the server states at the lowest
+// when the pace was above it (once per burst: a response to a request sent before
 // the last cut does not cut again). Recovery follows
 // a CUBIC curve (RFC 9438, as the AWS SDKs' adaptive retry mode does): quick
 // at first, flat near the factor that drew the cut, probing beyond it only
@@ -226,9 +227,12 @@ func (c *control) observe(o observation) verdict {
 		}
 		if c.model == modelUnknown && o.sent+concurrent < refillAt && holdUntil > refillAt {
 			// Too early to tell windows from a continuous server slower than
-			// the pace: the pace is cut, and one more probe goes when a token
-			// would surely have returned.
-			v = c.cut(o, v)
+			// the pace: the pace is cut (unless within the rate the server
+			// states), and one more probe goes when a token would surely have
+			// returned.
+			if c.aboveStated(o.interval) {
+				v = c.cut(o, v)
+			}
 			v.probeAt, v.holdUntil, v.keepPlace = max(o.now, refillAt), holdUntil, true
 			c.probe = probe{armed: true, holdUntil: holdUntil}
 			return v
@@ -431,9 +435,17 @@ func (c *control) cut(o observation, v verdict) verdict {
 	if failed < c.failed {
 		failed = c.factor * (1 + c.cfg.Decrease) / 2
 	}
+	above := c.aboveStated(o.interval)
 	c.failed = failed
 	c.factor = max(c.cfg.MinRate, c.factor*c.cfg.Decrease)
 	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
+	if s := c.statedInterval(); above && s > 0 && float64(o.interval)/float64(s) > c.factor {
+		// Refused above the rate the server states: the cut lands on that
+		// rate, not below it, and it is CUBIC's plateau, the rate to be
+		// careful near.
+		c.factor = min(1, float64(o.interval)/float64(s))
+		c.failed = c.factor
+	}
 	c.kept.forget()
 	v.cut = true
 	return v

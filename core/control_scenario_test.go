@@ -38,19 +38,30 @@ type batch struct {
 	// the server (pauseEnd: the server's pause's end, zero before it
 	// began): the jitter of a real network and scheduler.
 	late func(sent, pauseEnd time.Time) time.Duration
+	// answer, if set, rewrites each response's headers on its way back:
+	// another server's header style over quotatest's limiter.
+	answer func(h http.Header, status int)
 }
 
-// wire is the way to the server, taking bt.late on the way.
+// wire is the way to the server, taking bt.late on the way, and back,
+// rewritten by bt.answer.
 type wire struct {
-	next http.RoundTripper
-	late func(sent time.Time) time.Duration
+	next   http.RoundTripper
+	late   func(sent time.Time) time.Duration
+	answer func(h http.Header, status int)
 }
 
 func (w wire) RoundTrip(r *http.Request) (*http.Response, error) {
-	if d := w.late(time.Now()); d > 0 {
-		time.Sleep(d)
+	if w.late != nil {
+		if d := w.late(time.Now()); d > 0 {
+			time.Sleep(d)
+		}
 	}
-	return w.next.RoundTrip(r)
+	resp, err := w.next.RoundTrip(r)
+	if err == nil && w.answer != nil {
+		w.answer(resp.Header, resp.StatusCode)
+	}
+	return resp, err
 }
 
 // batchResult is what a batch measured.
@@ -116,12 +127,16 @@ func runBatch(t *testing.T, bt batch) batchResult {
 		t.Fatal(err)
 	}
 	var toServer http.RoundTripper = p.Transport()
-	if bt.late != nil {
-		toServer = wire{next: toServer, late: func(sent time.Time) time.Duration {
-			mu.Lock()
-			defer mu.Unlock()
-			return bt.late(sent, pauseEnd)
-		}}
+	if bt.late != nil || bt.answer != nil {
+		w := wire{next: toServer, answer: bt.answer}
+		if bt.late != nil {
+			w.late = func(sent time.Time) time.Duration {
+				mu.Lock()
+				defer mu.Unlock()
+				return bt.late(sent, pauseEnd)
+			}
+		}
+		toServer = w
 	}
 	client := &http.Client{Transport: NewTransport(toServer, b)}
 	start := time.Now()
@@ -616,6 +631,52 @@ func TestBatchSlidingWindowToldExactRate(t *testing.T) {
 				t.Logf("429s %.1f%%, makespan %v = %.3f × ideal %v", r.refusedPct(bt.n), r.makespan, x, bt.ideal())
 				if x > 1.25*1.02 || r.refusedPct(bt.n) > 0.5 {
 					t.Errorf("told exactly: %.1f%% 429s, %.3f × ideal; want ≤ 0.5%% and ≤ 1.275× (the bound 1.25× + 2%%)", r.refusedPct(bt.n), x)
+				}
+			})
+		})
+	}
+}
+
+// go-chi/httprate, a sliding-window counter, answers every refusal with a
+// Retry-After of its whole window ("1") and reports its reset rounded
+// down: no refusal says when its quota turns. Told twice its rate, the
+// first wave's refusal shows the pace above the rate the server states
+// (Limit per window), and the cut lands on that rate, not below it
+// (halved twice, 50/s: the probe refused before the window turned is
+// within that rate, and is not cut again; before, 1.41× the ideal). The
+// batch ends within 1 % of the floor for its start φ into a
+// window, (N/L − φ)·W (bench/matrix/sliding_bound_test.go), with at most
+// 1 % 429s after the first wave.
+func TestBatchSlidingWindowRetryAfterWindowToldTwiceTheRate(t *testing.T) {
+	for _, off := range []time.Duration{0, 100 * ms, 437 * ms, 800 * ms} {
+		t.Run(off.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(off)
+				time.Sleep(time.Until(start))
+				bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow,
+					Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds})
+				bt.told, bt.burst = PerSecond(200), 200
+				bt.answer = func(h http.Header, status int) {
+					if status == http.StatusTooManyRequests {
+						h.Set("Retry-After", "1") // httprate's: the window's length
+					}
+				}
+				r := runBatch(t, bt)
+				floor := 5*time.Second - off
+				x := float64(r.makespan) / float64(floor)
+				wave, after := 0, 0 // refused in the first wave, sent before any answer came; after it
+				for _, a := range r.arrivals {
+					switch {
+					case a.Outcome == quotatest.Admitted:
+					case a.At.Before(start.Add(2 * bt.latency)):
+						wave++
+					default:
+						after++
+					}
+				}
+				t.Logf("429s %d in the first wave, %d after it; makespan %v = %.3f × the floor %v", wave, after, r.makespan, x, floor)
+				if x > 1.01 || float64(after) > 0.01*float64(bt.n) {
+					t.Errorf("told twice: %d + %d 429s, %.3f × the floor; want ≤ 1%% after the first wave and ≤ 1.01×", wave, after, x)
 				}
 			})
 		})
