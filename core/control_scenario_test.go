@@ -314,7 +314,7 @@ func TestBatchToldExactRateNearMissAtTheStart(t *testing.T) {
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+				toYear2026()
 				bt := issueBatch(quotatest.Config{Burst: 10, Headers: s.headers})
 				bt.told, bt.burst = PerSecond(100), 10
 				start := time.Now()
@@ -461,7 +461,8 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(c.off)))
+				toYear2026()
+				time.Sleep(c.off)
 				bt := issueBatch(quotatest.Config{Algorithm: quotatest.FixedWindow,
 					Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown})
 				bt.told, bt.burst = PerSecond(100), 100
@@ -492,13 +493,7 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 // the pace is cut to the rate the server states: within 1 % of the 1.258×
 // any client reaches (honoured as a pause, 2.00×).
 func TestBatchSlidingWindowToldTwiceTheRate(t *testing.T) {
-	for _, s := range []struct {
-		name    string
-		headers quotatest.HeaderStyle
-	}{
-		{"IETF", quotatest.IETF | quotatest.RetryAfterSeconds},
-		{"epoch reset rounded down", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds},
-	} {
+	for _, s := range slidingStyles {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -534,16 +529,10 @@ func TestBatchSlidingWindowToldTwiceTheRate(t *testing.T) {
 // reach (6.34 s: bench/matrix/sliding_bound_test.go; cut at the refused
 // probe, it took 7.6 s).
 func TestBatchSlidingWindowPause(t *testing.T) {
-	for _, s := range []struct {
-		name    string
-		headers quotatest.HeaderStyle
-	}{
-		{"IETF", quotatest.IETF | quotatest.RetryAfterSeconds},
-		{"epoch reset rounded down", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds},
-	} {
+	for _, s := range slidingStyles {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+				toYear2026()
 				bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
 				bt.latency = 0
 				bt.told, bt.burst = PerSecond(100), 100
@@ -580,9 +569,7 @@ func TestBatchLearnedRate(t *testing.T) {
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				// In this century: a Unix reset of 2000 is under 10⁹, read
-				// as seconds from now.
-				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+				toYear2026()
 				bt := issueBatch(s.cfg)
 				r := runBatch(t, bt)
 				x := float64(r.makespan) / float64(bt.ideal())
@@ -612,18 +599,10 @@ func TestBatchLearnedRate(t *testing.T) {
 // window, which the counter never refuses — at most 0.5 % 429s (untrimmed:
 // one at every window's turn, 3.2 %).
 func TestBatchSlidingWindowToldExactRate(t *testing.T) {
-	for _, s := range []struct {
-		name    string
-		headers quotatest.HeaderStyle
-	}{
-		{"IETF", quotatest.IETF | quotatest.RetryAfterSeconds},
-		{"epoch reset rounded down", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds},
-	} {
+	for _, s := range slidingStyles {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				// On a whole second, and in this century (an epoch reset
-				// under 10⁹ reads as seconds from now).
-				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+				toYear2026()
 				bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
 				bt.told, bt.burst = PerSecond(100), 100
 				r := runBatch(t, bt)
@@ -682,3 +661,17 @@ func TestBatchSlidingWindowRetryAfterWindowToldTwiceTheRate(t *testing.T) {
 		})
 	}
 }
+
+// slidingStyles are the header styles the sliding-window batches run with.
+var slidingStyles = []struct {
+	name    string
+	headers quotatest.HeaderStyle
+}{
+	{"IETF", quotatest.IETF | quotatest.RetryAfterSeconds},
+	{"epoch reset rounded down", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds},
+}
+
+// toYear2026 moves a synctest bubble's clock to 2026-01-01, on a whole
+// second: a bubble starts in 2000, where an epoch reset (under 10⁹) reads
+// as seconds from now, not as a Unix time. Instant, in virtual time.
+func toYear2026() { time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))) }
