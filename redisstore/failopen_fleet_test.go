@@ -38,15 +38,7 @@ func TestFailOpenFleetKeepsAPauseHeardThroughRedis(t *testing.T) {
 		waits = append(waits, load(b, stop))
 	}
 	time.Sleep(300 * time.Millisecond) // the others are admitting through Redis
-	p, err := budgets[0].Acquire(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	told := time.Now() // the pause ends at least 3 s after this
-	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}})
-	heard := time.Now() // Redis has the pause
-	time.Sleep(500 * time.Millisecond)
-	srv.kill()
+	told, heard := pauseThenKill(t, budgets[0], srv)
 	killed := time.Now()
 	time.Sleep(1500 * time.Millisecond) // still inside the 3 s pause
 	for i, s := range stores[1:] {
@@ -107,15 +99,7 @@ func TestFailOpenFleetOfProcessesKeepsThePause(t *testing.T) {
 	}
 	b := core.MustBudget(core.PerSecond(100), core.WithBurst(4), core.WithStore(s))
 	time.Sleep(time.Until(start.Add(300 * time.Millisecond))) // the processes admit through Redis
-	p, err := b.Acquire(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	told := time.Now() // the pause ends at least 3 s after this
-	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}})
-	heard := time.Now() // Redis has the pause
-	time.Sleep(500 * time.Millisecond)
-	srv.kill()
+	told, heard := pauseThenKill(t, b, srv)
 	var turns []core.Turn
 	for _, h := range hs {
 		for _, tr := range h.report(t).Turns {
@@ -154,4 +138,22 @@ func checkPauseHeld(t *testing.T, turns []core.Turn, heard, end time.Time, queue
 		}
 	}
 	return before, inside
+}
+
+// pauseThenKill has b hear a 3 s pause (a 429 with Retry-After: 3) and
+// report it to Redis, then kills Redis half a second later. told is when
+// the 429 was observed (the pause ends at least 3 s after it), heard when
+// Redis had it.
+func pauseThenKill(t *testing.T, b *core.Budget, srv *redisServer) (told, heard time.Time) {
+	t.Helper()
+	p, err := b.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	told = time.Now()
+	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}})
+	heard = time.Now()
+	time.Sleep(500 * time.Millisecond)
+	srv.kill()
+	return told, heard
 }
