@@ -9,12 +9,14 @@ import (
 // WithMaxInFlight, it holds a concurrency slot until Release. Feed the
 // response to Observe.
 type Permit struct {
-	b        *Budget
-	sent     int64 // when the turn was given, on the budget's clock
-	slot     slotRef
-	released bool
-	res      *reservation // extra dimensions' estimate (AcquireCost), or nil
-	key      uint64       // the request's key, when a Transport's (place.go); 0: none
+	b    *Budget
+	sent int64        // when the turn was given, on the budget's clock
+	slot slotRef      // the concurrency slot held, or none (idx1 0)
+	res  *reservation // extra dimensions' estimate (AcquireCost), or nil
+	key  uint64       // the request's key, when a Transport's (place.go); 0: none
+	// (No released flag: Release clears slot and res, and a copy's second
+	// Release finds the slot's generation moved on and the reservation
+	// settled. Five words, so a Permit returns in registers.)
 }
 
 // Release frees the permit's concurrency slot. It is idempotent: calling it
@@ -23,13 +25,16 @@ type Permit struct {
 // is not safe to call on one Permit value from two goroutines at once;
 // copies are.
 func (p *Permit) Release() {
-	if p.released || p.b == nil {
+	if p.b == nil {
 		return
 	}
-	p.released = true
-	p.releaseCost() // an AcquireCost estimate nobody committed comes back
+	if p.res != nil {
+		p.releaseCost() // an AcquireCost estimate nobody committed comes back
+		p.res = nil
+	}
 	if p.slot.idx1 > 0 {
 		p.b.releaseSlot(p.slot)
+		p.slot = slotRef{}
 	}
 }
 

@@ -43,7 +43,8 @@ type laneState struct {
 	tat      atomic.Int64
 	interval int64 // read-only
 	burst    int64 // read-only
-	_        [40]byte
+	tau      int64 // read-only: (burst-1)·interval, so a call may go at tat − tau (earliestOf)
+	_        [32]byte
 }
 
 // lock takes mu and closes the fast lane, carrying the tat it moved into
@@ -80,7 +81,7 @@ func (b *Budget) openLaneLocked(now int64) {
 
 // newLane returns a closed lane at interval and burst.
 func newLane(interval, burst int64) *laneState {
-	l := &laneState{interval: interval, burst: burst}
+	l := &laneState{interval: interval, burst: burst, tau: (burst - 1) * interval}
 	l.tat.Store(closedLane)
 	return l
 }
@@ -94,7 +95,7 @@ func (b *Budget) admitFast(now, deadline int64) bool {
 	}
 	for {
 		tat := l.tat.Load()
-		if tat == closedLane || earliestOf(tat, 1, l.burst, l.interval) > now {
+		if tat == closedLane || tat-l.tau > now { // tat − tau: earliestOf(tat, 1, burst, interval)
 			return false // closed, or the call must wait: the locked path queues it
 		}
 		if l.tat.CompareAndSwap(tat, spend(tat, now, 1, l.interval)) {
