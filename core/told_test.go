@@ -146,3 +146,108 @@ func TestCallsBehindAKeptPlaceKeepTheToldBurst(t *testing.T) {
 		}
 	})
 }
+
+// A refused call whose retry comes back when every slot is taken
+// (WithMaxInFlight) still goes when the pause ends, in its kept place: the
+// slot freed for the place is handed to the retry waiting for one, not
+// parked on the place while the retry waits behind a caller that arrived
+// during the pause (and the place, its retry never coming, is given up
+// after the pause's end).
+func TestRetryWaitingForASlotKeepsItsPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		toYear2026()
+		var (
+			mu    sync.Mutex
+			sent  = map[string][]time.Time{}
+			pause time.Time // when the server paused
+		)
+		release := make(chan struct{})
+		bothSent := make(chan struct{}) // /a1 and /a2 are answered once both were sent
+		server := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			sent[r.URL.Path] = append(sent[r.URL.Path], time.Now())
+			try := len(sent[r.URL.Path])
+			mu.Unlock()
+			h := http.Header{}
+			status := http.StatusOK
+			switch {
+			case r.URL.Path == "/hold":
+				<-release // holds its slot throughout
+			case r.URL.Path == "/c":
+				time.Sleep(time.Second) // holds its slot a while
+			case try == 1: // the server pause, found by /a1 and /a2
+				mu.Lock()
+				pause = time.Now()
+				if len(sent["/a1"]) == 1 && len(sent["/a2"]) == 1 {
+					close(bothSent)
+				}
+				mu.Unlock()
+				<-bothSent
+				status = http.StatusTooManyRequests
+				h.Set("Retry-After", "2")
+			}
+			return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader("x")), Request: r}, nil
+		})
+		b, err := NewBudget(PerSecond(10), WithBurst(5), WithMaxInFlight(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc := &http.Client{Transport: NewTransport(server, b)}
+		get := func(path string) *http.Response {
+			resp, err := hc.Get("http://server.invalid" + path)
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			return resp
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if resp := get("/hold"); resp != nil {
+				resp.Body.Close()
+			}
+		})
+		synctest.Wait()
+		// /a1 and /a2 are refused by the pause; each holds its slot until
+		// its body is closed, then is retried at once until it succeeds.
+		closeBody := map[string]chan struct{}{"/a1": make(chan struct{}), "/a2": make(chan struct{})}
+		for _, path := range []string{"/a1", "/a2"} {
+			wg.Go(func() { // (sent together: not the second into the pause)
+				resp := get(path)
+				<-closeBody[path]
+				for resp != nil && resp.StatusCode != http.StatusOK {
+					resp.Body.Close()
+					resp = get(path)
+				}
+				if resp != nil {
+					resp.Body.Close()
+				}
+			})
+		}
+		synctest.Wait()
+		wg.Go(func() { // arrives during the pause: waits for a slot
+			if resp := get("/c"); resp != nil {
+				resp.Body.Close()
+			}
+		})
+		synctest.Wait()
+		close(closeBody["/a2"]) // its slot goes to the first place: /a1's
+		synctest.Wait()
+		close(closeBody["/a1"]) // its slot: /a2's retry's
+		synctest.Wait()
+		time.Sleep(b.PauseRemaining() + 2*time.Second)
+		close(release)
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		end := pause.Add(2 * time.Second)
+		for _, path := range []string{"/a1", "/a2"} {
+			if len(sent[path]) != 2 {
+				t.Fatalf("%s was sent %d times, want 2 (refused, then retried)", path, len(sent[path]))
+			}
+			if late := sent[path][1].Sub(end); late != 0 {
+				t.Errorf("%s's retry went %v after the pause's end, want at its end", path, late)
+			}
+		}
+	})
+}
