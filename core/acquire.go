@@ -138,7 +138,7 @@ func (b *Budget) acquire(ctx context.Context, r *reservation, key uint64) (Permi
 		}
 	}
 	if b.maxInFlight > 0 {
-		at, ref, err := b.acquireSlot(ctx, now, deadline)
+		at, ref, err := b.acquireSlot(ctx, now, deadline, key)
 		if err != nil {
 			return Permit{}, withDeadline(ctx, err)
 		}

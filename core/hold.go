@@ -67,10 +67,13 @@ func (b *Budget) enactHoldLocked(v verdict, status int, now int64) bool {
 // sent at from left remaining requests' worth of quota (-1: unknown, taken
 // as none), which returns at the effective pace from then on. The pace
 // takes effect at once, without the re-timing setPace does: the report,
-// not the pacing so far, says what may go.
+// not the pacing so far, says what may go — but never more than the budget
+// was told: the request sent at from was one of the told burst, so at most
+// burst − 1 more go with it. (The pace's burst, slowed by a report, may
+// be that report's Remaining already, which counted the request.)
 func (b *Budget) restartLocked(now, from, remaining int64) {
 	interval, burst := b.paceLocked(now)
-	remaining = min(max(remaining, 0), burst)
+	remaining = min(max(remaining, 0), burst, b.burst-1)
 	b.g.repace(interval, burst)
 	b.setTatLocked(from + interval - remaining*interval + (burst-1)*interval) // next turn: from + (1-remaining) intervals
 }

@@ -160,9 +160,28 @@ func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
 }
 
 // takePlaceLocked removes the kept place p for the call that takes it at
-// now, and lets the callers behind it go.
+// now, and lets the callers behind it go. The call goes now, not at the
+// turn the place reserved, and the callers behind it keep the pace from
+// its real send: the queue is re-timed from it (p's reservation made again
+// at now — before the places still ahead of it, when it is not the head),
+// or the pace's next turn after the burst would come as much too early as
+// the retry came late.
 func (b *Budget) takePlaceLocked(p *waiter, now int64) {
+	head := b.queue.head
 	b.queue.remove(p)
+	if p.turn.sendAt < now {
+		before := p.turn.tatBefore
+		if head != p {
+			before = head.turn.tatBefore
+		}
+		tat := spend(before, now, 1, b.g.interval)
+		if h := b.queue.head; h != nil {
+			h.turn.tatBefore = tat
+			b.retimeQueueLocked(now)
+		} else {
+			b.g.rewind(max(b.g.tat, tat))
+		}
+	}
 	b.sentLocked(now)
 	b.dispatchLocked(now)
 }

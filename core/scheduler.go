@@ -82,10 +82,10 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 	if !ok {
 		return 0, nil, b.lateLocked(t.sendAt, now)
 	}
-	if t.sendAt <= now {
-		if b.queue.n > 0 {
-			b.dispatchLocked(now) // those ahead are due too: let them go first
-		}
+	if t.sendAt <= now && b.queue.n > 0 {
+		b.dispatchLocked(now) // those ahead are due too: let them go first
+	}
+	if t.sendAt <= now && b.queue.n == 0 { // (a place kept ahead: it waits behind it, in the queue's reservations)
 		if r != nil {
 			b.grantDimsLocked(r)
 		}

@@ -16,8 +16,10 @@ type slotRef struct {
 
 // acquireSlot waits for a concurrency slot and returns the time it got one
 // and the slot. A caller waiting for a slot fails at once, like one waiting
-// for its turn, when a server pause outlasts its deadline.
-func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, slotRef, error) {
+// for its turn, when a server pause outlasts its deadline. key names the
+// request (place.go; 0: none): a refused call's retry waiting here is
+// handed the slot its kept place would take (freeSlotLocked).
+func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint64) (int64, slotRef, error) {
 	b.lock()
 	// The free slots the kept places need are reserved for their calls'
 	// retries, which come before this caller (place.go).
@@ -31,7 +33,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64) (int64, s
 		b.unlock()
 		return 0, slotRef{}, err
 	}
-	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline}
+	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline, key: key}
 	b.slots.push(sw)
 	for {
 		// A kept place may hold the slot this caller waits for (place.go):
@@ -94,6 +96,29 @@ func (b *Budget) handFreeSlotsLocked() {
 		sw.state, sw.slot = granted, b.takeSlotLocked()
 		sw.signal()
 	}
+	// The slots reserved for the places go to their retries, when they wait.
+	for p := b.queue.head; p != nil && p.kept() && b.slots.head != nil && b.slotFreeLocked(); p = p.next {
+		if sw := b.retryWaitingLocked(p); sw != nil {
+			b.slots.remove(sw)
+			sw.state, sw.slot = granted, b.takeSlotLocked()
+			sw.signal()
+		}
+	}
+}
+
+// retryWaitingLocked is the caller waiting for a slot that is the retry of
+// the refused call whose place p is kept without a slot, or nil. (It came
+// back when no slot was free; the slot the place would take is its.)
+func (b *Budget) retryWaitingLocked(p *waiter) *waiter {
+	if !p.place || p.slot.idx1 != 0 || p.key == anyKey {
+		return nil
+	}
+	for sw := b.slots.head; sw != nil; sw = sw.next {
+		if sw.key == p.key {
+			return sw
+		}
+	}
+	return nil
 }
 
 // takeSlotLocked takes a free slot: a freed one, or else a new one.
@@ -129,6 +154,12 @@ func (b *Budget) freeSlotLocked(ref slotRef) {
 	// place up if its retry never comes, acquireSlot.)
 	for p := b.queue.head; p != nil && p.kept() && b.slots.head != nil; p = p.next {
 		if p.place && p.slot.idx1 == 0 {
+			if sw := b.retryWaitingLocked(p); sw != nil { // its retry: the slot is its
+				b.slots.remove(sw)
+				sw.state, sw.slot = granted, slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
+				sw.signal()
+				return
+			}
 			p.slot = slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
 			return
 		}

@@ -18,6 +18,13 @@
 // user writes without headgate: golang.org/x/time/rate with each
 // goroutine sleeping its own Retry-After.
 //
+// fiber's sliding window is no sliding counter as the matrix mounts it (a
+// 1 s window on a whole-second clock weighs the previous window whole, and
+// refused requests count: libraries.go). Its rule, transcribed and checked
+// against fiber (fiber_rule_test.go), runs in virtual time in the tests,
+// which prove what any client can reach on it (fiber_bound_test.go) and
+// hold headgate's clients to the told rate there (fiber_virtual_test.go).
+//
 // Run runs one cell over loopback or in-process: a quotatest server can
 // serve in-process (its Transport), so its cells also run inside a
 // testing/synctest bubble, in virtual time, where the figures are exact

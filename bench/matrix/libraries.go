@@ -72,8 +72,29 @@ func ceilSeconds(d time.Duration) string {
 // Expiration, fixed or sliding window (its windows start at the key's
 // first request and tick on fiber's whole-second clock): X-RateLimit-Limit,
 // -Remaining and -Reset (seconds left in the window) on admitted
-// responses, Retry-After (the same seconds) on a 429. Note that its
-// sliding window counts refused requests too.
+// responses, Retry-After (the same seconds) on a 429.
+//
+// Its sliding window (v2.52, limiter_sliding.go), as the matrix sets it:
+//   - Clock: a process-wide Unix second (utils.Timestamp) that a ticker
+//     started with the first limiter advances once a second, at that
+//     ticker's phase, not the second's. Windows turn when it ticks.
+//   - Count: every request is a hit, refused ones too (Max minus hits is
+//     never given back). A request is admitted iff
+//     int(prev × weight) + curr ≤ Max, curr counting it, where weight is
+//     (seconds left in the window) ÷ Expiration in whole seconds: with a
+//     1 s Expiration always 1. So the previous window counts whole: a
+//     window admits Max minus every hit of the one before, and a window
+//     with no hits wipes both.
+//   - Answers: admitted, X-RateLimit-Limit Max, -Remaining
+//     Max − (prev + curr), -Reset 1; refused, a 429 with only
+//     "Retry-After: 1" — true of the window, not of the quota, which comes
+//     back only after a window with no hits. Until window 1, its answers
+//     are a fixed window's to the byte.
+//
+// fiber_rule_test.go transcribes the rule (fiberRule) and checks it against
+// fiber; fiber_bound_test.go shows what any client can reach on it: 2.00×
+// the ideal (1.75–2.00× over loopback), 2.25× for a client that does not
+// know the rule before window 1.
 func fiberServer(name string, sliding bool) ServerSpec {
 	return ServerSpec{Name: name, Burst: windowBurst, start: func(e serverEnv) (*Server, error) {
 		if e.inProcess {
