@@ -32,7 +32,8 @@ import (
 //     Whoever moves it out of queued removes it from the queue and puts it
 //     on b.ready, whose waiters unlock signals once mu is released (a long
 //     batch of grants never holds mu while it wakes them); its fields are
-//     final from then on. Only its own goroutine takes it out while still
+//     final from then on, until its own goroutine, having read them,
+//     recycles it (queue.go). Only its own goroutine takes it out while still
 //     queued: when its context ends (it then gives its reservation back
 //     where nobody reserved after it).
 //  4. Nobody sleeps until a given waiter's turn but the queue's timer
@@ -212,31 +213,43 @@ func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
 	}
 	select {
 	case <-w.wake:
+		return b.granted(w)
 	case <-done:
-		b.lock()
-		if w.state == queued {
-			now := b.now()
-			// w is checked again: syncPaceLocked may re-time the queue,
-			// which can grant or fail w, and a turn that has come is
-			// taken rather than given back.
-			b.syncPaceLocked(now)
-			if w.state == queued && w.turn.sendAt <= now {
-				b.dispatchLocked(now)
-			}
-			if w.state == queued {
-				b.queue.remove(w)
-				b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
-				if w.res != nil {
-					b.cancelDimsLocked(w.res)
-				}
-				b.unlock()
-				b.recycle(w) // out while queued: nobody signals it
-				return 0, ctx.Err()
-			}
-		}
-		b.unlock()
-		<-w.wake // moved out of queued meanwhile: its signal is there
+		return b.leave(ctx, w)
 	}
+}
+
+// leave is wait's way out when the context ends first: a queued w gives its
+// reservation back and leaves the queue; one moved out of queued meanwhile
+// takes its signal, as if the context had not ended. (Its own function,
+// not inlined: wait's frame, under which 100k parked callers sleep, stays
+// small enough for a goroutine's first stack.)
+//
+//go:noinline
+func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
+	b.lock()
+	if w.state == queued {
+		now := b.now()
+		// w is checked again: syncPaceLocked may re-time the queue,
+		// which can grant or fail w, and a turn that has come is
+		// taken rather than given back.
+		b.syncPaceLocked(now)
+		if w.state == queued && w.turn.sendAt <= now {
+			b.dispatchLocked(now)
+		}
+		if w.state == queued {
+			b.queue.remove(w)
+			b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
+			if w.res != nil {
+				b.cancelDimsLocked(w.res)
+			}
+			b.unlock()
+			b.recycle(w) // out while queued: nobody signals it
+			return 0, ctx.Err()
+		}
+	}
+	b.unlock()
+	<-w.wake // moved out of queued meanwhile: its signal is there
 	return b.granted(w)
 }
 
