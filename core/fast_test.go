@@ -334,4 +334,14 @@ func TestAdmitAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, locked); n != 0 {
 		t.Errorf("through the locked path: %v allocs per call, want 0", n)
 	}
+	capped := MustBudget(Rate{Requests: 1_000_000_000, Period: time.Second}, WithMaxInFlight(64))
+	if n := testing.AllocsPerRun(1000, func() {
+		p, err := capped.Acquire(ctx) // a slot and the turn at once (admitCapped)
+		if err != nil || p.slot.idx1 == 0 {
+			t.Fatalf("capped Acquire: %v, slot %v", err, p.slot)
+		}
+		p.Release()
+	}); n != 0 {
+		t.Errorf("with a cap: %v allocs per call, want 0", n)
+	}
 }
