@@ -115,6 +115,10 @@ func parkAndCancel(wait func(context.Context) error) (heapPerWaiter, stackPerWai
 	ctx.Done() // (made once, before the measure)
 	var entered atomic.Int64
 	var wg sync.WaitGroup
+	// Twice: what a sync.Pool held (a budget's recycled waiters, from the
+	// run before) lives through one GC in its victim cache, and would be
+	// freed during the measure, flattering it.
+	runtime.GC()
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -133,6 +133,9 @@ func (b *Budget) acquire(ctx context.Context, r *reservation, key uint64) (Permi
 	now := b.now()
 	var slot slotRef
 	if _, mem := b.pacer.(memPacer); mem && r == nil && b.maxInFlight > 0 {
+		if ref, ok := b.admitCapped(now, deadline); ok { // the slot and the turn at once: slots.go
+			return Permit{b: b, sent: now, slot: ref, key: key}, nil
+		}
 		if p, ok, err := b.placeWithSlot(ctx, now, deadline, key); ok { // a refused call back: place.go
 			return p, withDeadline(ctx, err)
 		}

@@ -35,11 +35,12 @@ type Budget struct {
 	epoch       time.Time // the zero of the budget's monotonic clock
 	dims        *dimSet   // extra dimensions (WithDimension), or nil
 
-	lane atomic.Pointer[laneState] // the fast lane (fast.go); nil: none, for good
+	lane    atomic.Pointer[laneState] // the fast lane (fast.go); nil: none, for good
+	waiters sync.Pool                 // recycled waiters, each with its channel (queue.go)
 
 	_      [64]byte // (what the admit path reads stays off the line mu's writes move)
 	mu     sync.Mutex
-	lastAt atomic.Int64 // lastSendAtLocked as of the last unlock: a hint read without mu (wake.go)
+	lastAt atomic.Int64 // lastSendAtLocked as of the last unlock: a hint read without mu (wake.go; takeTurn, placeWithSlot)
 
 	rate      Rate        // configured rate; guarded by mu
 	burst     int64       // configured burst; guarded by mu

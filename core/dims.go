@@ -148,6 +148,10 @@ type reservation struct {
 	link[reservation]
 }
 
+// newReservation returns a reservation of n (nil: nothing) in every
+// dimension. (Not inlined: takeTurn's frame stays small, scheduler.go.)
+//
+//go:noinline
 func (s *dimSet) newReservation(n []int64) *reservation {
 	k := len(s.d)
 	if n == nil {

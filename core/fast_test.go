@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -268,9 +269,18 @@ func TestFastLaneStaysClosedWhileCallersWait(t *testing.T) {
 // TestFastLaneLeavesAProbeToTheLockedPath checks that a probe armed by the
 // controller is the next call granted, and the others held after it, even
 // when the lane could otherwise open once the probe's turn has come.
+// With a cap, no lane: a call that can go at once takes its slot and its
+// turn in one critical section (admitCapped), which must count the probe
+// sent all the same.
 func TestFastLaneLeavesAProbeToTheLockedPath(t *testing.T) {
+	for _, slots := range []int{0, 8} {
+		t.Run(fmt.Sprintf("%d slots", slots), func(t *testing.T) { leavesAProbeToTheLockedPath(t, slots) })
+	}
+}
+
+func leavesAProbeToTheLockedPath(t *testing.T, slots int) {
 	synctest.Test(t, func(t *testing.T) {
-		b := MustBudget(PerSecond(10), WithoutAdaptive())
+		b := MustBudget(PerSecond(10), WithoutAdaptive(), WithMaxInFlight(slots))
 		ctx := context.Background()
 		if _, err := b.Acquire(ctx); err != nil {
 			t.Fatal(err)
@@ -289,8 +299,9 @@ func TestFastLaneLeavesAProbeToTheLockedPath(t *testing.T) {
 		}
 		probe, _ := b.Acquire(ctx)
 		next, _ := b.Acquire(ctx)
-		if probe.sent != int64(100*time.Millisecond) || next.sent <= probe.sent {
-			t.Errorf("the probe went at %v and the next call at %v, want the probe at 100ms and the next held after it",
+		// With no answer, the hold ends at the reset's coarse bound (1 s).
+		if probe.sent != int64(100*time.Millisecond) || next.sent < int64(time.Second) {
+			t.Errorf("the probe went at %v and the next call at %v, want the probe at 100ms and the next held until 1s",
 				time.Duration(probe.sent), time.Duration(next.sent))
 		}
 	})
@@ -322,5 +333,15 @@ func TestAdmitAllocatesNothing(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(1000, locked); n != 0 {
 		t.Errorf("through the locked path: %v allocs per call, want 0", n)
+	}
+	capped := MustBudget(Rate{Requests: 1_000_000_000, Period: time.Second}, WithMaxInFlight(64))
+	if n := testing.AllocsPerRun(1000, func() {
+		p, err := capped.Acquire(ctx) // a slot and the turn at once (admitCapped)
+		if err != nil || p.slot.idx1 == 0 {
+			t.Fatalf("capped Acquire: %v, slot %v", err, p.slot)
+		}
+		p.Release()
+	}); n != 0 {
+		t.Errorf("with a cap: %v allocs per call, want 0", n)
 	}
 }

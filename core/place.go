@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"time"
 )
@@ -233,6 +234,14 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64
 // adopted when the call is back at once (it then waits in it). ok is false
 // when no place is for it.
 func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64, key uint64) (p Permit, ok bool, err error) {
+	if b.lastAt.Load() == math.MinInt64 {
+		// The queue was empty at the last unlock, so no place is kept: a
+		// place is queued, and every unlock publishes the queue's last
+		// turn (wake.go). A refused call's retry comes after the unlock
+		// that kept its place, so it never misses it; a call that races
+		// the refusal counts as arrived before it. No lock taken for nothing.
+		return Permit{}, false, nil
+	}
 	b.lock()
 	if ref, ok := b.claimPlaceSlotLocked(now, key); ok {
 		b.unlock()

@@ -32,6 +32,43 @@ const (
 	failed
 )
 
+// A waiter of a call's turn is recycled, with its channel, through the
+// budget's pool (Budget.waiters), so a caller that parks allocates nothing
+// once the budget has had callers park before.
+//
+// The invariant that makes the reuse safe: a waiter goes back to the pool
+// (recycle) only from wait, the one place its goroutine leaves it, and only
+// once nobody else holds it, can send on its channel or select on it:
+//
+//   - it was moved out of queued, and wait has received the one signal
+//     whoever moved it sends (scheduler.go, invariant 3: moved once, so
+//     signalled once; the signaller reads nothing of it after the send); or
+//   - its own goroutine took it out of the queue while still queued (its
+//     context ended): then nobody moves it, and nobody signals it.
+//
+// Either way its channel is empty and it is in no list. A slot waiter
+// (slots.go) is never recycled: it may leave with its signal unread. The
+// pool is the budget's own, not the package's: a channel made inside a
+// synctest bubble must stay with the budget that lives there.
+
+// newWaiter returns a waiter with an empty channel, from the pool if it
+// has one. (Not inlined: takeTurn's frame stays small, scheduler.go.)
+//
+//go:noinline
+func (b *Budget) newWaiter() *waiter {
+	if w, _ := b.waiters.Get().(*waiter); w != nil {
+		return w
+	}
+	return &waiter{wake: make(chan struct{}, 1)}
+}
+
+// recycle clears w and puts it back in the pool. Only for a waiter nobody
+// else holds and whose channel is empty (the invariant above).
+func (b *Budget) recycle(w *waiter) {
+	*w = waiter{wake: w.wake}
+	b.waiters.Put(w)
+}
+
 // signal wakes the waiter's goroutine without blocking.
 func (w *waiter) signal() {
 	select {

@@ -32,7 +32,8 @@ import (
 //     Whoever moves it out of queued removes it from the queue and puts it
 //     on b.ready, whose waiters unlock signals once mu is released (a long
 //     batch of grants never holds mu while it wakes them); its fields are
-//     final from then on. Only its own goroutine takes it out while still
+//     final from then on, until its own goroutine, having read them,
+//     recycles it (queue.go). Only its own goroutine takes it out while still
 //     queued: when its context ends (it then gives its reservation back
 //     where nobody reserved after it).
 //  4. Nobody sleeps until a given waiter's turn but the queue's timer
@@ -60,18 +61,26 @@ import (
 // given, or the queued waiter w that the caller waits on (wait). It is the
 // only way a call gets a turn from the in-memory state. (The caller waits,
 // not takeTurn: a waiting goroutine's stack stays shallow.)
+//
+// Its frame stays small too — the helpers off its common path are not
+// inlined (newWaiter, spare, dimSet.newReservation) — because a queued
+// caller's unlock may set the queue's timer below it (wake.go): on a fresh
+// goroutine's first stack, a deeper chain grows that stack inside the
+// runtime's timer heap, which cost a drain of 100k callers more than the
+// timer operations themselves (bench: BenchmarkWaiters/drain).
 func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent int64, w *waiter, err error) {
 	if r == nil && b.dims != nil {
 		r = b.dims.newReservation(nil) // a request with no extra cost
 	}
 	if now < b.lastAt.Load() { // (a hint: its turn comes after the last queued, not yet come: it waits)
-		w = &waiter{wake: make(chan struct{}, 1)} // made before mu is taken, not under it
+		w = b.newWaiter() // taken before mu is, not under it
 	}
 	b.lock()
 	b.syncPaceLocked(now)
 	if b.queue.head != nil { // (the queue's head is where places are kept and backfills go)
 		if granted, p := b.aheadLocked(now, deadline, r, key); granted || p != nil {
 			b.unlock()
+			b.spare(w)
 			if p != nil {
 				return 0, p, nil
 			}
@@ -80,7 +89,9 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 	}
 	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
 	if !ok {
-		return 0, nil, b.lateLocked(t.sendAt, now)
+		err := b.lateLocked(t.sendAt, now)
+		b.spare(w)
+		return 0, nil, err
 	}
 	if t.sendAt <= now && b.queue.n > 0 {
 		b.dispatchLocked(now) // those ahead are due too: let them go first
@@ -93,10 +104,11 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 			b.openLaneLocked(now) // nobody waits, perhaps: the next calls need no lock
 		}
 		b.unlock()
+		b.spare(w)
 		return now, nil, nil
 	}
 	if w == nil {
-		w = &waiter{wake: make(chan struct{}, 1)}
+		w = b.newWaiter()
 	}
 	w.turn, w.deadline, w.arrived, w.res = t, deadline, now, r
 	if g := b.gateLocked(); g > now { // the pause holds it back, whatever follows
@@ -127,6 +139,16 @@ func (b *Budget) aheadLocked(now, deadline int64, r *reservation, key uint64) (g
 		p.throttled = b.g.interval > int64(b.rate.Interval())
 	}
 	return false, p
+}
+
+// spare puts back the waiter takeTurn took ahead of mu and did not need
+// (nil: none); nobody else ever saw it. (Not inlined: takeTurn's frame.)
+//
+//go:noinline
+func (b *Budget) spare(w *waiter) {
+	if w != nil {
+		b.waiters.Put(w)
+	}
 }
 
 // lateLocked is lateErrorLocked, with mu released.
@@ -182,6 +204,7 @@ func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation) (t tu
 // w.wake alone: the queue's timer (wake.go) grants the turns as they come,
 // and whoever moves w out of queued signals it once, after setting its
 // state, so w's fields are read here without mu once the signal came.
+// Every way out recycles w (queue.go): the caller never touches it again.
 func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
 	done := ctx.Done()
 	if done == nil {
@@ -190,40 +213,57 @@ func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
 	}
 	select {
 	case <-w.wake:
+		return b.granted(w)
 	case <-done:
-		b.lock()
-		if w.state == queued {
-			now := b.now()
-			// w is checked again: syncPaceLocked may re-time the queue,
-			// which can grant or fail w, and a turn that has come is
-			// taken rather than given back.
-			b.syncPaceLocked(now)
-			if w.state == queued && w.turn.sendAt <= now {
-				b.dispatchLocked(now)
-			}
-			if w.state == queued {
-				b.queue.remove(w)
-				b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
-				if w.res != nil {
-					b.cancelDimsLocked(w.res)
-				}
-				b.unlock()
-				return 0, ctx.Err()
-			}
-		}
-		b.unlock()
-		<-w.wake // moved out of queued meanwhile: its signal is there
+		return b.leave(ctx, w)
 	}
+}
+
+// leave is wait's way out when the context ends first: a queued w gives its
+// reservation back and leaves the queue; one moved out of queued meanwhile
+// takes its signal, as if the context had not ended. (Its own function,
+// not inlined: wait's frame, under which 100k parked callers sleep, stays
+// small enough for a goroutine's first stack.)
+//
+//go:noinline
+func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
+	b.lock()
+	if w.state == queued {
+		now := b.now()
+		// w is checked again: syncPaceLocked may re-time the queue,
+		// which can grant or fail w, and a turn that has come is
+		// taken rather than given back.
+		b.syncPaceLocked(now)
+		if w.state == queued && w.turn.sendAt <= now {
+			b.dispatchLocked(now)
+		}
+		if w.state == queued {
+			b.queue.remove(w)
+			b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
+			if w.res != nil {
+				b.cancelDimsLocked(w.res)
+			}
+			b.unlock()
+			b.recycle(w) // out while queued: nobody signals it
+			return 0, ctx.Err()
+		}
+	}
+	b.unlock()
+	<-w.wake // moved out of queued meanwhile: its signal is there
 	return b.granted(w)
 }
 
-// granted is what wait returns for w, signalled granted or failed.
+// granted is what wait returns for w, signalled granted or failed, and
+// its signal received: w is recycled before the observer hears of the wait.
 func (b *Budget) granted(w *waiter) (int64, error) {
-	if w.state == failed {
-		return 0, w.err
+	state, err, at := w.state, w.err, w.granted
+	arrived, pauseEnd, throttled := w.arrived, w.pauseEnd, w.throttled
+	b.recycle(w)
+	if state == failed {
+		return 0, err
 	}
-	b.reportWait(w.arrived, w.pauseEnd, w.granted, w.throttled)
-	return w.granted, nil
+	b.reportWait(arrived, pauseEnd, at, throttled)
+	return at, nil
 }
 
 // reportWait emits the events of one wait: the part spent in a server

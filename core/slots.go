@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
@@ -12,6 +13,33 @@ import (
 type slotRef struct {
 	idx1 int32
 	gen  uint32
+}
+
+// admitCapped admits a call of a capped in-memory budget (no extra cost)
+// in one critical section when it can go at once: nobody queued for a turn
+// (so no kept place either, place.go), nobody waiting for a slot, a free
+// slot, and a turn that has come before deadline. It returns the slot taken
+// and true, the turn spent at now; otherwise it takes nothing and reports
+// false, and the call takes its slot, then its turn, the long way (acquire).
+func (b *Budget) admitCapped(now, deadline int64) (slotRef, bool) {
+	b.lock()
+	if b.queue.head != nil || b.slots.head != nil || b.freeSlotsLocked() == 0 {
+		b.unlock()
+		return slotRef{}, false
+	}
+	b.syncPaceLocked(now)
+	if b.planLocked(now, math.MinInt64, nil) > now {
+		b.unlock()
+		return slotRef{}, false // its turn has not come
+	}
+	if _, ok := b.reserveLocked(now, deadline, math.MinInt64, nil); !ok {
+		b.unlock()
+		return slotRef{}, false // at its deadline: the long way fails it
+	}
+	ref := b.takeSlotLocked()
+	b.sentLocked(now)
+	b.unlock()
+	return ref, true
 }
 
 // acquireSlot waits for a concurrency slot and returns the time it got one

@@ -19,7 +19,16 @@ import "time"
 // takes it).
 func (b *Budget) unlock() {
 	if b.queue.head != nil {
-		b.armLocked()
+		if d, set := b.armLocked(); set {
+			// (Set here, not in armLocked: a frame less under a runtime
+			// timer operation, which often runs on a fresh goroutine's
+			// first stack, whose growth costs more than the operation.)
+			if b.timer == nil {
+				b.timer = time.AfterFunc(d, b.onTimer)
+			} else {
+				b.timer.Reset(d)
+			}
+		}
 	}
 	if at := b.lastSendAtLocked(); b.lastAt.Load() != at {
 		b.lastAt.Store(at) // (read without mu, as a hint: takeTurn)
@@ -34,31 +43,27 @@ func (b *Budget) unlock() {
 	}
 }
 
-// armLocked makes sure the queue's timer fires by wakeAtLocked. A timer
-// already set to fire sooner is left alone (it fires, finds nothing due
-// and is set again), and so is one whose queue emptied: a caller arriving
-// or leaving rarely touches the timer itself, which keeps a long queue's
-// drain from paying a timer operation per caller.
-func (b *Budget) armLocked() {
+// armLocked says whether the queue's timer must be set, and to fire after
+// how long, to fire by wakeAtLocked; it notes the timer set (unlock sets
+// it). A timer already set to fire sooner is left alone (it fires, finds
+// nothing due and is set again), and so is one whose queue emptied: a
+// caller arriving or leaving rarely touches the timer itself, which keeps a
+// long queue's drain from paying a timer operation per caller.
+func (b *Budget) armLocked() (time.Duration, bool) {
 	h := b.queue.head
 	if h == nil {
-		return // (an armed timer fires once for nothing)
+		return 0, false // (an armed timer fires once for nothing)
 	}
 	if u := b.ctl.reportEnds(); b.armed && b.armedAt <= h.turn.sendAt && (!h.place || b.armedAt <= h.expire) && (u == 0 || b.armedAt <= u) {
-		return // set to fire no later than anything the queue waits for (no clock read)
+		return 0, false // set to fire no later than anything the queue waits for (no clock read)
 	}
 	now := b.now()
 	at := b.wakeAtLocked(now)
 	if at == never || b.armed && b.armedAt <= at {
-		return
+		return 0, false
 	}
 	b.armed, b.armedAt = true, at
-	d := time.Duration(max(0, at-now))
-	if b.timer == nil {
-		b.timer = time.AfterFunc(d, b.onTimer)
-		return
-	}
-	b.timer.Reset(d)
+	return time.Duration(max(0, at-now)), true
 }
 
 // wakeAtLocked is when the queue next needs attention after now: the
