@@ -651,3 +651,52 @@ func TestRedisCluster(t *testing.T) {
 		t.Fatalf("the store's keys are in slots %d and %d, want one", s1, s2)
 	}
 }
+
+// TestPlainTakeFollowsThePace: a plain Take (no extra dimension, no
+// deadline, on Redis's clock: the arguments the store keeps boxed) at a
+// new pace is taken at that pace, whether it is a new interval or a new
+// burst: a turn an hour away at one turn per hour is a millisecond away at
+// one per millisecond, and with the burst cut from 3 to 1 the second turn
+// is an hour away.
+func TestPlainTakeFollowsThePace(t *testing.T) {
+	ctx := context.Background()
+	take := func(s *Store, p core.Pace) core.Turn {
+		t.Helper()
+		turn, err := s.Take(ctx, p, -1)
+		if err != nil || !turn.Granted {
+			t.Fatalf("Take(%+v) = %+v, %v", p, turn, err)
+		}
+		return turn
+	}
+	hourly := core.Pace{Interval: time.Hour, Burst: 1}
+	s := newStore(t)
+	take(s, hourly)
+	if w := take(s, hourly).Wait; w < 59*time.Minute {
+		t.Fatalf("the second turn at one per hour waits %v, want about an hour", w)
+	}
+	if w := take(s, core.Pace{Interval: time.Millisecond, Burst: 1}).Wait; w > time.Second {
+		t.Fatalf("at one turn per ms the next turn waits %v, want at most a few ms", w)
+	}
+
+	s = newStore(t)
+	take(s, core.Pace{Interval: time.Hour, Burst: 3})
+	if w := take(s, hourly).Wait; w != 0 {
+		t.Fatalf("the first turn after the burst went from 3 to 1 waits %v, want 0 (one of the burst is left)", w)
+	}
+	if w := take(s, hourly).Wait; w < 59*time.Minute {
+		t.Fatalf("the second turn after the burst went from 3 to 1 waits %v, want about an hour", w)
+	}
+}
+
+// TestPlainTakeArgumentsAllocateNothing: a plain Take at the pace of the
+// one before reuses its boxed arguments.
+func TestPlainTakeArgumentsAllocateNothing(t *testing.T) {
+	s := newStore(t)
+	p := core.Pace{Interval: time.Millisecond, Burst: 2}
+	if n := testing.AllocsPerRun(100, func() { s.plainArgs(p, -1) }); n != 0 {
+		t.Fatalf("plainArgs allocates %v times a call, want 0", n)
+	}
+	if args := s.plainArgs(p, time.Second); args != nil {
+		t.Fatalf("a Take with a deadline got the cached arguments %v", args)
+	}
+}
