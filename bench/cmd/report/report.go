@@ -252,7 +252,8 @@ func render(r *results) string {
 		if vsPing {
 			p("A serial row alternates with bare PINGs, timed apart: \"serial ÷ PING\" is its time per admission over a PING's\n")
 			p("in the same moments, the figure to compare (a serial round trip on a VM costs what waking its idle CPUs costs, so\n")
-			p("admissions/s follow how busy the machine is).\n\n")
+			p("admissions/s follow how busy the machine is). Both limiters run at 10⁶ per second, where redis_rate's script\n")
+			p("writes each admission as headgate's does (at 10⁹ its float clock loses the admission and the script only reads).\n\n")
 			p("| library | serial | serial ÷ PING | 8 goroutines |\n|---|--:|--:|--:|\n")
 		} else {
 			p("| library | serial | 8 goroutines |\n|---|--:|--:|\n")
