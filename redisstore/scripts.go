@@ -19,6 +19,8 @@ import "github.com/redis/go-redis/v9"
 //	qi, qb, qu
 //	     the last quota report's shape: the interval and burst it allows
 //	     until qu, ns since ep [none: qu idle]
+//	xp   the expiry the lean take last gave the key, ms on the store's
+//	     clock; -1 when another script gave it one since [unknown]
 //	d:<name>:t, d:<name>:i, d:<name>:b
 //	     extra dimension <name>'s GCRA: tat, interval and burst, in units
 //	     [new: idle, at its configured pace]
@@ -61,7 +63,7 @@ local function fmt(x)
 end
 
 -- FIELDS are the state's own fields, in the order load reads them.
-local FIELDS = {'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu'}
+local FIELDS = {'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu', 'xp'}
 
 -- clock returns the store's now: Redis TIME, or the tests' clock.
 local function clock()
@@ -85,6 +87,7 @@ local function load(sec, nsec)
     f = tonumber(v[7]) or 1, ld = tonumber(v[8]), lc = tonumber(v[9]) or 0,
     la = tonumber(v[10]) or IDLE, dims = {}, shift = 0,
     qi = tonumber(v[11]) or 0, qb = tonumber(v[12]) or 0, qu = tonumber(v[13]) or IDLE,
+    xp = tonumber(v[14]),
   }
   -- was: the fields as the hash holds them (absent: their value when
   -- absent, but ep, which must be written), for save
@@ -135,8 +138,9 @@ end
 
 -- save writes the fields of s that changed since load (a granted turn
 -- in the common case: tat alone), those of its extra dimensions, and the
--- key's expiry.
+-- key's expiry (which the lean take then no longer knows: xp).
 local function save(s)
+  s.xp = -1
   local w = {}
   for _, f in ipairs(FIELDS) do
     local x = s[f]
@@ -270,8 +274,9 @@ end
 // shared factor and its burst, no quota report's shape holding (one that
 // holds is in iv and bu already, as every script that sets one paces, but
 // this path does not rely on it). The general path would change nothing
-// but tat there, so this reads the eight fields it needs, writes tat alone
-// and returns take's reply (gcra.reserve behind the pause, as below).
+// but tat there, so this reads the nine fields it needs, writes tat (and
+// the expiry, when it moves: xp) and returns take's reply (gcra.reserve
+// behind the pause, as below).
 // Otherwise it leaves the clock it read (sec, nsec) to the general path,
 // which reads every field.
 //
@@ -288,7 +293,7 @@ else
   sec, nsec = tonumber(t[1]), tonumber(t[2]) * 1000
 end
 if ARGV[8] == '0' then
-  local v = redis.call('HMGET', KEYS[1], 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'qu')
+  local v = redis.call('HMGET', KEYS[1], 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'qu', 'xp')
   local ep, iv, bu = tonumber(v[1]), tonumber(v[3]), tonumber(v[4])
   if ep and iv then
     local IDLE = -4611686018427387904
@@ -302,13 +307,24 @@ if ARGV[8] == '0' then
       local at = math.max(now, pu, base - (bu - 1) * iv)
       local before, after = tat, base + iv
       local granted, paused = 0, 0
-      if maxWait < 0 or at < now + maxWait then
-        granted, tat = 1, after
-        -- an integer below 2^53, written as fmt writes it
+      if maxWait < 0 or at < now + maxWait then granted, tat = 1, after end
+      if pu > now and at <= pu then paused = 1 end
+      -- The key outlives its last use by the TTL, past the turns reserved
+      -- and the pause. That expiry, to the ms on the store's clock, is
+      -- often the one this path gave it last (xp): calls less than a ms
+      -- apart skip PEXPIRE. Integers below 2^53, written as fmt writes them.
+      local ttl = tonumber(ARGV[3]) + math.ceil(math.max(0, tat - now, pu - now) / 1e6)
+      local xp = sec * 1000 + math.floor(nsec / 1e6) + ttl
+      if xp ~= tonumber(v[9]) then
+        if granted == 1 then
+          redis.call('HSET', KEYS[1], 'tat', string.format('%d', tat), 'xp', string.format('%d', xp))
+        else
+          redis.call('HSET', KEYS[1], 'xp', string.format('%d', xp))
+        end
+        redis.call('PEXPIRE', KEYS[1], ttl)
+      elseif granted == 1 then
         redis.call('HSET', KEYS[1], 'tat', string.format('%d', tat))
       end
-      if pu > now and at <= pu then paused = 1 end
-      redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) + math.ceil(math.max(0, tat - now, pu - now) / 1e6))
       return {granted, at - now, at, paused, tonumber(v[6]) or 0, v[7] or '1', before, after, ep,
         math.max(0, pu - now)}
     end

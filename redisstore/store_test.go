@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -699,4 +700,68 @@ func TestPlainTakeArgumentsAllocateNothing(t *testing.T) {
 	if args := s.plainArgs(p, time.Second); args != nil {
 		t.Fatalf("a Take with a deadline got the cached arguments %v", args)
 	}
+}
+
+// TestLeanTakeRefreshesTheExpiryOncePerMs: takes whose expiry falls on
+// the same ms give it once (one PEXPIRE), and a script that gave the key
+// another expiry since (a refund, here) makes the next take give it
+// again, even on that same ms.
+func TestLeanTakeRefreshesTheExpiryOncePerMs(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, WithTTL(time.Minute))
+	now := fakeClock(s)
+	take := func(p core.Pace) core.Turn {
+		t.Helper()
+		turn, err := s.Take(ctx, p, -1)
+		if err != nil || !turn.Granted {
+			t.Fatalf("Take = %+v, %v", turn, err)
+		}
+		return turn
+	}
+	fast := core.Pace{Interval: time.Nanosecond, Burst: 1}
+	take(fast) // creates the state
+	*now += int64(time.Second)
+	before := pexpires(t, s)
+	for range 10 {
+		take(fast) // the fake clock stands still: one ms
+	}
+	if n := pexpires(t, s) - before; n != 1 {
+		t.Fatalf("10 takes on one ms gave the key its expiry %d times, want once", n)
+	}
+
+	slow := core.Pace{Interval: time.Second, Burst: 1}
+	*now += int64(time.Second)
+	take(slow) // the pace changes: the general path
+	*now += int64(10 * time.Second)
+	a := take(slow) // lean: the expiry is the TTL + the second reserved
+	if err := s.Refund(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	take(slow) // the same second reserved again, on the same ms as a
+	ttl, err := s.client.PTTL(ctx, s.state[0]).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl < time.Minute+time.Second-250*time.Millisecond || ttl > time.Minute+time.Second {
+		t.Fatalf("after a refund and a take of the same second, the state expires in %v, want the TTL + the reserved second (61s)", ttl)
+	}
+}
+
+// pexpires returns how many PEXPIRE calls Redis has run.
+func pexpires(t *testing.T, s *Store) int64 {
+	t.Helper()
+	info, err := s.client.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_pexpire:calls="); ok {
+			n, err := strconv.ParseInt(rest[:strings.Index(rest, ",")], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	return 0
 }
