@@ -19,6 +19,8 @@ import "github.com/redis/go-redis/v9"
 //	qi, qb, qu
 //	     the last quota report's shape: the interval and burst it allows
 //	     until qu, ns since ep [none: qu idle]
+//	xp   the expiry the lean take last gave the key, ms on the store's
+//	     clock; -1 when another script gave it one since [unknown]
 //	d:<name>:t, d:<name>:i, d:<name>:b
 //	     extra dimension <name>'s GCRA: tat, interval and burst, in units
 //	     [new: idle, at its configured pace]
@@ -47,8 +49,8 @@ import "github.com/redis/go-redis/v9"
 // core.MemoryStore decide alike; store_test.go checks it step by step.
 const prologue = head + machinery
 
-// head is what every state script begins with: the constants, the clock
-// and the fields.
+// head is what every state script begins with (take after its lean path):
+// the constants, the clock and the fields.
 const head = `
 if redis.replicate_commands then redis.replicate_commands() end
 local IDLE = -4611686018427387904
@@ -61,7 +63,7 @@ local function fmt(x)
 end
 
 -- FIELDS are the state's own fields, in the order load reads them.
-local FIELDS = {'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu'}
+local FIELDS = {'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu', 'xp'}
 
 -- clock returns the store's now: Redis TIME, or the tests' clock.
 local function clock()
@@ -74,10 +76,10 @@ end
 // machinery is the state's general arithmetic, shared by the scripts.
 const machinery = `
 -- load reads the state at the clock's now; a script that read the clock
--- and the fields (HMGET FIELDS) already passes them.
-local function load(sec, nsec, v)
+-- already passes it.
+local function load(sec, nsec)
   if not sec then sec, nsec = clock() end
-  v = v or redis.call('HMGET', key, unpack(FIELDS))
+  local v = redis.call('HMGET', key, unpack(FIELDS))
   local s = {
     ep = tonumber(v[1]) or sec, tat = tonumber(v[2]) or IDLE,
     iv = tonumber(v[3]) or 0, bu = tonumber(v[4]) or 0,
@@ -85,6 +87,7 @@ local function load(sec, nsec, v)
     f = tonumber(v[7]) or 1, ld = tonumber(v[8]), lc = tonumber(v[9]) or 0,
     la = tonumber(v[10]) or IDLE, dims = {}, shift = 0,
     qi = tonumber(v[11]) or 0, qb = tonumber(v[12]) or 0, qu = tonumber(v[13]) or IDLE,
+    xp = tonumber(v[14]),
   }
   -- was: the fields as the hash holds them (absent: their value when
   -- absent, but ep, which must be written), for save
@@ -135,8 +138,9 @@ end
 
 -- save writes the fields of s that changed since load (a granted turn
 -- in the common case: tat alone), those of its extra dimensions, and the
--- key's expiry.
+-- key's expiry (which the lean take then no longer knows: xp).
 local function save(s)
+  s.xp = -1
   local w = {}
   for _, f in ipairs(FIELDS) do
     local x = s[f]
@@ -264,39 +268,66 @@ local function pace(s, base, burst)
 end
 `
 
-// leanTake is the take script's common case, decided before the general
-// machinery is even defined: a turn with no extra dimension on a state
-// that exists, needs no rebase and is at the configured pace already — its
-// interval at the shared factor and its burst, no quota report's shape
-// holding (one that holds is in iv and bu already, as every script that
-// sets one paces, but this path does not rely on it). The general path
-// would change nothing but tat there, so this reads the fields once,
-// writes tat alone and returns take's reply (gcra.reserve behind the
-// pause, as below). Otherwise it leaves the clock and the fields it read
-// (sec, nsec, v) to the general path.
+// leanTake is the take script's common case, decided before anything else
+// is defined: a turn with no extra dimension on a state that exists, needs
+// no rebase and is at the configured pace already — its interval at the
+// shared factor and its burst, no quota report's shape holding (one that
+// holds is in iv and bu already, as every script that sets one paces, but
+// this path does not rely on it). The general path would change nothing
+// but tat there, so this reads the nine fields it needs, writes tat (and
+// the expiry, when it moves: xp) and returns take's reply (gcra.reserve
+// behind the pause, as below).
+// Otherwise it leaves the clock it read (sec, nsec) to the general path,
+// which reads every field.
+//
+// It is self-contained (the clock and the formatting inline, no table
+// built, no function defined): on Redis each of those costs about as much
+// as a command, and this is the path nearly every admission takes.
 const leanTake = `
-local sec, nsec = clock()
-local v = redis.call('HMGET', key, unpack(FIELDS))
-if tonumber(ARGV[8]) == 0 and v[1] and v[3] then
+if redis.replicate_commands then redis.replicate_commands() end
+local sec, nsec
+if ARGV[1] ~= '' then
+  sec, nsec = tonumber(ARGV[1]), tonumber(ARGV[2])
+else
+  local t = redis.call('TIME')
+  sec, nsec = tonumber(t[1]), tonumber(t[2]) * 1000
+end
+if ARGV[8] == '0' then
+  local v = redis.call('HMGET', KEYS[1], 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'qu', 'xp')
   local ep, iv, bu = tonumber(v[1]), tonumber(v[3]), tonumber(v[4])
-  local d = sec - ep
-  local now = d * 1e9 + nsec
-  if d <= tonumber(ARGV[4]) and now >= (tonumber(v[13]) or IDLE)
-    and iv == math.floor(tonumber(ARGV[5]) / (tonumber(v[7]) or 1)) and bu == tonumber(ARGV[6]) then
-    local tat, pu = tonumber(v[2]) or IDLE, tonumber(v[5]) or IDLE
-    local maxWait = tonumber(ARGV[7])
-    local base = math.max(tat, now)
-    local at = math.max(now, pu, base - (bu - 1) * iv)
-    local before, after = tat, base + iv
-    local granted, paused = 0, 0
-    if maxWait < 0 or at < now + maxWait then
-      granted, tat = 1, after
-      redis.call('HSET', key, 'tat', fmt(tat))
+  if ep and iv then
+    local IDLE = -4611686018427387904
+    local d = sec - ep
+    local now = d * 1e9 + nsec
+    if d <= tonumber(ARGV[4]) and now >= (tonumber(v[8]) or IDLE)
+      and iv == math.floor(tonumber(ARGV[5]) / (tonumber(v[7]) or 1)) and bu == tonumber(ARGV[6]) then
+      local tat, pu = tonumber(v[2]) or IDLE, tonumber(v[5]) or IDLE
+      local maxWait = tonumber(ARGV[7])
+      local base = math.max(tat, now)
+      local at = math.max(now, pu, base - (bu - 1) * iv)
+      local before, after = tat, base + iv
+      local granted, paused = 0, 0
+      if maxWait < 0 or at < now + maxWait then granted, tat = 1, after end
+      if pu > now and at <= pu then paused = 1 end
+      -- The key outlives its last use by the TTL, past the turns reserved
+      -- and the pause. That expiry, to the ms on the store's clock, is
+      -- often the one this path gave it last (xp): calls less than a ms
+      -- apart skip PEXPIRE. Integers below 2^53, written as fmt writes them.
+      local ttl = tonumber(ARGV[3]) + math.ceil(math.max(0, tat - now, pu - now) / 1e6)
+      local xp = sec * 1000 + math.floor(nsec / 1e6) + ttl
+      if xp ~= tonumber(v[9]) then
+        if granted == 1 then
+          redis.call('HSET', KEYS[1], 'tat', string.format('%d', tat), 'xp', string.format('%d', xp))
+        else
+          redis.call('HSET', KEYS[1], 'xp', string.format('%d', xp))
+        end
+        redis.call('PEXPIRE', KEYS[1], ttl)
+      elseif granted == 1 then
+        redis.call('HSET', KEYS[1], 'tat', string.format('%d', tat))
+      end
+      return {granted, at - now, at, paused, tonumber(v[6]) or 0, v[7] or '1', before, after, ep,
+        math.max(0, pu - now)}
     end
-    if pu > now and at <= pu then paused = 1 end
-    redis.call('PEXPIRE', key, tonumber(ARGV[3]) + math.ceil(math.max(0, tat - now, pu - now) / 1e6))
-    return {granted, at - now, at, paused, tonumber(v[6]) or 0, v[7] or '1', before, after, ep,
-      math.max(0, pu - now)}
   end
 end
 `
@@ -313,8 +344,8 @@ end
 // tat after, ep, pause left}, times in ns since ep (wait and pause left
 // from now), and with extra dimensions then {la before, and per dimension
 // its tat before and after and the reservation's number}.
-var takeScript = redis.NewScript(head + leanTake + machinery + `
-local s = load(sec, nsec, v)
+var takeScript = redis.NewScript(leanTake + head + machinery + `
+local s = load(sec, nsec)
 pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
 local maxWait = tonumber(ARGV[7])
 local k = tonumber(ARGV[8])

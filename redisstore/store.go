@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/headgate-go/headgate/core"
@@ -41,6 +42,9 @@ type Store struct {
 	// ctxTimeouts: the client honours a context's deadline on the socket
 	// (ContextTimeoutEnabled), so a call can run on the caller's goroutine.
 	ctxTimeouts bool
+
+	// lean holds the arguments of the last plain Take (see plainArgs).
+	lean atomic.Pointer[leanArgs]
 
 	mu      sync.Mutex
 	down    bool      // the last call to Redis failed; guarded by mu
@@ -133,13 +137,42 @@ func (s *Store) headArgs(n int) []any {
 	return append(args, s.cfg.ttl.Milliseconds(), rebaseAfter)
 }
 
+// leanArgs are the arguments of a plain Take at one pace, boxed once.
+// They are never modified: go-redis copies what it is given.
+type leanArgs struct {
+	interval time.Duration
+	burst    int
+	rebase   int64
+	args     []any
+}
+
+// plainArgs returns take's arguments for a plain Take — no extra
+// dimension, no deadline, on Redis's clock: nearly every Take — from the
+// store's cache when the pace is the last plain Take's, so that such a
+// Take allocates no arguments; nil for any other Take.
+func (s *Store) plainArgs(p core.Pace, maxWait time.Duration) []any {
+	if len(p.Dims) > 0 || maxWait >= 0 || s.clock != nil {
+		return nil
+	}
+	if l := s.lean.Load(); l != nil && l.interval == p.Interval && l.burst == p.Burst && l.rebase == rebaseAfter {
+		return l.args
+	}
+	l := &leanArgs{p.Interval, p.Burst, rebaseAfter, takeArgs(s.headArgs(4), p, -1)}
+	s.lean.Store(l)
+	return l.args
+}
+
 // Take implements core.Store: it reserves the next turn in Redis, or in
 // the fallback when failing open.
 func (s *Store) Take(ctx context.Context, p core.Pace, maxWait time.Duration) (core.Turn, error) {
 	if maxWait < 0 {
 		maxWait = -1
 	}
-	v, err := s.run(ctx, "take", takeScript, s.state, takeArgs(s.headArgs(4+4*len(p.Dims)), p, maxWait)...)
+	args := s.plainArgs(p, maxWait)
+	if args == nil {
+		args = takeArgs(s.headArgs(4+4*len(p.Dims)), p, maxWait)
+	}
+	v, err := s.run(ctx, "take", takeScript, s.state, args...)
 	if err == nil {
 		t, pause, err := parseTurn(v, p)
 		if err == nil && s.fb != nil {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -650,4 +651,117 @@ func TestRedisCluster(t *testing.T) {
 	if s1 != s2 {
 		t.Fatalf("the store's keys are in slots %d and %d, want one", s1, s2)
 	}
+}
+
+// TestPlainTakeFollowsThePace: a plain Take (no extra dimension, no
+// deadline, on Redis's clock: the arguments the store keeps boxed) at a
+// new pace is taken at that pace, whether it is a new interval or a new
+// burst: a turn an hour away at one turn per hour is a millisecond away at
+// one per millisecond, and with the burst cut from 3 to 1 the second turn
+// is an hour away.
+func TestPlainTakeFollowsThePace(t *testing.T) {
+	ctx := context.Background()
+	take := func(s *Store, p core.Pace) core.Turn {
+		t.Helper()
+		turn, err := s.Take(ctx, p, -1)
+		if err != nil || !turn.Granted {
+			t.Fatalf("Take(%+v) = %+v, %v", p, turn, err)
+		}
+		return turn
+	}
+	hourly := core.Pace{Interval: time.Hour, Burst: 1}
+	s := newStore(t)
+	take(s, hourly)
+	if w := take(s, hourly).Wait; w < 59*time.Minute {
+		t.Fatalf("the second turn at one per hour waits %v, want about an hour", w)
+	}
+	if w := take(s, core.Pace{Interval: time.Millisecond, Burst: 1}).Wait; w > time.Second {
+		t.Fatalf("at one turn per ms the next turn waits %v, want at most a few ms", w)
+	}
+
+	s = newStore(t)
+	take(s, core.Pace{Interval: time.Hour, Burst: 3})
+	if w := take(s, hourly).Wait; w != 0 {
+		t.Fatalf("the first turn after the burst went from 3 to 1 waits %v, want 0 (one of the burst is left)", w)
+	}
+	if w := take(s, hourly).Wait; w < 59*time.Minute {
+		t.Fatalf("the second turn after the burst went from 3 to 1 waits %v, want about an hour", w)
+	}
+}
+
+// TestPlainTakeArgumentsAllocateNothing: a plain Take at the pace of the
+// one before reuses its boxed arguments.
+func TestPlainTakeArgumentsAllocateNothing(t *testing.T) {
+	s := newStore(t)
+	p := core.Pace{Interval: time.Millisecond, Burst: 2}
+	if n := testing.AllocsPerRun(100, func() { s.plainArgs(p, -1) }); n != 0 {
+		t.Fatalf("plainArgs allocates %v times a call, want 0", n)
+	}
+	if args := s.plainArgs(p, time.Second); args != nil {
+		t.Fatalf("a Take with a deadline got the cached arguments %v", args)
+	}
+}
+
+// TestLeanTakeRefreshesTheExpiryOncePerMs: takes whose expiry falls on
+// the same ms give it once (one PEXPIRE), and a script that gave the key
+// another expiry since (a refund, here) makes the next take give it
+// again, even on that same ms.
+func TestLeanTakeRefreshesTheExpiryOncePerMs(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, WithTTL(time.Minute))
+	now := fakeClock(s)
+	take := func(p core.Pace) core.Turn {
+		t.Helper()
+		turn, err := s.Take(ctx, p, -1)
+		if err != nil || !turn.Granted {
+			t.Fatalf("Take = %+v, %v", turn, err)
+		}
+		return turn
+	}
+	fast := core.Pace{Interval: time.Nanosecond, Burst: 1}
+	take(fast) // creates the state
+	*now += int64(time.Second)
+	before := pexpires(t, s)
+	for range 10 {
+		take(fast) // the fake clock stands still: one ms
+	}
+	if n := pexpires(t, s) - before; n != 1 {
+		t.Fatalf("10 takes on one ms gave the key its expiry %d times, want once", n)
+	}
+
+	slow := core.Pace{Interval: time.Second, Burst: 1}
+	*now += int64(time.Second)
+	take(slow) // the pace changes: the general path
+	*now += int64(10 * time.Second)
+	a := take(slow) // lean: the expiry is the TTL + the second reserved
+	if err := s.Refund(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	take(slow) // the same second reserved again, on the same ms as a
+	ttl, err := s.client.PTTL(ctx, s.state[0]).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl < time.Minute+time.Second-250*time.Millisecond || ttl > time.Minute+time.Second {
+		t.Fatalf("after a refund and a take of the same second, the state expires in %v, want the TTL + the reserved second (61s)", ttl)
+	}
+}
+
+// pexpires returns how many PEXPIRE calls Redis has run.
+func pexpires(t *testing.T, s *Store) int64 {
+	t.Helper()
+	info, err := s.client.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_pexpire:calls="); ok {
+			n, err := strconv.ParseInt(rest[:strings.Index(rest, ",")], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	return 0
 }

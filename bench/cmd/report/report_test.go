@@ -93,6 +93,33 @@ func TestRenderRatios(t *testing.T) {
 	}
 }
 
+// TestRenderRedisVsPing: serial Redis rows timed beside PINGs get their
+// ratio column, and the summary quotes headgate's.
+func TestRenderRedisVsPing(t *testing.T) {
+	withPing := strings.NewReplacer(
+		"25000 admissions/s\n", "25000 admissions/s\t 1.800 vs-ping\n",
+		"33333 admissions/s\n", "33333 admissions/s\t 1.350 vs-ping\n",
+	).Replace(sample) +
+		"BenchmarkRedis/serial/ping-2 \t 1000\t 20000 ns/op\t 45000 admissions/s\t 0.990 vs-ping\n" +
+		"BenchmarkRedis/8-goroutines/ping-2 \t 1000\t 10000 ns/op\t 70000 admissions/s\n"
+	r, err := parse(strings.NewReader(withPing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := render(r)
+	for _, want := range []string{
+		"| library | serial | serial ÷ PING | 8 goroutines |",
+		"| **headgate** `redisstore` | 25,000/s | 1.80× | 50,000/s |",
+		"| go-redis/redis_rate `Allow` | 33,333/s | 1.35× | 45,000/s |",
+		"| a bare `PING` (go-redis): the round trip alone | 45,000/s | 0.99× | 70,000/s |",
+		"a bare PING makes 45,000 round trips/s serially in the same run: one admission takes 1.80× a bare round trip timed beside it.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("tables lack %q", want)
+		}
+	}
+}
+
 func TestRenderGoalNotMet(t *testing.T) {
 	slow := strings.ReplaceAll(sample, "        90.0 ns/op", "       190.0 ns/op")
 	slow = strings.ReplaceAll(slow, "        70.0 ns/op", "       170.0 ns/op")
