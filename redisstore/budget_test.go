@@ -14,19 +14,24 @@ import (
 
 // TestTakeObeysTheBoundConcurrentSafe: 64 goroutines on two stores (two
 // processes) reserve turns on one key at once. The turns Redis hands out,
-// on its own clock, obey GCRA's bound exactly (no slack) and leave no gap:
-// the budget is spent at its full rate.
+// on its own clock, obey GCRA's bound exactly (no slack) and leave no gap
+// while any turn waits: the budget is spent at its full rate. (A turn
+// granted at once, Wait 0, found nothing queued — a stall of the machine
+// before it reached Redis — and may follow a gap; checking the gap on that
+// flag rather than on the wall clock keeps the test exact on a loaded
+// machine.)
 func TestTakeObeysTheBoundConcurrentSafe(t *testing.T) {
 	a := newStore(t)
-	b, err := New(newClient(t, testAddr), a.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := otherProcess(t, a)
 	const burst, per = 5, 20
 	interval := 5 * time.Millisecond // far slower than Redis serves Take: the queue never runs dry
 	p := core.Pace{Interval: interval, Burst: burst}
 	var mu sync.Mutex
-	var ats []int64
+	type granted struct {
+		at     int64
+		atOnce bool // nothing was queued: the turn is Redis's now
+	}
+	var turns []granted
 	var wg sync.WaitGroup
 	for i := range 64 {
 		s := a
@@ -41,23 +46,23 @@ func TestTakeObeysTheBoundConcurrentSafe(t *testing.T) {
 					return
 				}
 				mu.Lock()
-				ats = append(ats, turn.At)
+				turns = append(turns, granted{turn.At, turn.Wait == 0})
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	sort.Slice(ats, func(i, j int) bool { return ats[i] < ats[j] })
-	times := make([]time.Time, len(ats))
-	for i, at := range ats {
-		times[i] = time.Unix(0, at)
+	sort.Slice(turns, func(i, j int) bool { return turns[i].at < turns[j].at })
+	times := make([]time.Time, len(turns))
+	for i, g := range turns {
+		times[i] = time.Unix(0, g.at)
 	}
 	if err := quotatest.CheckTimes(times, burst, interval, 0); err != nil {
 		t.Fatalf("the turns Redis gave break GCRA's bound: %v", err)
 	}
-	for i := burst; i < len(ats); i++ {
-		if gap := time.Duration(ats[i] - ats[i-1]); gap > interval {
-			t.Fatalf("turn %d comes %v after the one before, want at most %v: the queue ran dry", i, gap, interval)
+	for i := burst; i < len(turns); i++ {
+		if gap := time.Duration(turns[i].at - turns[i-1].at); gap > interval && !turns[i].atOnce {
+			t.Fatalf("turn %d waited, yet comes %v after the one before, want at most %v: a gap in the queue", i, gap, interval)
 		}
 	}
 }
@@ -71,10 +76,7 @@ func TestTakeObeysTheBoundConcurrentSafe(t *testing.T) {
 // and bunch the wake-ups, never make them early.
 func TestBudgetsInTwoProcessesShareOneQuota(t *testing.T) {
 	a := newStore(t)
-	sb, err := New(newClient(t, testAddr), a.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sb := otherProcess(t, a)
 	ra := record(a)
 	budgets := []*core.Budget{
 		core.MustBudget(core.PerSecond(50), core.WithBurst(5), core.WithStore(ra)),

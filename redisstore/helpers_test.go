@@ -184,11 +184,25 @@ func testKey(t testing.TB) string {
 func newStore(t testing.TB, opts ...Option) *Store {
 	t.Helper()
 	c := newClient(t, testAddr)
-	s, err := New(c, testKey(t), opts...)
+	// A generous timeout first (a test's own WithTimeout overrides it): a
+	// loaded machine can hold a Redis call past DefaultTimeout, which would
+	// make a test about something else fail.
+	s, err := New(c, testKey(t), append([]Option{WithTimeout(5 * time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Del(context.Background(), s.state[0], s.leases[0]) })
+	return s
+}
+
+// otherProcess is a second store on a's key, through a client of its own:
+// another process of the fleet, with newStore's generous timeout.
+func otherProcess(t testing.TB, a *Store, opts ...Option) *Store {
+	t.Helper()
+	s, err := New(newClient(t, testAddr), a.Key(), append([]Option{WithTimeout(5 * time.Second)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 

@@ -21,10 +21,7 @@ import (
 // hold more than 3 at once, and every lease comes back.
 func TestLeasesCapTheFleetConcurrentSafe(t *testing.T) {
 	a := newStore(t, WithMaxInFlight(3))
-	b, err := New(newClient(t, testAddr), a.Key(), WithMaxInFlight(3))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := otherProcess(t, a, WithMaxInFlight(3))
 	var held, peak, total atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 16 {
@@ -152,10 +149,7 @@ func TestLeaseTransportCapsOpenRequests(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	a := newStore(t, WithMaxInFlight(2))
-	b, err := New(newClient(t, testAddr), a.Key(), WithMaxInFlight(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := otherProcess(t, a, WithMaxInFlight(2))
 	var budgets []*core.Budget
 	var clients []*http.Client
 	for _, s := range []*Store{a, b} {

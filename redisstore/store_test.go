@@ -478,10 +478,7 @@ func TestPauseExtendsNeverShortens(t *testing.T) {
 // decrease: the factor is halved once, not once per response.
 func TestAdaptiveDecreaseOncePerBurstFleetWide(t *testing.T) {
 	a := newStore(t)
-	b, err := New(newClient(t, testAddr), a.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := otherProcess(t, a)
 	ctx := context.Background()
 	p := core.Pace{Interval: 10 * time.Millisecond, Burst: 10, Adaptive: core.DefaultAdaptive()}
 	var sent []int64
