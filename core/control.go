@@ -305,6 +305,12 @@ func (c *control) refused(o observation, v verdict) verdict {
 		return v
 	}
 	if c.probe.armed || c.probe.out {
+		if v.cut && c.probe.armed && c.probe.near {
+			// The probe a near miss armed at the pace just cut goes at
+			// the cut pace's next turn: sooner, it is refused again.
+			v.probeAt, v.holdUntil = o.now+at, c.probe.holdUntil
+			c.probe.near = false
+		}
 		return v // one probe already finds out for this wave
 	}
 	// A coarse wait, or none: hold the callers until it, but let one probe
@@ -316,7 +322,7 @@ func (c *control) refused(o observation, v verdict) verdict {
 		return v
 	}
 	v.probeAt, v.holdUntil = o.now+at, o.now+wait
-	c.probe = probe{armed: true, holdUntil: v.holdUntil}
+	c.probe = probe{armed: true, holdUntil: v.holdUntil, near: near}
 	if c.model == modelUnknown && !near { // a near miss is no evidence of the model
 		c.probe.refillAt = o.now + c.refill(f, o.interval)
 	}

@@ -16,8 +16,15 @@ package core
 // Before the first refusal, a server that admitted the whole burst the
 // budget was told has shown nothing against the told pace: the first
 // refusal, at that pace, is a near miss too (a batch's first burst opens
-// its connections and arrives late; the next paced call does not). Told
-// too fast a pace, the probe that follows is refused as well, and cut.
+// its connections and arrives late; the next paced call does not). So is a
+// first refusal, at the told pace, of a call known to have left with the
+// first burst (its send time known: not Budget.Observe's), whose wait is
+// within the rounding of one interval (a Retry-After or reset of at
+// most a second): the server found its quota a sliver short of whole —
+// a clock a hair behind the budget's, another client's token, a GCRA
+// server's rounding — which says nothing against the pace. Told too fast
+// a pace, the next refusal, or the probe that follows, is refused as well,
+// and cut.
 type keptPace struct {
 	interval int64 // the pace shown kept (its interval); 0: none
 	run      int64 // the paced interval of the run being counted; 0: none open
@@ -25,6 +32,8 @@ type keptPace struct {
 	n        int64 // admissions in the run since it
 	first    int64 // admissions before the first refusal; -1 once it came
 	firstAt  int64 // the paced interval they went at
+	start    int64 // before the first refusal: the earliest send seen, the first burst's
+	started  bool  // start is set
 }
 
 // keptBeyondBurst is how many admissions beyond the burst a run needs.
@@ -32,10 +41,16 @@ const keptBeyondBurst = 8
 
 // observe counts one response, sent at the paced interval paced.
 func (k *keptPace) observe(o observation, refusal bool, paced int64) {
+	if k.first >= 0 && (!k.started || o.sent < k.start) {
+		k.start, k.started = o.sent, true
+	}
 	switch {
 	case k.first < 0:
 	case refusal:
-		if k.first >= o.burst && paced == k.firstAt && k.interval == 0 {
+		wholeBurst := k.first >= o.burst && paced == k.firstAt
+		shortOfAToken := !o.justNow && o.burst > 1 && paced == o.interval && o.sent < k.start+paced &&
+			o.f.Pause > 0 && int64(o.f.Pause) <= coarse
+		if (wholeBurst || shortOfAToken) && k.interval == 0 {
 			k.interval = paced // the told pace, presumed
 		}
 		k.first = -1

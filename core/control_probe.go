@@ -16,6 +16,7 @@ type probe struct {
 	refillAt  int64 // a refused probe sent before this is no evidence of windows
 	pause     bool  // it finds whether a server pause whose end may be rounded down is over
 	gap       int64 // (pause, or windows) how long after the last refused probe this one went
+	near      bool  // armed by a near miss, at the pace before any cut
 }
 
 // windowWait is the wait for a windowed server's spent quota: until the

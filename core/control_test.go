@@ -128,7 +128,7 @@ func TestControlEarlyRefusedProbeProbesAgain(t *testing.T) {
 // goes at the next turn of the new pace.
 func TestControlCoarseRetryAfterProbesAtThePace(t *testing.T) {
 	c := newControl(DefaultAdaptive())
-	c.model = modelContinuous
+	c.model, c.kept.first = modelContinuous, -1 // past its first refusal
 	runCtl(t, &c, []ctlStep{
 		{at: 1 * ms, sent: 0, status: 429, h: withRetryAfter(quota("0", "10", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
 			if !v.cut || c.factor != 0.5 || v.probeAt != int64(21*ms) || v.holdUntil != int64(1001*ms) {
@@ -373,13 +373,55 @@ func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
 		runCtl(t, &c, append(steps, refusal(40*ms, true)))
 	})
 	t.Run("part of the told burst refused", func(t *testing.T) {
+		// A call of the first burst refused with a wait of one interval,
+		// rounded up: the server's quota was a sliver short of whole.
+		// Excused once; a second refusal of the burst (told too fast a
+		// burst) cuts, and the probe the first armed goes at the cut
+		// pace's next turn.
+		c := newControl(DefaultAdaptive())
+		c.model = modelContinuous
+		var steps []ctlStep
+		for i := range 8 {
+			steps = append(steps, ctlStep{at: ms, sent: 0, status: 200, h: quota(strconv.Itoa(9-i), "10", "1")})
+		}
+		runCtl(t, &c, steps)
+		// The probe is not sent yet when the next refusal comes.
+		refused := func(at time.Duration) verdict {
+			return c.observe(observation{status: 429, f: ParseFeedback(429, withRetryAfter(quota("0", "10", "1"), "1"), time.Now()),
+				sent: 0, now: int64(at), interval: int64(ctlInterval), burst: 10})
+		}
+		if v := refused(ms); v.cut || v.probeAt != int64(11*ms) {
+			t.Errorf("verdict %+v, want no cut and a probe at the next paced turn, 11ms", v)
+		}
+		if v := refused(2 * ms); !v.cut || v.probeAt != int64(2*ms)+c.paced(int64(ctlInterval)) || v.holdUntil != int64(1001*ms) {
+			t.Errorf("verdict %+v, want a cut and the probe at the cut pace's next turn, the rest held to 1.001s", v)
+		}
+	})
+	t.Run("a paced call refused after the burst", func(t *testing.T) {
+		// Only the first burst's calls are excused that way: a paced call
+		// refused, with the burst partly refused, shows the pace too fast.
 		c := newControl(DefaultAdaptive())
 		c.model = modelContinuous
 		var steps []ctlStep
 		for i := range 9 {
 			steps = append(steps, ctlStep{at: ms, sent: 0, status: 200, h: quota(strconv.Itoa(9-i), "10", "1")})
 		}
-		runCtl(t, &c, append(steps, refusal(0, true)))
+		runCtl(t, &c, append(steps, refusal(10*ms, true)))
+	})
+	t.Run("a refusal of the burst that names a long wait", func(t *testing.T) {
+		c := newControl(DefaultAdaptive())
+		c.model = modelContinuous
+		var steps []ctlStep
+		for i := range 9 {
+			steps = append(steps, ctlStep{at: ms, sent: 0, status: 200, h: quota(strconv.Itoa(9-i), "10", "1")})
+		}
+		steps = append(steps, ctlStep{at: ms, sent: 0, status: 429, h: withRetryAfter(quota("0", "10", "5"), "2"),
+			check: func(t *testing.T, c *control, v verdict) {
+				if !v.cut {
+					t.Errorf("verdict %+v, want a cut: two seconds is no sliver of a token", v)
+				}
+			}})
+		runCtl(t, &c, steps)
 	})
 	t.Run("faster than the run", func(t *testing.T) {
 		c := newControl(DefaultAdaptive())
