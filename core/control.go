@@ -65,29 +65,6 @@ type control struct {
 	kept          keptPace // evidence that the server keeps up with a pace (control_kept.go)
 }
 
-// windows is what the controller knows of a windowed server's windows. A
-// whole-second reset says little about when a one-second window ends, but a
-// window seen turning (Remaining rising between two reports) pins every
-// later end: turn + k × length.
-type windows struct {
-	length int64 // the window's length: the IETF policy's w, or the longest reset seen outside a pause
-	turn   int64 // the latest instant a window is known to have begun by; 0: none seen
-
-	// Reports from requests sent at one instant form a group; Remaining
-	// rising from one group to the next is a turn.
-	sent    int64 // the latest group's send time
-	low     int   // the least Remaining in it
-	prevLow int   // the least Remaining in the group before; -1: none
-}
-
-// end is the first window end after now that the windows predict, or 0.
-func (w windows) end(now int64) int64 {
-	if w.turn <= 0 || w.length <= 0 || now < w.turn {
-		return 0
-	}
-	return w.turn + ((now-w.turn)/w.length+1)*w.length
-}
-
 // quotaModel is how the controller believes the server's quota returns.
 type quotaModel uint8
 
@@ -225,6 +202,12 @@ func (c *control) observe(o observation) verdict {
 			}
 			return v
 		}
+		if c.model == modelUnknown && refillAt == 0 {
+			// A probe armed with no refill time (a near miss's: no
+			// evidence of the model) tells nothing of windows when
+			// refused: it is as early as a first refusal.
+			refillAt, holdUntil = o.now+c.refill(f, o.interval), max(holdUntil, o.now+int64(f.Pause))
+		}
 		if c.model == modelUnknown && o.sent+concurrent < refillAt && holdUntil > refillAt {
 			// Too early to tell windows from a continuous server slower than
 			// the pace: the pace is cut (unless within the rate the server
@@ -234,7 +217,7 @@ func (c *control) observe(o observation) verdict {
 				v = c.cut(o, v)
 			}
 			v.probeAt, v.holdUntil, v.keepPlace = max(o.now, refillAt), holdUntil, true
-			c.probe = probe{armed: true, holdUntil: holdUntil}
+			c.probe = probe{armed: true, holdUntil: holdUntil, refillAt: refillAt}
 			return v
 		}
 		if c.model == modelUnknown && o.sent+concurrent >= refillAt {
@@ -327,44 +310,6 @@ func (c *control) refused(o observation, v verdict) verdict {
 		c.probe.refillAt = o.now + c.refill(f, o.interval)
 	}
 	return v
-}
-
-// watchWindows learns the windows' length and phase from a fresh report:
-// the length from the IETF policy or the longest reset, the phase from a
-// Remaining that rose since the previous report (a window turned before
-// this response came). A refusal for a request sent after the predicted end
-// shows the prediction wrong, and it is dropped.
-func (c *control) watchWindows(o observation, refusal bool) {
-	f := o.f
-	if w := policyWindow(f); w > 0 {
-		c.win.length = w
-	} else if f.Reset > 0 && !(refusal && c.onlyPause(f)) { // a pause's reset is no window
-		c.win.length = max(c.win.length, (int64(f.Reset)+coarse-1)/coarse*coarse)
-	}
-	w := &c.win
-	if o.sent > w.sent {
-		w.sent, w.prevLow, w.low = o.sent, w.low, f.Remaining
-	} else {
-		w.low = min(w.low, f.Remaining)
-	}
-	switch {
-	case refusal:
-		if w.turn > 0 && o.sent >= w.turn+w.length {
-			w.turn = 0
-		}
-	case w.prevLow >= 0 && f.Remaining > w.prevLow && w.turn < w.sent:
-		w.turn = o.now
-	}
-}
-
-// policyWindow is the window of the report's binding IETF policy, or 0.
-func policyWindow(f Feedback) int64 {
-	for _, q := range f.Quotas {
-		if q.Limit == f.Limit && q.Window > 0 {
-			return int64(q.Window)
-		}
-	}
-	return 0
 }
 
 // onlyPause reports whether a refusal only says "pause": a wait longer than

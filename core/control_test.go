@@ -480,3 +480,25 @@ func TestControlWithoutAdaptiveNeverTrims(t *testing.T) {
 		}},
 	})
 }
+
+// A first refusal excused as a near miss arms a probe that is no evidence
+// of the model: refused in turn (told twice the rate: the pace is too fast,
+// not the quota windowed), it is as early as a first refusal — the pace is
+// cut and one more probe goes when a token would surely have returned.
+// Read as windows, a GCRA server was waited on a whole reset per burst:
+// 7–9× the ideal in `make demo`'s misconfigured runs.
+func TestControlRefusedNearMissProbeIsNoEvidenceOfWindows(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, []ctlStep{
+		{at: ms, sent: 0, status: 429, h: withRetryAfter(quota("0", "40", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.cut || v.probeAt != int64(11*ms) {
+				t.Errorf("verdict %+v: want the first burst's refusal excused, a probe at the next paced turn", v)
+			}
+		}},
+		{at: 12 * ms, sent: 11 * ms, status: 429, h: withRetryAfter(quota("0", "40", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model == modelWindowed || !v.cut || v.probeAt != int64(37*ms) {
+				t.Errorf("verdict %+v, model %d: want no windows learnt, a cut, and a probe when a token surely returned (12ms + 1s/40)", v, c.model)
+			}
+		}},
+	})
+}
