@@ -227,12 +227,16 @@ func (c *control) observe(o observation) verdict {
 		}
 		// The probe was refused: the wait was real. Honour it in full; on
 		// windows, one probe finds whether the window turned (a sliding
-		// window's has not, all of it).
+		// window's has not, all of it); on a continuous quota that reports
+		// what remains, one probe finds how much came back meanwhile.
 		v.keepPlace = true
 		if c.model == modelWindowed {
 			return c.windowWait(o, v)
 		}
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		if c.model == modelContinuous && f.Remaining >= 0 {
+			v = c.refillProbe(v)
+		}
 		if !c.aboveStated(o.interval) {
 			return v // within the rate the server states: its quota ran out, not the pace
 		}

@@ -55,6 +55,25 @@ func (c *control) pauseProbe(v verdict) verdict {
 	return v
 }
 
+// refillProbe ends the full wait, already in v, of a refused probe on a
+// continuous quota that reports what remains: the quota kept returning
+// through the wait, so a flat allowance at its end is a guess — too many
+// on a bucket still filling, too few on a sliding window whose refusal's
+// coarse wait hid a window's worth (told "1 s" a third of a second before
+// its window turns, the wait ends two thirds into the next, which has
+// that much back). Only the refused call's retry, in its kept place, goes
+// when the wait ends; its answer's Remaining is what the rest spend at
+// once (releaseLocked), and then the pace.
+func (c *control) refillProbe(v verdict) verdict {
+	v.allow, v.whole = 1, false
+	if c.probe.armed || c.probe.out {
+		return v
+	}
+	v.probeAt, v.holdUntil = v.pause, v.pause+coarse
+	c.probe = probe{armed: true, holdUntil: v.holdUntil}
+	return v
+}
+
 // goesOn reports whether a refusal of the probe p, sent when a wait ended,
 // shows that wait going on past a reset rounded down: the probe found a
 // server pause, or a windowed server's quota, still spent, and the reset it
