@@ -274,7 +274,7 @@ func (c *control) refused(o observation, v verdict) verdict {
 	if c.model == modelWindowed {
 		return c.windowWait(o, v)
 	}
-	near := c.kept.nearMiss(c.paced(o.interval)) // at a pace the server was seen to keep
+	near := c.kept.nearMiss(c.paced(o.interval), o.sent, o.now) // at a pace the server was seen to keep
 	switch above := c.aboveStated(o.interval); {
 	case !near && above:
 		v = c.cut(o, v)

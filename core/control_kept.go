@@ -11,7 +11,8 @@ package core
 // paced call reaches the server a hair before its token — not a pace above
 // the server's, and it is not cut. The evidence is spent by the near miss
 // it excuses, so a second one must be earned again: a server that has
-// slowed down refuses before it is, and is cut.
+// slowed down refuses before it is, and is cut. (The refusals of requests
+// already sent when the near miss was known are that same near miss.)
 //
 // Before the first refusal, a server that admitted the whole burst the
 // budget was told has shown nothing against the told pace: the first
@@ -34,6 +35,9 @@ type keptPace struct {
 	firstAt  int64 // the paced interval they went at
 	start    int64 // before the first refusal: the earliest send seen, the first burst's
 	started  bool  // start is set
+
+	excusing  bool  // a near miss was excused, at excusedAt
+	excusedAt int64 // when its answer came
 }
 
 // keptBeyondBurst is how many admissions beyond the burst a run needs.
@@ -70,19 +74,28 @@ func (k *keptPace) observe(o observation, refusal bool, paced int64) {
 	}
 }
 
-// nearMiss reports whether a refusal at the paced interval paced is a near
-// miss, and spends the evidence if it is.
-func (k *keptPace) nearMiss(paced int64) bool {
+// nearMiss reports whether a refusal at the paced interval paced (its
+// request sent at sent, its answer come at now) is a near miss, and spends
+// the evidence if it is. The refusals of requests already sent when an
+// excused near miss was known are that same near miss — a stall that
+// bunched them, a burst the server found a token short — as the requests
+// sent before a cut do not cut again: the budget could not act on it
+// before they went.
+func (k *keptPace) nearMiss(paced, sent, now int64) bool {
+	if k.excusing && sent <= k.excusedAt {
+		return true
+	}
 	if k.interval == 0 || paced < k.interval {
 		return false
 	}
 	k.interval, k.run = 0, 0
+	k.excusing, k.excusedAt = true, now
 	return true
 }
 
 // forget drops the evidence: the pace was cut, the server is slower than
 // the pace it kept.
-func (k *keptPace) forget() { k.interval, k.run = 0, 0 }
+func (k *keptPace) forget() { k.interval, k.run, k.excusing = 0, 0, false }
 
 // trim slows the pace by one request per window of limit after a refusal
 // at exactly the rate the server states: a sliding-window counter paced at

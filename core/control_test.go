@@ -375,9 +375,10 @@ func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
 	t.Run("part of the told burst refused", func(t *testing.T) {
 		// A call of the first burst refused with a wait of one interval,
 		// rounded up: the server's quota was a sliver short of whole.
-		// Excused once; a second refusal of the burst (told too fast a
-		// burst) cuts, and the probe the first armed goes at the cut
-		// pace's next turn.
+		// Excused, with every refusal of a request sent before that was
+		// known (the same near miss); a refusal that comes later, here
+		// one Budget.Observe reports, cuts, and the probe the near miss
+		// armed goes at the cut pace's next turn.
 		c := newControl(DefaultAdaptive())
 		c.model = modelContinuous
 		var steps []ctlStep
@@ -385,15 +386,18 @@ func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
 			steps = append(steps, ctlStep{at: ms, sent: 0, status: 200, h: quota(strconv.Itoa(9-i), "10", "1")})
 		}
 		runCtl(t, &c, steps)
-		// The probe is not sent yet when the next refusal comes.
-		refused := func(at time.Duration) verdict {
+		// The probe is not sent yet when the next refusals come.
+		refused := func(sent, at time.Duration, justNow bool) verdict {
 			return c.observe(observation{status: 429, f: ParseFeedback(429, withRetryAfter(quota("0", "10", "1"), "1"), time.Now()),
-				sent: 0, now: int64(at), interval: int64(ctlInterval), burst: 10})
+				sent: int64(sent), now: int64(at), interval: int64(ctlInterval), burst: 10, justNow: justNow})
 		}
-		if v := refused(ms); v.cut || v.probeAt != int64(11*ms) {
+		if v := refused(0, ms, false); v.cut || v.probeAt != int64(11*ms) {
 			t.Errorf("verdict %+v, want no cut and a probe at the next paced turn, 11ms", v)
 		}
-		if v := refused(2 * ms); !v.cut || v.probeAt != int64(2*ms)+c.paced(int64(ctlInterval)) || v.holdUntil != int64(1001*ms) {
+		if v := refused(0, 2*ms, false); v.cut {
+			t.Errorf("verdict %+v, want the burst's second refusal excused with the first", v)
+		}
+		if v := refused(3*ms, 3*ms, true); !v.cut || v.probeAt != int64(3*ms)+c.paced(int64(ctlInterval)) || v.holdUntil != int64(1001*ms) {
 			t.Errorf("verdict %+v, want a cut and the probe at the cut pace's next turn, the rest held to 1.001s", v)
 		}
 	})
