@@ -17,15 +17,15 @@ package core
 // Before the first refusal, a server that admitted the whole burst the
 // budget was told has shown nothing against the told pace: the first
 // refusal, at that pace, is a near miss too (a batch's first burst opens
-// its connections and arrives late; the next paced call does not). So is a
-// first refusal, at the told pace, of a call known to have left with the
-// first burst (its send time known: not Budget.Observe's), whose wait is
-// within the rounding of one interval (a Retry-After or reset of at
-// most a second): the server found its quota a sliver short of whole —
-// a clock a hair behind the budget's, another client's token, a GCRA
-// server's rounding — which says nothing against the pace. Told too fast
-// a pace, the next refusal, or the probe that follows, is refused as well,
-// and cut.
+// its connections and arrives late; the next paced call does not). So is
+// a first refusal at the told pace, with a wait within the rounding of one
+// interval (a Retry-After or reset of at most a second), of a call that
+// left with the first burst or as the first paced call after it (its send
+// time known: not Budget.Observe's): the server found its quota a sliver
+// short of whole — a clock a hair behind the budget's, another client's
+// token, a GCRA server's rounding, a burst still opening its connections
+// when the next call came — which says nothing against the pace. Told too
+// fast a pace, the probe that follows is refused as well, and cut.
 type keptPace struct {
 	interval int64 // the pace shown kept (its interval); 0: none
 	run      int64 // the paced interval of the run being counted; 0: none open
@@ -52,7 +52,7 @@ func (k *keptPace) observe(o observation, refusal bool, paced int64) {
 	case k.first < 0:
 	case refusal:
 		wholeBurst := k.first >= o.burst && paced == k.firstAt
-		shortOfAToken := !o.justNow && o.burst > 1 && paced == o.interval && o.sent < k.start+paced &&
+		shortOfAToken := !o.justNow && o.burst > 1 && paced == o.interval && o.sent < k.start+2*paced &&
 			o.f.Pause > 0 && int64(o.f.Pause) <= coarse
 		if (wholeBurst || shortOfAToken) && k.interval == 0 {
 			k.interval = paced // the told pace, presumed

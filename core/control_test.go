@@ -270,7 +270,7 @@ func TestControlRefusalWithinStatedRateDoesNotCut(t *testing.T) {
 	}{{"100", false}, {"150", false}, {"50", true}, {"10", true}} {
 		t.Run("Limit "+s.limit, func(t *testing.T) {
 			c := newControl(DefaultAdaptive())
-			c.model = modelContinuous
+			c.model, c.kept.first = modelContinuous, -1 // past its first refusal
 			runCtl(t, &c, []ctlStep{
 				{at: 1 * ms, sent: 0, status: 200, h: quota("5", s.limit, "1")},
 				{at: 11 * ms, sent: 10 * ms, status: 429, h: withRetryAfter(quota("0", s.limit, "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
@@ -402,15 +402,16 @@ func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
 		}
 	})
 	t.Run("a paced call refused after the burst", func(t *testing.T) {
-		// Only the first burst's calls are excused that way: a paced call
-		// refused, with the burst partly refused, shows the pace too fast.
+		// Only the first burst's calls and the first paced call after it
+		// are excused that way: a later paced call refused shows the pace
+		// too fast.
 		c := newControl(DefaultAdaptive())
 		c.model = modelContinuous
 		var steps []ctlStep
 		for i := range 9 {
 			steps = append(steps, ctlStep{at: ms, sent: 0, status: 200, h: quota(strconv.Itoa(9-i), "10", "1")})
 		}
-		runCtl(t, &c, append(steps, refusal(10*ms, true)))
+		runCtl(t, &c, append(steps, refusal(20*ms, true)))
 	})
 	t.Run("a refusal of the burst that names a long wait", func(t *testing.T) {
 		c := newControl(DefaultAdaptive())
