@@ -196,6 +196,7 @@ func (c *control) observe(o observation) verdict {
 			return v
 		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
 			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
+			c.kept.restart(v.pause)
 			v.whole = f.Limit > 0 && f.Reset >= 0
 			if f.Source != FromRetryAfter {
 				return c.pauseProbe(v)
@@ -265,6 +266,7 @@ func (c *control) refused(o observation, v verdict) verdict {
 	v.keepPlace = true
 	if c.onlyPause(f) {
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		c.kept.restart(v.pause)
 		v.whole = f.Limit > 0 && f.Reset >= 0 // the whole quota back when it ends
 		if f.Source != FromRetryAfter {
 			return c.pauseProbe(v) // its end is a quota reset: maybe rounded down

@@ -38,6 +38,7 @@ type keptPace struct {
 
 	excusing  bool  // a near miss was excused, at excusedAt
 	excusedAt int64 // when its answer came
+	after     int64 // first and start count the requests sent from here on: a pause's end
 }
 
 // keptBeyondBurst is how many admissions beyond the burst a run needs.
@@ -45,11 +46,11 @@ const keptBeyondBurst = 8
 
 // observe counts one response, sent at the paced interval paced.
 func (k *keptPace) observe(o observation, refusal bool, paced int64) {
-	if k.first >= 0 && (!k.started || o.sent < k.start) {
+	if k.first >= 0 && o.sent >= k.after && (!k.started || o.sent < k.start) {
 		k.start, k.started = o.sent, true
 	}
 	switch {
-	case k.first < 0:
+	case k.first < 0 || o.sent < k.after:
 	case refusal:
 		wholeBurst := k.first >= o.burst && paced == k.firstAt
 		shortOfAToken := !o.justNow && o.burst > 1 && paced == o.interval && o.sent < k.start+2*paced &&
@@ -92,6 +93,13 @@ func (k *keptPace) nearMiss(paced, sent, now int64) bool {
 	k.excusing, k.excusedAt = true, now
 	return true
 }
+
+// restart counts the admissions before the first refusal afresh, from
+// the requests sent at at on: a server pause that ends with the whole
+// quota back is a fresh start, whose first burst may draw a near miss as a
+// batch's first does. (A server that reports no quota, only a Retry-After,
+// has no other evidence of the pace kept.)
+func (k *keptPace) restart(at int64) { k.first, k.firstAt, k.started, k.after = 0, 0, false, at }
 
 // forget drops the evidence: the pace was cut, the server is slower than
 // the pace it kept.
