@@ -65,29 +65,6 @@ type control struct {
 	kept          keptPace // evidence that the server keeps up with a pace (control_kept.go)
 }
 
-// windows is what the controller knows of a windowed server's windows. A
-// whole-second reset says little about when a one-second window ends, but a
-// window seen turning (Remaining rising between two reports) pins every
-// later end: turn + k × length.
-type windows struct {
-	length int64 // the window's length: the IETF policy's w, or the longest reset seen outside a pause
-	turn   int64 // the latest instant a window is known to have begun by; 0: none seen
-
-	// Reports from requests sent at one instant form a group; Remaining
-	// rising from one group to the next is a turn.
-	sent    int64 // the latest group's send time
-	low     int   // the least Remaining in it
-	prevLow int   // the least Remaining in the group before; -1: none
-}
-
-// end is the first window end after now that the windows predict, or 0.
-func (w windows) end(now int64) int64 {
-	if w.turn <= 0 || w.length <= 0 || now < w.turn {
-		return 0
-	}
-	return w.turn + ((now-w.turn)/w.length+1)*w.length
-}
-
 // quotaModel is how the controller believes the server's quota returns.
 type quotaModel uint8
 
@@ -219,11 +196,18 @@ func (c *control) observe(o observation) verdict {
 			return v
 		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
 			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
+			c.kept.restart(v.pause)
 			v.whole = f.Limit > 0 && f.Reset >= 0
 			if f.Source != FromRetryAfter {
 				return c.pauseProbe(v)
 			}
 			return v
+		}
+		if c.model == modelUnknown && refillAt == 0 {
+			// A probe armed with no refill time (a near miss's: no
+			// evidence of the model) tells nothing of windows when
+			// refused: it is as early as a first refusal.
+			refillAt, holdUntil = o.now+c.refill(f, o.interval), max(holdUntil, o.now+int64(f.Pause))
 		}
 		if c.model == modelUnknown && o.sent+concurrent < refillAt && holdUntil > refillAt {
 			// Too early to tell windows from a continuous server slower than
@@ -234,7 +218,7 @@ func (c *control) observe(o observation) verdict {
 				v = c.cut(o, v)
 			}
 			v.probeAt, v.holdUntil, v.keepPlace = max(o.now, refillAt), holdUntil, true
-			c.probe = probe{armed: true, holdUntil: holdUntil}
+			c.probe = probe{armed: true, holdUntil: holdUntil, refillAt: refillAt}
 			return v
 		}
 		if c.model == modelUnknown && o.sent+concurrent >= refillAt {
@@ -244,12 +228,16 @@ func (c *control) observe(o observation) verdict {
 		}
 		// The probe was refused: the wait was real. Honour it in full; on
 		// windows, one probe finds whether the window turned (a sliding
-		// window's has not, all of it).
+		// window's has not, all of it); on a continuous quota that reports
+		// what remains, one probe finds how much came back meanwhile.
 		v.keepPlace = true
 		if c.model == modelWindowed {
 			return c.windowWait(o, v)
 		}
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		if c.model == modelContinuous && f.Remaining >= 0 {
+			v = c.refillProbe(v)
+		}
 		if !c.aboveStated(o.interval) {
 			return v // within the rate the server states: its quota ran out, not the pace
 		}
@@ -278,6 +266,7 @@ func (c *control) refused(o observation, v verdict) verdict {
 	v.keepPlace = true
 	if c.onlyPause(f) {
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
+		c.kept.restart(v.pause)
 		v.whole = f.Limit > 0 && f.Reset >= 0 // the whole quota back when it ends
 		if f.Source != FromRetryAfter {
 			return c.pauseProbe(v) // its end is a quota reset: maybe rounded down
@@ -287,7 +276,7 @@ func (c *control) refused(o observation, v verdict) verdict {
 	if c.model == modelWindowed {
 		return c.windowWait(o, v)
 	}
-	near := c.kept.nearMiss(c.paced(o.interval)) // at a pace the server was seen to keep
+	near := c.kept.nearMiss(c.paced(o.interval), o.sent, o.now) // at a pace the server was seen to keep
 	switch above := c.aboveStated(o.interval); {
 	case !near && above:
 		v = c.cut(o, v)
@@ -305,6 +294,12 @@ func (c *control) refused(o observation, v verdict) verdict {
 		return v
 	}
 	if c.probe.armed || c.probe.out {
+		if v.cut && c.probe.armed && c.probe.near {
+			// The probe a near miss armed at the pace just cut goes at
+			// the cut pace's next turn: sooner, it is refused again.
+			v.probeAt, v.holdUntil = o.now+at, c.probe.holdUntil
+			c.probe.near = false
+		}
 		return v // one probe already finds out for this wave
 	}
 	// A coarse wait, or none: hold the callers until it, but let one probe
@@ -316,49 +311,11 @@ func (c *control) refused(o observation, v verdict) verdict {
 		return v
 	}
 	v.probeAt, v.holdUntil = o.now+at, o.now+wait
-	c.probe = probe{armed: true, holdUntil: v.holdUntil}
+	c.probe = probe{armed: true, holdUntil: v.holdUntil, near: near}
 	if c.model == modelUnknown && !near { // a near miss is no evidence of the model
 		c.probe.refillAt = o.now + c.refill(f, o.interval)
 	}
 	return v
-}
-
-// watchWindows learns the windows' length and phase from a fresh report:
-// the length from the IETF policy or the longest reset, the phase from a
-// Remaining that rose since the previous report (a window turned before
-// this response came). A refusal for a request sent after the predicted end
-// shows the prediction wrong, and it is dropped.
-func (c *control) watchWindows(o observation, refusal bool) {
-	f := o.f
-	if w := policyWindow(f); w > 0 {
-		c.win.length = w
-	} else if f.Reset > 0 && !(refusal && c.onlyPause(f)) { // a pause's reset is no window
-		c.win.length = max(c.win.length, (int64(f.Reset)+coarse-1)/coarse*coarse)
-	}
-	w := &c.win
-	if o.sent > w.sent {
-		w.sent, w.prevLow, w.low = o.sent, w.low, f.Remaining
-	} else {
-		w.low = min(w.low, f.Remaining)
-	}
-	switch {
-	case refusal:
-		if w.turn > 0 && o.sent >= w.turn+w.length {
-			w.turn = 0
-		}
-	case w.prevLow >= 0 && f.Remaining > w.prevLow && w.turn < w.sent:
-		w.turn = o.now
-	}
-}
-
-// policyWindow is the window of the report's binding IETF policy, or 0.
-func policyWindow(f Feedback) int64 {
-	for _, q := range f.Quotas {
-		if q.Limit == f.Limit && q.Window > 0 {
-			return int64(q.Window)
-		}
-	}
-	return 0
 }
 
 // onlyPause reports whether a refusal only says "pause": a wait longer than

@@ -11,13 +11,21 @@ package core
 // paced call reaches the server a hair before its token — not a pace above
 // the server's, and it is not cut. The evidence is spent by the near miss
 // it excuses, so a second one must be earned again: a server that has
-// slowed down refuses before it is, and is cut.
+// slowed down refuses before it is, and is cut. (The refusals of requests
+// already sent when the near miss was known are that same near miss.)
 //
 // Before the first refusal, a server that admitted the whole burst the
 // budget was told has shown nothing against the told pace: the first
 // refusal, at that pace, is a near miss too (a batch's first burst opens
-// its connections and arrives late; the next paced call does not). Told
-// too fast a pace, the probe that follows is refused as well, and cut.
+// its connections and arrives late; the next paced call does not). So is
+// a first refusal at the told pace, with a wait within the rounding of one
+// interval (a Retry-After or reset of at most a second), of a call that
+// left with the first burst or as the first paced call after it (its send
+// time known: not Budget.Observe's): the server found its quota a sliver
+// short of whole — a clock a hair behind the budget's, another client's
+// token, a GCRA server's rounding, a burst still opening its connections
+// when the next call came — which says nothing against the pace. Told too
+// fast a pace, the probe that follows is refused as well, and cut.
 type keptPace struct {
 	interval int64 // the pace shown kept (its interval); 0: none
 	run      int64 // the paced interval of the run being counted; 0: none open
@@ -25,6 +33,12 @@ type keptPace struct {
 	n        int64 // admissions in the run since it
 	first    int64 // admissions before the first refusal; -1 once it came
 	firstAt  int64 // the paced interval they went at
+	start    int64 // before the first refusal: the earliest send seen, the first burst's
+	started  bool  // start is set
+
+	excusing  bool  // a near miss was excused, at excusedAt
+	excusedAt int64 // when its answer came
+	after     int64 // first and start count the requests sent from here on: a pause's end
 }
 
 // keptBeyondBurst is how many admissions beyond the burst a run needs.
@@ -32,10 +46,16 @@ const keptBeyondBurst = 8
 
 // observe counts one response, sent at the paced interval paced.
 func (k *keptPace) observe(o observation, refusal bool, paced int64) {
+	if k.first >= 0 && o.sent >= k.after && (!k.started || o.sent < k.start) {
+		k.start, k.started = o.sent, true
+	}
 	switch {
-	case k.first < 0:
+	case k.first < 0 || o.sent < k.after:
 	case refusal:
-		if k.first >= o.burst && paced == k.firstAt && k.interval == 0 {
+		wholeBurst := k.first >= o.burst && paced == k.firstAt
+		shortOfAToken := !o.justNow && o.burst > 1 && paced == o.interval && o.sent < k.start+2*paced &&
+			o.f.Pause > 0 && int64(o.f.Pause) <= coarse
+		if (wholeBurst || shortOfAToken) && k.interval == 0 {
 			k.interval = paced // the told pace, presumed
 		}
 		k.first = -1
@@ -55,19 +75,35 @@ func (k *keptPace) observe(o observation, refusal bool, paced int64) {
 	}
 }
 
-// nearMiss reports whether a refusal at the paced interval paced is a near
-// miss, and spends the evidence if it is.
-func (k *keptPace) nearMiss(paced int64) bool {
+// nearMiss reports whether a refusal at the paced interval paced (its
+// request sent at sent, its answer come at now) is a near miss, and spends
+// the evidence if it is. The refusals of requests already sent when an
+// excused near miss was known are that same near miss — a stall that
+// bunched them, a burst the server found a token short — as the requests
+// sent before a cut do not cut again: the budget could not act on it
+// before they went.
+func (k *keptPace) nearMiss(paced, sent, now int64) bool {
+	if k.excusing && sent <= k.excusedAt {
+		return true
+	}
 	if k.interval == 0 || paced < k.interval {
 		return false
 	}
 	k.interval, k.run = 0, 0
+	k.excusing, k.excusedAt = true, now
 	return true
 }
 
+// restart counts the admissions before the first refusal afresh, from
+// the requests sent at at on: a server pause that ends with the whole
+// quota back is a fresh start, whose first burst may draw a near miss as a
+// batch's first does. (A server that reports no quota, only a Retry-After,
+// has no other evidence of the pace kept.)
+func (k *keptPace) restart(at int64) { k.first, k.firstAt, k.started, k.after = 0, 0, false, at }
+
 // forget drops the evidence: the pace was cut, the server is slower than
 // the pace it kept.
-func (k *keptPace) forget() { k.interval, k.run = 0, 0 }
+func (k *keptPace) forget() { k.interval, k.run, k.excusing = 0, 0, false }
 
 // trim slows the pace by one request per window of limit after a refusal
 // at exactly the rate the server states: a sliding-window counter paced at

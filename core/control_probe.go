@@ -16,6 +16,7 @@ type probe struct {
 	refillAt  int64 // a refused probe sent before this is no evidence of windows
 	pause     bool  // it finds whether a server pause whose end may be rounded down is over
 	gap       int64 // (pause, or windows) how long after the last refused probe this one went
+	near      bool  // armed by a near miss, at the pace before any cut
 }
 
 // windowWait is the wait for a windowed server's spent quota: until the
@@ -51,6 +52,25 @@ func (c *control) pauseProbe(v verdict) verdict {
 	}
 	v.probeAt, v.holdUntil = v.pause, v.pause+coarse
 	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: true}
+	return v
+}
+
+// refillProbe ends the full wait, already in v, of a refused probe on a
+// continuous quota that reports what remains: the quota kept returning
+// through the wait, so a flat allowance at its end is a guess — too many
+// on a bucket still filling, too few on a sliding window whose refusal's
+// coarse wait hid a window's worth (told "1 s" a third of a second before
+// its window turns, the wait ends two thirds into the next, which has
+// that much back). Only the refused call's retry, in its kept place, goes
+// when the wait ends; its answer's Remaining is what the rest spend at
+// once (releaseLocked), and then the pace.
+func (c *control) refillProbe(v verdict) verdict {
+	v.allow, v.whole = 1, false
+	if c.probe.armed || c.probe.out {
+		return v
+	}
+	v.probeAt, v.holdUntil = v.pause, v.pause+coarse
+	c.probe = probe{armed: true, holdUntil: v.holdUntil}
 	return v
 }
 

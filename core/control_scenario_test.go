@@ -41,6 +41,13 @@ type batch struct {
 	// answer, if set, rewrites each response's headers on its way back:
 	// another server's header style over quotatest's limiter.
 	answer func(h http.Header, status int)
+	// back, if set, is how long the answer to a request sent at sent takes
+	// on its way back, beyond the server's latency.
+	back func(sent time.Time) time.Duration
+	// spentBefore, if set, is how long before the batch starts one request
+	// of another client spends a token: the server's quota is a sliver
+	// short of whole when the first burst comes.
+	spentBefore time.Duration
 }
 
 // wire is the way to the server, taking bt.late on the way, and back,
@@ -49,15 +56,22 @@ type wire struct {
 	next   http.RoundTripper
 	late   func(sent time.Time) time.Duration
 	answer func(h http.Header, status int)
+	back   func(sent time.Time) time.Duration
 }
 
 func (w wire) RoundTrip(r *http.Request) (*http.Response, error) {
+	sent := time.Now()
 	if w.late != nil {
-		if d := w.late(time.Now()); d > 0 {
+		if d := w.late(sent); d > 0 {
 			time.Sleep(d)
 		}
 	}
 	resp, err := w.next.RoundTrip(r)
+	if w.back != nil {
+		if d := w.back(sent); d > 0 {
+			time.Sleep(d)
+		}
+	}
 	if err == nil && w.answer != nil {
 		w.answer(resp.Header, resp.StatusCode)
 	}
@@ -127,8 +141,8 @@ func runBatch(t *testing.T, bt batch) batchResult {
 		t.Fatal(err)
 	}
 	var toServer http.RoundTripper = p.Transport()
-	if bt.late != nil || bt.answer != nil {
-		w := wire{next: toServer, answer: bt.answer}
+	if bt.late != nil || bt.answer != nil || bt.back != nil {
+		w := wire{next: toServer, answer: bt.answer, back: bt.back}
 		if bt.late != nil {
 			w.late = func(sent time.Time) time.Duration {
 				mu.Lock()
@@ -139,6 +153,15 @@ func runBatch(t *testing.T, bt batch) batchResult {
 		toServer = w
 	}
 	client := &http.Client{Transport: NewTransport(toServer, b)}
+	if bt.spentBefore > 0 {
+		req, _ := http.NewRequest(http.MethodGet, "http://api.test/other", nil)
+		resp, err := p.Transport().RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		time.Sleep(bt.spentBefore - bt.latency)
+	}
 	start := time.Now()
 	var next atomic.Int64
 	var firstRefused atomic.Int64 // the first call refused during the pause, +1
@@ -335,6 +358,120 @@ func TestBatchToldExactRateNearMissAtTheStart(t *testing.T) {
 	}
 }
 
+// A GCRA server whose quota is a sliver short of whole when the batch
+// starts (another client's token, or redis_rate's float arithmetic, or a
+// clock a hair behind the budget's) refuses one call of the first burst,
+// with a Retry-After rounded up to "1". The server admitted every other
+// call of the burst, at the told pace: that refusal is a near miss, not
+// a pace above the server's, and the pace is not cut (cut, it recovers
+// for seconds: 1.16× the ideal, as redis_rate over loopback showed). The
+// refused call is retried at the next paced turn.
+func TestBatchToldExactRateFirstBurstShortOfAToken(t *testing.T) {
+	for _, s := range batchServers {
+		if s.cfg.Algorithm != quotatest.GCRA || s.cfg.Headers == gcra10RA.Headers {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				toYear2026()
+				bt := issueBatch(s.cfg)
+				bt.told, bt.burst = PerSecond(100), s.burst
+				bt.spentBefore = 9 * time.Millisecond // a token short by a tenth of an interval
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal())
+				t.Logf("429s %d, makespan %v = %.3f × ideal %v", r.refused, r.makespan, x, bt.ideal())
+				if r.refused == 0 {
+					t.Fatal("no call of the first burst was refused: the reproduction is broken")
+				}
+				if r.refusedPct(bt.n) > 0.5 || x > 1.03 {
+					t.Errorf("told exactly: %.1f%% 429s, %.3f × ideal; want ≤ 0.5%% and ≤ 1.03×", r.refusedPct(bt.n), x)
+				}
+			})
+		})
+	}
+}
+
+// A loaded machine stalls the way to the server for longer than the
+// server's burst lasts (180 ms here, a burst of 10 at 100/s): the
+// requests sent meanwhile arrive together, and those beyond the burst are
+// refused at once. The pace was kept before (a run after the quota was
+// reported spent): the first refusal is a near miss, and so is every
+// refusal of a request already sent when it was known — one stall, one
+// near miss, one probe, and the batch ends within 1 % of the ideal plus the
+// quota the stall lost. (Before, the second refusal of the stall cut the
+// pace: 1.14× the ideal; redis_rate over loopback showed the same on a
+// busy machine, 1.2–1.5×.)
+func TestBatchToldExactRateStalled(t *testing.T) {
+	for _, stall := range []time.Duration{90 * ms, 180 * ms, 300 * ms} {
+		t.Run(stall.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				toYear2026()
+				bt := issueBatch(gcra10Delta)
+				bt.told, bt.burst = PerSecond(100), 10
+				start := time.Now()
+				bt.late = func(sent, _ time.Time) time.Duration {
+					if at := sent.Sub(start); at >= 2400*ms && at < 2400*ms+stall {
+						return 2400*ms + stall - at
+					}
+					return 0
+				}
+				r := runBatch(t, bt)
+				// The server's quota lost in the stall: all but the burst it holds.
+				floor := bt.ideal() + max(0, stall-100*ms)
+				x := float64(r.makespan) / float64(floor)
+				t.Logf("429s %d, makespan %v = %.3f × the floor %v", r.refused, r.makespan, x, floor)
+				if x > 1.01 {
+					t.Errorf("stalled %v: %.3f × the floor (ideal + what the stall lost); want ≤ 1.01×", stall, x)
+				}
+			})
+		})
+	}
+}
+
+// Over loopback the first burst may reach the server late (its dials)
+// and half its answers come back later still, while the first paced call, on a
+// connection already open, is refused a hair before its token and its
+// refusal is the first answer the budget sees. That refusal is a near
+// miss too: nothing has shown the told pace too fast (cut, it recovers
+// for seconds: 1.17× the ideal, as redis_rate over loopback showed).
+func TestBatchToldExactRateFirstPacedCallOvertakesTheBurst(t *testing.T) {
+	for _, s := range batchServers {
+		if s.cfg.Algorithm != quotatest.GCRA || s.burst != 10 || s.cfg.Headers == gcra10RA.Headers {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				toYear2026()
+				bt := issueBatch(s.cfg)
+				bt.told, bt.burst = PerSecond(100), s.burst
+				start := time.Now()
+				bt.late = func(sent, _ time.Time) time.Duration {
+					if sent.Equal(start) {
+						return 9500 * time.Microsecond // the dials
+					}
+					return 0
+				}
+				var answered atomic.Int64
+				bt.back = func(sent time.Time) time.Duration {
+					if sent.Equal(start) && answered.Add(1) > 5 { // half the burst's answers come late
+						return 5 * ms
+					}
+					return 0
+				}
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal())
+				t.Logf("429s %d, makespan %v = %.3f × ideal %v", r.refused, r.makespan, x, bt.ideal())
+				if r.refused == 0 {
+					t.Fatal("the first paced call was not refused: the reproduction is broken")
+				}
+				if r.refusedPct(bt.n) > 0.5 || x > 1.03 {
+					t.Errorf("told exactly: %.1f%% 429s, %.3f × ideal; want ≤ 0.5%% and ≤ 1.03×", r.refusedPct(bt.n), x)
+				}
+			})
+		})
+	}
+}
+
 // Told twice the server's rate (and burst), the budget finds it: few
 // refusals beyond the first wave, and a makespan within a quarter of the
 // ideal. (With a burst of 100 told 200, the first wave alone — the calls
@@ -399,12 +536,14 @@ func TestBatchServerPause(t *testing.T) {
 // pause the server kept up with this very pace, so it is not cut (cut, the
 // pace stays halved for seconds: 1.16× the ideal over loopback). Modelled
 // here by the calls released at the pause's end taking 2 ms on the way.
-// (The evidence is admissions after a report of the quota spent: a server
-// that reports no quota, only a Retry-After, gives none, and a near miss
-// there waits its Retry-After: left out here.)
+// (The evidence is admissions after a report of the quota spent, or the
+// whole told burst admitted before the first refusal: a server that
+// reports no quota, only a Retry-After, gives only the latter; see
+// TestBatchServerPauseNearMissAfterItRetryAfterOnly for a batch that has
+// spent it before the pause.)
 func TestBatchServerPauseNearMissAfterIt(t *testing.T) {
 	for _, s := range batchServers {
-		if s.cfg.Algorithm != quotatest.GCRA || s.cfg.Headers == gcra10RA.Headers {
+		if s.cfg.Algorithm != quotatest.GCRA {
 			continue
 		}
 		t.Run(s.name, func(t *testing.T) {
@@ -438,6 +577,48 @@ func TestBatchServerPauseNearMissAfterIt(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A server that sends only a Retry-After reports no quota, so no run of
+// admissions after a report of the quota spent can show the pace kept; and
+// a batch whose first burst drew a near miss (its dials) has spent the
+// "whole told burst admitted before the first refusal" evidence. A pause
+// whose end brings the whole quota back is a fresh start: the burst
+// admitted whole after it presumes the told pace again, so the near miss
+// of the callers released a little late is not cut (cut, 1.11× the ideal
+// + pause).
+func TestBatchServerPauseNearMissAfterItRetryAfterOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bt := issueBatch(gcra10RA)
+		bt.told, bt.burst = PerSecond(100), 10
+		bt.pauseAt, bt.pause, bt.retryGap = 250, 2*time.Second, -1
+		start := time.Now()
+		var released time.Time // when the first calls after the pause's end were sent
+		bt.late = func(sent, pauseEnd time.Time) time.Duration {
+			switch {
+			case sent.Equal(start):
+				return 3 * ms // the dials: the first paced call is refused
+			case pauseEnd.IsZero() || sent.Before(pauseEnd):
+				return 0
+			case released.IsZero():
+				released = sent
+			}
+			if sent.Equal(released) {
+				return 2 * ms
+			}
+			return 0
+		}
+		r := runBatch(t, bt)
+		x := float64(r.makespan) / float64(bt.ideal())
+		t.Logf("429s %d, makespan %v = %.3f × (ideal + pause) %v, %d into the known pause, retry %v after its end",
+			r.refused, r.makespan, x, bt.ideal(), r.intoPause, r.retryLag)
+		if r.intoPause != 0 || x > 1.05 {
+			t.Errorf("%d sent into the known pause, %.3f × (ideal + pause); want none and ≤ 1.05×", r.intoPause, x)
+		}
+		if r.retryLag < 0 || r.retryLag > 20*time.Millisecond {
+			t.Errorf("the refused call's retry came %v after the pause; want within 20ms", r.retryLag)
+		}
+	})
 }
 
 // A fixed-window server with no Retry-After, whose reset is a Unix second
@@ -525,9 +706,13 @@ func TestBatchSlidingWindowToldTwiceTheRate(t *testing.T) {
 // admitted, and forgets what was spent when the pause ends: the fresh
 // quota goes at once, and the refusals that follow it show that quota
 // spent, not a pace above the server's — the pace stays the rate the
-// server states, and the batch ends within 12 % of what any client can
-// reach (6.34 s: bench/matrix/sliding_bound_test.go; cut at the refused
-// probe, it took 7.6 s).
+// server states (cut at the refused probe, it took 7.6 s). The refused
+// probe's "1 s" is a third of a second before the window turns, and it
+// ends two thirds into the next window, which has that much back: the
+// wait ends with one probe, whose Remaining the rest spend at once, and
+// the batch ends within 1 % of what any client can reach (6.34 s:
+// bench/matrix/sliding_bound_test.go; paced from the wait's end instead,
+// 7.04 s).
 func TestBatchSlidingWindowPause(t *testing.T) {
 	for _, s := range slidingStyles {
 		t.Run(s.name, func(t *testing.T) {
@@ -541,8 +726,9 @@ func TestBatchSlidingWindowPause(t *testing.T) {
 				const bound = 6340 * time.Millisecond
 				t.Logf("429s %d, makespan %v = %.3f × the bound %v, %d into the known pause", r.refused, r.makespan,
 					float64(r.makespan)/float64(bound), bound, r.intoPause)
-				if r.makespan > bound*112/100 || r.intoPause != 0 {
-					t.Errorf("makespan %v, %d into the known pause; want ≤ 1.12 × %v, none", r.makespan, r.intoPause, bound)
+				if r.makespan > bound*101/100 || r.intoPause != 0 || r.refusedPct(bt.n) > 1 {
+					t.Errorf("makespan %v, %d into the known pause, %.1f%% 429s; want ≤ 1.01 × %v, none, ≤ 1%%",
+						r.makespan, r.intoPause, r.refusedPct(bt.n), bound)
 				}
 			})
 		})

@@ -72,9 +72,9 @@ func sane(sc Scenario, r Result) []string {
 // beat 1.25× the ideal there (exact, 2×, learned), nor 1.057× the ideal +
 // pause after a pause: out of reach of the wants. Headgate is at 1.26×
 // with 0.4 % 429s (exact, learned: one near miss at a window's turn trims
-// the pace by one request per window; told 2× the same), and 1.17× after
-// a pause (its wait after the fresh quota is spent is the whole-second
-// Retry-After).
+// the pace by one request per window; told 2× the same), and 1.060× after
+// a pause (at the floor: its wait after the fresh quota is spent ends with one
+// probe, whose Remaining the rest spend at once).
 var issue14Pending = []struct {
 	prefix string // "scenario/server name prefix"
 }{
