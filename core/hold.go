@@ -75,12 +75,15 @@ func (b *Budget) restartLocked(now, from, remaining int64) {
 	interval, burst := b.paceLocked(now)
 	remaining = min(max(remaining, 0), burst, b.burst-1)
 	b.g.repace(interval, burst)
-	b.setTatLocked(from + interval - remaining*interval + (burst-1)*interval) // next turn: from + (1-remaining) intervals
+	b.setTatLocked(now, from+interval-remaining*interval+(burst-1)*interval) // next turn: from + (1-remaining) intervals
 }
 
 // setTatLocked sets the pacing state before the queued callers (who are
-// re-timed from it) to tat.
-func (b *Budget) setTatLocked(tat int64) {
+// re-timed from it) to tat at now, or to the told bound if tat is before
+// it: a report never releases a turn the told rate and burst withhold
+// given what was sent (told.go). b.g must be at its pace already.
+func (b *Budget) setTatLocked(now, tat int64) {
+	tat = max(tat, b.toldFloorLocked(now))
 	if h := b.queue.head; h != nil {
 		h.turn.tatBefore = tat
 	} else {
@@ -88,11 +91,13 @@ func (b *Budget) setTatLocked(tat int64) {
 	}
 }
 
-// sentLocked is told of every call granted at now. When the controller
+// sentLocked is told of every call granted at now, its turn reserved for
+// at: b.told records it (told.go). When the controller
 // armed a probe, this call is it: every other caller is held until its
 // answer comes (or, if none does, until the hold the controller set). It
 // reports whether the call was a probe.
-func (b *Budget) sentLocked(now int64) bool {
+func (b *Budget) sentLocked(now, at int64) bool {
+	b.toldSentLocked(now, at)
 	p := &b.ctl.pol.probe
 	if !p.armed || now < b.hold {
 		return false

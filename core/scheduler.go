@@ -89,7 +89,7 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 		if r != nil {
 			b.grantDimsLocked(r)
 		}
-		if !b.sentLocked(now) {
+		if !b.sentLocked(now, t.sendAt) {
 			b.openLaneLocked(now) // nobody waits, perhaps: the next calls need no lock
 		}
 		b.unlock()
@@ -115,6 +115,7 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 func (b *Budget) aheadLocked(now, deadline int64, r *reservation, key uint64) (granted bool, p *waiter) {
 	if r != nil {
 		if b.dims.backfill && b.backfillLocked(now, r) {
+			b.toldSentLocked(now, now)
 			b.grantDimsLocked(r)
 			return true, nil
 		}
@@ -264,7 +265,7 @@ func (b *Budget) dispatchLocked(now int64) {
 			b.grantDimsLocked(w.res)
 		}
 		b.ready.push(w) // signalled once mu is released (unlock)
-		if b.sentLocked(now) {
+		if b.sentLocked(now, w.turn.sendAt) {
 			return // a probe went: the others are held until its answer
 		}
 	}

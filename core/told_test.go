@@ -251,3 +251,58 @@ func TestRetryWaitingForASlotKeepsItsPlace(t *testing.T) {
 		}
 	})
 }
+
+// A probe admitted one paced turn after a spent burst, whose answer
+// reports plenty of quota, restarts the pace from that report — but the
+// turns it releases are counted from what was actually sent, at the told
+// rate and burst: the burst just spent and the probe leave one turn per
+// interval, not burst − 1 at once. (fiber's sliding window, told half its
+// rate, over loopback: 11 sends within 400 ms, told 7.)
+func TestProbeAfterASpentBurstKeepsTheToldRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const burst, latency = 5, 10 * time.Millisecond
+		var (
+			mu    sync.Mutex
+			times []time.Time
+		)
+		server := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			times = append(times, time.Now())
+			n := len(times)
+			mu.Unlock()
+			time.Sleep(latency)
+			h := http.Header{}
+			h.Set("X-RateLimit-Reset", "1")
+			if n <= burst { // the burst spends what the server first reports
+				h.Set("X-RateLimit-Limit", strconv.Itoa(burst))
+				h.Set("X-RateLimit-Remaining", strconv.Itoa(burst-n))
+			} else { // then plenty: the probe's answer releases the hold
+				h.Set("X-RateLimit-Limit", "100")
+				h.Set("X-RateLimit-Remaining", "90")
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody, Request: r}, nil
+		})
+		b, err := NewBudget(PerSecond(10), WithBurst(burst))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc := &http.Client{Transport: NewTransport(server, b)}
+		var wg sync.WaitGroup
+		for range 4 * burst {
+			wg.Go(func() {
+				resp, err := hc.Get("http://server.invalid/")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			})
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if err := quotatest.CheckTimes(times, burst, time.Second/10, 0); err != nil {
+			t.Errorf("the budget sent faster than told: %v", err)
+		}
+	})
+}
