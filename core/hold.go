@@ -75,15 +75,14 @@ func (b *Budget) restartLocked(now, from, remaining int64) {
 	interval, burst := b.paceLocked(now)
 	remaining = min(max(remaining, 0), burst, b.burst-1)
 	b.g.repace(interval, burst)
-	b.setTatLocked(now, from+interval-remaining*interval+(burst-1)*interval) // next turn: from + (1-remaining) intervals
+	b.setTatLocked(from + interval - remaining*interval + (burst-1)*interval) // next turn: from + (1-remaining) intervals
 }
 
 // setTatLocked sets the pacing state before the queued callers (who are
-// re-timed from it) to tat at now, or to the told bound if tat is before
-// it: a report never releases a turn the told rate and burst withhold
-// given what was sent (told.go). b.g must be at its pace already.
-func (b *Budget) setTatLocked(now, tat int64) {
-	tat = max(tat, b.toldFloorLocked(now))
+// re-timed from it) to tat. The re-timing that follows holds it to the
+// told bound (told.go): a report never releases a turn the told rate and
+// burst withhold, given what was sent.
+func (b *Budget) setTatLocked(tat int64) {
 	if h := b.queue.head; h != nil {
 		h.turn.tatBefore = tat
 	} else {

@@ -91,7 +91,7 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 			allow = min(v.allow, burst)
 		}
 		b.g.repace(interval, burst)
-		b.setTatLocked(now, v.pause+(burst-allow)*interval)
+		b.setTatLocked(v.pause + (burst-allow)*interval)
 	}
 	if b.enactHoldLocked(v, status, now) {
 		changed = true

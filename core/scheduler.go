@@ -78,12 +78,15 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 			return now, nil, nil
 		}
 	}
+	if b.queue.n > 0 {
+		// Those ahead whose turn has come go first, before the call
+		// reserves: a probe among them holds the rest, and re-times the
+		// queue, which must not forget a reservation not yet in it.
+		b.dispatchLocked(now)
+	}
 	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
 	if !ok {
 		return 0, nil, b.lateLocked(t.sendAt, now)
-	}
-	if t.sendAt <= now && b.queue.n > 0 {
-		b.dispatchLocked(now) // those ahead are due too: let them go first
 	}
 	if t.sendAt <= now && b.queue.n == 0 { // (a place kept ahead: it waits behind it, in the queue's reservations)
 		if r != nil {
@@ -332,6 +335,9 @@ func (b *Budget) retimeQueueLocked(now int64) {
 	if until, allow := b.gateAllowLocked(); until > 0 && until >= now {
 		b.g.floorAfterPause(until, allow)
 	}
+	// Never a turn the told rate and burst withhold, given what was sent
+	// (told.go): a report may have set the state back.
+	b.g.rewind(max(b.g.tat, b.toldFloorLocked(max(now, gate))))
 	after := int64(math.MinInt64) // the send time of the caller re-timed last
 	for w := b.queue.head; w != nil; {
 		next := w.next

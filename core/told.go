@@ -7,30 +7,32 @@ import "math/bits"
 // b.g paces at the effective pace, and it carries more than the sends so
 // far: pause floors, the controller's hold, a quota report's shape. A
 // server's report may also set it back (setTatLocked: a probe's answer, a
-// learnt rate, a whole quota after a pause), releasing turns the pacing
-// so far had spent. Without a record of what was sent, such a report could
-// let the budget send faster than the rate and burst it was told: a burst
-// spent, a probe one turn later, and its answer let burst − 1 more go at
-// once.
+// whole quota after a pause), releasing turns the pacing so far had
+// spent. Without a record of what was sent, such a report could let the
+// budget send faster than the rate and burst it was told: a burst spent,
+// a probe one turn later, and its answer let burst − 1 more go at once.
 //
 // b.told is that record: a GCRA at the configured rate and burst, spent
-// once for every turn granted, at the time the turn was reserved
-// (toldSentLocked), and by nothing else. Seen as token buckets — b.g holds
-// burst′ − (g.tat − now)/interval′ tokens, b.told burst − (told.tat −
-// now)/interval, each capped at its burst — the invariant is
+// once for every turn granted, at the instant the turn was reserved for
+// (toldSentLocked, from sentLocked and the backfill's grant), and by
+// nothing else. Seen as token buckets — b.g holds burst′ − (g.tat −
+// t)/interval′ tokens at t, b.told burst − (told.tat − t)/interval, each
+// capped at its burst — the invariant, under mu, is
 //
-//	b.g's state before the queued reservations never holds more tokens
-//	than b.told.
+//	from the gate on (max(now, gate)), b.g's state before the queued
+//	reservations never holds more tokens than b.told.
 //
 // It holds because b.g's pace is never faster than the told one (interval′
 // ≥ interval, burst′ ≤ burst): with time both refill, b.g no faster and to
 // no higher cap; a grant takes one token from each; setPace and
-// floorAfterPause never add tokens; and the one write that sets b.g's tat
-// back, setTatLocked, clamps it to toldFloorLocked. So every turn b.g gives
-// — it needs a token — is one b.told allows. (A turn is granted at or after
-// the instant it was reserved for: a waiter woken late by the timer sends
-// late, and the next turn, reserved for on time, may follow it sooner
-// than an interval. That is scheduling noise, not a release.)
+// floorAfterPause never add tokens; and retimeQueueLocked, which follows
+// every change of the gate, the pace or the state a report sets (and
+// which every queued turn is reserved in), clamps b.g to toldFloorLocked
+// at the gate. So every turn b.g gives — it needs a token — is one b.told
+// allows. (A turn is granted at or after the instant it was reserved for:
+// a waiter the timer wakes late sends late, and the next one, reserved for
+// on time, may follow it sooner than an interval. That is scheduling
+// noise, not a release, and nil in virtual time.)
 //
 // A learning budget (NewLearningBudget) was told no rate: the rate it
 // learns from a report is an estimate the reports themselves overrule (a
@@ -63,8 +65,8 @@ func (b *Budget) toldSentLocked(now, at int64) {
 	b.told.reserveN(at, 1)
 }
 
-// toldFloorLocked is the earliest tat b.g, at its pace, may have at now
-// and hold no more tokens than b.told: now + (burst′ − burst)·interval′ +
+// toldFloorLocked is the earliest tat b.g, at its pace, may have and hold
+// no more tokens than b.told at now: now + (burst′ − burst)·interval′ +
 // (told.tat − now)⁺·interval′/interval, rounded up.
 func (b *Budget) toldFloorLocked(now int64) int64 {
 	if b.learning {
