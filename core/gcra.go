@@ -147,8 +147,7 @@ func (g *gcra) setPace(now, interval, burst int64) {
 	}
 	avail := g.available(now)
 	wait := max(0, g.tat-g.tau()-now) // until the next turn
-	// (Rounded up, exactly: a float's rounding down let a turn go 1 ns early.)
-	scaled := scaleUp(wait, interval, g.interval)
+	scaled := int64(float64(wait) * float64(interval) / float64(g.interval))
 	g.interval, g.burst = interval, burst
 	if avail == 0 {
 		g.tat = now + scaled + g.tau()

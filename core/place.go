@@ -169,7 +169,7 @@ func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
 func (b *Budget) takePlaceLocked(p *waiter, now int64) {
 	head := b.queue.head
 	b.queue.remove(p)
-	if p.turn.sendAt < now || head != p {
+	if p.turn.sendAt < now {
 		before := p.turn.tatBefore
 		if head != p {
 			before = head.turn.tatBefore

@@ -312,9 +312,11 @@ func TestProbeAfterASpentBurstKeepsTheToldRate(t *testing.T) {
 // family, Retry-After or a reset alone, 429s and 503s, late or at once —
 // no request goes before the told GCRA allows it: every send time of a
 // batch of callers that retry their refusals keeps to the told rate and
-// burst, exactly (synctest: no slack).
+// burst, exactly (synctest: no slack). Some faults show in one seed in a
+// few hundred, and not always the same one, as goroutines that wake at one
+// instant run in any order: hence the many seeds.
 func TestRandomReportsNeverBeatTheToldRate(t *testing.T) {
-	for seed := range uint64(200) {
+	for seed := range uint64(2000) {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { checkRandomReports(t, seed) })
 		})
