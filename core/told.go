@@ -44,18 +44,9 @@ import "math/bits"
 // record of both while it is open, and lock carries it into each.
 
 // toldLocked brings b.told to the configured pace (SetRate, a learnt
-// rate) at now: the requests it still owes for what was sent are owed at
-// the new interval. (Not setPace's re-timing, which keeps the wait for the
-// next turn: a learning budget's first guess is no rate it was told, and
-// its one request must not stand for a long wait at the learnt rate.)
+// rate) at now, as setPace brings b.g: creating no burst credit.
 func (b *Budget) toldLocked(now int64) {
-	if interval := int64(b.rate.Interval()); b.told.interval != interval || b.told.burst != b.burst {
-		owed := max(0, b.told.tat-now)
-		if owed > 0 {
-			owed = scaleUp(owed, interval, b.told.interval)
-		}
-		b.told = gcra{tat: now + owed, interval: interval, burst: b.burst}
-	}
+	b.told.setPace(now, int64(b.rate.Interval()), b.burst)
 }
 
 // toldSentLocked spends one turn of b.told for a call granted at now, its

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -408,4 +409,37 @@ func randomAnswer(rng *rand.Rand) (kind int, h http.Header) {
 		h.Set("Retry-After", strconv.Itoa(rng.IntN(4)))
 	}
 	return kind, h
+}
+
+// The record of what was sent counts the sends, not what the pacing held
+// back: while b.g is floored past what was sent (a pause that lets one go
+// at its end), calls take the locked path, and the record holds just
+// them — not the floor, which the fast lane, had it opened then, would
+// have carried into the record, and every later report's release would
+// have been held to it.
+func TestToldRecordCountsSendsNotFloors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := NewBudget(PerSecond(10), WithBurst(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.lock()
+		b.g.floorAfterPause(b.now(), 1) // a pause ending now, one allowed at its end
+		b.unlock()
+		sent := b.now()
+		for range 2 { // the floor's turns: at 0 and one interval later
+			p, err := b.Acquire(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Release()
+			time.Sleep(100 * time.Millisecond)
+		}
+		b.lock()
+		defer b.unlock()
+		if want := sent + int64(200*time.Millisecond); b.told.tat != want {
+			t.Errorf("the record's tat is %v after sends at 0 and 100ms (told 10/s), want %v: it counts more than was sent",
+				time.Duration(b.told.tat-sent), time.Duration(want-sent))
+		}
+	})
 }
