@@ -47,6 +47,7 @@ type Budget struct {
 	burstSet  bool        // WithBurst was given; guarded by mu
 	ctl       controller  // the feedback policy (adaptive.go); guarded by mu
 	g         gcra        // pacing state at the effective pace; guarded by mu
+	told      gcra        // the turns granted, at the configured pace: b.g's bound (told.go); guarded by mu
 	pause     pause       // the server's pause; guarded by mu
 	hold      int64       // the controller's own hold, a probe finding out meanwhile (hold.go); guarded by mu
 	holdAllow int64       // how many may go at once when the hold ends (0: the burst); guarded by mu
@@ -107,6 +108,7 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		return nil, err
 	}
 	b.g = newGCRA(int64(rate.Interval()), b.burst)
+	b.told = b.g
 	if c.store == nil && len(c.dims) == 0 && c.maxInFlight == 0 {
 		b.lane.Store(newLane(b.g.interval, b.g.burst)) // closed until the first call opens it
 	}

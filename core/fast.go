@@ -48,12 +48,13 @@ type laneState struct {
 }
 
 // lock takes mu and closes the fast lane, carrying the tat it moved into
-// b.g. Every holder of the budget's mu takes it this way.
+// b.g and b.told (the lane opened with them the same: told.go). Every
+// holder of the budget's mu takes it this way.
 func (b *Budget) lock() {
 	b.mu.Lock()
 	if l := b.lane.Load(); l != nil && l.tat.Load() != closedLane {
 		if t := l.tat.Swap(closedLane); t != closedLane {
-			b.g.tat = t
+			b.g.tat, b.told.tat = t, t
 		}
 	}
 }
@@ -61,7 +62,9 @@ func (b *Budget) lock() {
 // openLaneLocked opens the fast lane at now if nothing but the GCRA step
 // stands between a call and its turn: nobody queued, no gate (pause or
 // hold), no armed probe, the pace the configured one (no adaptive cut, no
-// quota report slowing it), and b.g at that pace. A budget built without a lane (a cap, extra
+// quota report slowing it), and b.g at that pace and the same state as
+// the record of the turns granted (b.told: told.go), so that the lane's
+// turns are both's. A budget built without a lane (a cap, extra
 // dimensions, a store) never opens one.
 func (b *Budget) openLaneLocked(now int64) {
 	l := b.lane.Load()
@@ -71,6 +74,9 @@ func (b *Budget) openLaneLocked(now int64) {
 	if interval, burst := b.paceLocked(now); interval != int64(b.rate.Interval()) || burst != b.burst ||
 		b.g.interval != interval || b.g.burst != burst {
 		return // slowed, or b.g not yet at the pace
+	}
+	if !b.toldMatchesLocked(now) {
+		return // b.g holds back more than was sent (a pause's floor, a report): its bound is its own
 	}
 	if l.interval != b.g.interval || l.burst != b.g.burst {
 		l = newLane(b.g.interval, b.g.burst) // the pace changed (SetRate, a learned rate)

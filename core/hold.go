@@ -79,7 +79,9 @@ func (b *Budget) restartLocked(now, from, remaining int64) {
 }
 
 // setTatLocked sets the pacing state before the queued callers (who are
-// re-timed from it) to tat.
+// re-timed from it) to tat. The re-timing that follows holds it to the
+// told bound (told.go): a report never releases a turn the told rate and
+// burst withhold, given what was sent.
 func (b *Budget) setTatLocked(tat int64) {
 	if h := b.queue.head; h != nil {
 		h.turn.tatBefore = tat
@@ -88,11 +90,13 @@ func (b *Budget) setTatLocked(tat int64) {
 	}
 }
 
-// sentLocked is told of every call granted at now. When the controller
+// sentLocked is told of every call granted at now, its turn reserved for
+// at: b.told records it (told.go). When the controller
 // armed a probe, this call is it: every other caller is held until its
 // answer comes (or, if none does, until the hold the controller set). It
 // reports whether the call was a probe.
-func (b *Budget) sentLocked(now int64) bool {
+func (b *Budget) sentLocked(now, at int64) bool {
+	b.toldSentLocked(now, at)
 	p := &b.ctl.pol.probe
 	if !p.armed || now < b.hold {
 		return false

@@ -183,7 +183,7 @@ func (b *Budget) takePlaceLocked(p *waiter, now int64) {
 			b.g.rewind(max(b.g.tat, tat))
 		}
 	}
-	b.sentLocked(now)
+	b.sentLocked(now, now)
 	b.dispatchLocked(now)
 }
 

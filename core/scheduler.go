@@ -87,20 +87,23 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 			return now, nil, nil
 		}
 	}
+	if b.queue.n > 0 {
+		// Those ahead whose turn has come go first, before the call
+		// reserves: a probe among them holds the rest, and re-times the
+		// queue, which must not forget a reservation not yet in it.
+		b.dispatchLocked(now)
+	}
 	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
 	if !ok {
 		err := b.lateLocked(t.sendAt, now)
 		b.spare(w)
 		return 0, nil, err
 	}
-	if t.sendAt <= now && b.queue.n > 0 {
-		b.dispatchLocked(now) // those ahead are due too: let them go first
-	}
 	if t.sendAt <= now && b.queue.n == 0 { // (a place kept ahead: it waits behind it, in the queue's reservations)
 		if r != nil {
 			b.grantDimsLocked(r)
 		}
-		if !b.sentLocked(now) {
+		if !b.sentLocked(now, t.sendAt) {
 			b.openLaneLocked(now) // nobody waits, perhaps: the next calls need no lock
 		}
 		b.unlock()
@@ -127,6 +130,7 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 func (b *Budget) aheadLocked(now, deadline int64, r *reservation, key uint64) (granted bool, p *waiter) {
 	if r != nil {
 		if b.dims.backfill && b.backfillLocked(now, r) {
+			b.toldSentLocked(now, now)
 			b.grantDimsLocked(r)
 			return true, nil
 		}
@@ -304,7 +308,7 @@ func (b *Budget) dispatchLocked(now int64) {
 			b.grantDimsLocked(w.res)
 		}
 		b.ready.push(w) // signalled once mu is released (unlock)
-		if b.sentLocked(now) {
+		if b.sentLocked(now, w.turn.sendAt) {
 			return // a probe went: the others are held until its answer
 		}
 	}
@@ -371,6 +375,9 @@ func (b *Budget) retimeQueueLocked(now int64) {
 	if until, allow := b.gateAllowLocked(); until > 0 && until >= now {
 		b.g.floorAfterPause(until, allow)
 	}
+	// Never a turn the told rate and burst withhold, given what was sent
+	// (told.go): a report may have set the state back.
+	b.g.rewind(max(b.g.tat, b.toldFloorLocked(max(now, gate))))
 	after := int64(math.MinInt64) // the send time of the caller re-timed last
 	for w := b.queue.head; w != nil; {
 		next := w.next
