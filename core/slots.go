@@ -32,12 +32,13 @@ func (b *Budget) admitCapped(now, deadline int64) (slotRef, bool) {
 		b.unlock()
 		return slotRef{}, false // its turn has not come
 	}
-	if _, ok := b.reserveLocked(now, deadline, math.MinInt64, nil); !ok {
+	t, ok := b.reserveLocked(now, deadline, math.MinInt64, nil)
+	if !ok {
 		b.unlock()
 		return slotRef{}, false // at its deadline: the long way fails it
 	}
 	ref := b.takeSlotLocked()
-	b.sentLocked(now)
+	b.sentLocked(now, t.sendAt)
 	b.unlock()
 	return ref, true
 }
