@@ -21,11 +21,14 @@ package core
 // a first refusal at the told pace, with a wait within the rounding of one
 // interval (a Retry-After or reset of at most a second), of a call that
 // left with the first burst or as the first paced call after it (its send
-// time known: not Budget.Observe's): the server found its quota a sliver
-// short of whole — a clock a hair behind the budget's, another client's
-// token, a GCRA server's rounding, a burst still opening its connections
-// when the next call came — which says nothing against the pace. Told too
-// fast a pace, the probe that follows is refused as well, and cut.
+// time known: not Budget.Observe's), once the server was seen admitting
+// calls of that burst: it found its quota a sliver short of whole — a
+// clock a hair behind the budget's, another client's token, a GCRA
+// server's rounding, a burst still opening its connections when the next
+// call came — which says nothing against the pace. Told too fast a pace,
+// the probe that follows is refused as well, and cut. (A refusal before
+// any admission is a pause at face value: its Retry-After is honoured,
+// and the call's retry goes when it ends, not into it.)
 type keptPace struct {
 	interval int64 // the pace shown kept (its interval); 0: none
 	run      int64 // the paced interval of the run being counted; 0: none open
@@ -53,7 +56,7 @@ func (k *keptPace) observe(o observation, refusal bool, paced int64) {
 	case k.first < 0 || o.sent < k.after:
 	case refusal:
 		wholeBurst := k.first >= o.burst && paced == k.firstAt
-		shortOfAToken := !o.justNow && o.burst > 1 && paced == o.interval && o.sent < k.start+2*paced &&
+		shortOfAToken := k.first > 0 && !o.justNow && o.burst > 1 && paced == o.interval && o.sent < k.start+2*paced &&
 			o.f.Pause > 0 && int64(o.f.Pause) <= coarse
 		if (wholeBurst || shortOfAToken) && k.interval == 0 {
 			k.interval = paced // the told pace, presumed

@@ -48,6 +48,10 @@ type batch struct {
 	// of another client spends a token: the server's quota is a sliver
 	// short of whole when the first burst comes.
 	spentBefore time.Duration
+	// refusalBack, if set, delays every refusal this much more on its way
+	// back: a server answers a burst in the order it decides it, so the
+	// refusal of its last call comes after the admissions before it.
+	refusalBack time.Duration
 }
 
 // wire is the way to the server, taking bt.late on the way, and back,
@@ -57,6 +61,8 @@ type wire struct {
 	late   func(sent time.Time) time.Duration
 	answer func(h http.Header, status int)
 	back   func(sent time.Time) time.Duration
+	// refusalBack delays a refusal's answer further (batch.refusalBack).
+	refusalBack time.Duration
 }
 
 func (w wire) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -71,6 +77,9 @@ func (w wire) RoundTrip(r *http.Request) (*http.Response, error) {
 		if d := w.back(sent); d > 0 {
 			time.Sleep(d)
 		}
+	}
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests && w.refusalBack > 0 {
+		time.Sleep(w.refusalBack)
 	}
 	if err == nil && w.answer != nil {
 		w.answer(resp.Header, resp.StatusCode)
@@ -142,8 +151,8 @@ func runBatch(t *testing.T, bt batch) batchResult {
 		t.Fatal(err)
 	}
 	var toServer http.RoundTripper = p.Transport()
-	if bt.late != nil || bt.answer != nil || bt.back != nil {
-		w := wire{next: toServer, answer: bt.answer, back: bt.back}
+	if bt.late != nil || bt.answer != nil || bt.back != nil || bt.refusalBack > 0 {
+		w := wire{next: toServer, answer: bt.answer, back: bt.back, refusalBack: bt.refusalBack}
 		if bt.late != nil {
 			w.late = func(sent time.Time) time.Duration {
 				mu.Lock()
@@ -378,6 +387,7 @@ func TestBatchToldExactRateFirstBurstShortOfAToken(t *testing.T) {
 				bt := issueBatch(s.cfg)
 				bt.told, bt.burst = PerSecond(100), s.burst
 				bt.spentBefore = 9 * time.Millisecond // a token short by a tenth of an interval
+				bt.refusalBack = time.Millisecond     // answered after the burst's admissions, as redis_rate does
 				r := runBatch(t, bt)
 				x := float64(r.makespan) / float64(bt.ideal())
 				t.Logf("429s %d, makespan %v = %.3f × ideal %v", r.refused, r.makespan, x, bt.ideal())

@@ -495,6 +495,7 @@ func TestControlWithoutAdaptiveNeverTrims(t *testing.T) {
 func TestControlRefusedNearMissProbeIsNoEvidenceOfWindows(t *testing.T) {
 	c := newControl(DefaultAdaptive())
 	runCtl(t, &c, []ctlStep{
+		{at: ms, sent: 0, status: 200, h: quota("1", "40", "1")}, // the burst's quota was there: admitted
 		{at: ms, sent: 0, status: 429, h: withRetryAfter(quota("0", "40", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
 			if v.cut || v.probeAt != int64(11*ms) {
 				t.Errorf("verdict %+v: want the first burst's refusal excused, a probe at the next paced turn", v)
