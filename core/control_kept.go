@@ -19,7 +19,8 @@ package core
 // refusal, at that pace, is a near miss too (a batch's first burst opens
 // its connections and arrives late; the next paced call does not). So is
 // a first refusal at the told pace, with a wait within the rounding of one
-// interval (a Retry-After or reset of at most a second), of a call that
+// interval (a whole-second Retry-After or reset of one second: an exact,
+// sub-second wait says when and is honoured), of a call that
 // left with the first burst or as the first paced call after it (its send
 // time known: not Budget.Observe's), once the server was seen admitting
 // calls of that burst: it found its quota a sliver short of whole — a
@@ -57,7 +58,7 @@ func (k *keptPace) observe(o observation, refusal bool, paced int64) {
 	case refusal:
 		wholeBurst := k.first >= o.burst && paced == k.firstAt
 		shortOfAToken := k.first > 0 && !o.justNow && o.burst > 1 && paced == o.interval && o.sent < k.start+2*paced &&
-			o.f.Pause > 0 && int64(o.f.Pause) <= coarse
+			int64(o.f.Pause) == coarse // a whole second: a shorter wait rounded up (a Retry-After-ms is exact, and honoured)
 		if (wholeBurst || shortOfAToken) && k.interval == 0 {
 			k.interval = paced // the told pace, presumed
 		}
