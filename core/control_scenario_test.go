@@ -324,6 +324,22 @@ func TestBatchToldExactRate(t *testing.T) {
 	}
 }
 
+// wantPauseKept holds a batch with a server pause to issue 14's want:
+// nothing sent into the known pause, at most 1.05× the ideal plus the
+// pause, and the refused call's retry within 20 ms of the pause's end.
+func wantPauseKept(t *testing.T, bt batch, r batchResult) {
+	t.Helper()
+	x := float64(r.makespan) / float64(bt.ideal())
+	t.Logf("429s %d, makespan %v = %.3f × (ideal + pause) %v, %d into the known pause, retry %v after its end",
+		r.refused, r.makespan, x, bt.ideal(), r.intoPause, r.retryLag)
+	if r.intoPause != 0 || x > 1.05 {
+		t.Errorf("%d sent into the known pause, %.3f × (ideal + pause); want none and ≤ 1.05×", r.intoPause, x)
+	}
+	if r.retryLag < 0 || r.retryLag > 20*time.Millisecond {
+		t.Errorf("the refused call's retry came %v after the pause; want within 20ms", r.retryLag)
+	}
+}
+
 // wantToldExactly holds a batch told the server's exact rate and burst to
 // issue 14's want: at most 0.5 % 429s and 1.03× the ideal.
 func wantToldExactly(t *testing.T, bt batch, r batchResult) {
@@ -571,15 +587,7 @@ func TestBatchServerPauseNearMissAfterIt(t *testing.T) {
 					return 0
 				}
 				r := runBatch(t, bt)
-				x := float64(r.makespan) / float64(bt.ideal())
-				t.Logf("429s %d, makespan %v = %.3f × (ideal + pause) %v, %d into the known pause, retry %v after its end",
-					r.refused, r.makespan, x, bt.ideal(), r.intoPause, r.retryLag)
-				if r.intoPause != 0 || x > 1.05 {
-					t.Errorf("%d sent into the known pause, %.3f × (ideal + pause); want none and ≤ 1.05×", r.intoPause, x)
-				}
-				if r.retryLag < 0 || r.retryLag > 20*time.Millisecond {
-					t.Errorf("the refused call's retry came %v after the pause; want within 20ms", r.retryLag)
-				}
+				wantPauseKept(t, bt, r)
 			})
 		})
 	}
@@ -615,15 +623,7 @@ func TestBatchServerPauseNearMissAfterItRetryAfterOnly(t *testing.T) {
 			return 0
 		}
 		r := runBatch(t, bt)
-		x := float64(r.makespan) / float64(bt.ideal())
-		t.Logf("429s %d, makespan %v = %.3f × (ideal + pause) %v, %d into the known pause, retry %v after its end",
-			r.refused, r.makespan, x, bt.ideal(), r.intoPause, r.retryLag)
-		if r.intoPause != 0 || x > 1.05 {
-			t.Errorf("%d sent into the known pause, %.3f × (ideal + pause); want none and ≤ 1.05×", r.intoPause, x)
-		}
-		if r.retryLag < 0 || r.retryLag > 20*time.Millisecond {
-			t.Errorf("the refused call's retry came %v after the pause; want within 20ms", r.retryLag)
-		}
+		wantPauseKept(t, bt, r)
 	})
 }
 
