@@ -40,26 +40,41 @@ func NewLearningBudget(opts ...Option) (*Budget, error) {
 }
 
 // learnLocked sets a learning budget's rate and burst from a fresh
-// success's report (its request sent at sent), and reports whether it did:
-// an IETF policy's quota per window, or else the Limit per reset when that
-// is faster than the rate so far (a reset counts down as the quota
-// returns: the shortest one seen is the closest to the window), or else
-// what the server's refill measures (learnRefillLocked).
-func (b *Budget) learnLocked(status int, f Feedback, sent int64) bool {
+// success's report (its request sent at sent), and reports whether it did,
+// and whether the report says what may go now (restart: what remains of
+// the quota it found) or only how fast the quota returns (a bound learnt
+// over many reports: the pacing so far stands, re-timed to the new rate;
+// a report from the middle of a burst leaves out what the burst's other
+// requests took). It learns an IETF policy's quota per window when the
+// policy is new, or else the Limit per reset when that is faster than the
+// rate so far (a reset counts down as the quota returns: the shortest one
+// seen is the closest to the window), or else what the successes show
+// the server admits (learnSpanLocked) or its refill measures
+// (learnRefillLocked). A policy states the rate no better than a Limit
+// does: a GCRA server whose burst fills in under a second states its
+// burst per second.
+func (b *Budget) learnLocked(status int, f Feedback, sent, now int64) (changed, restart bool) {
 	if status >= 300 || isRefusal(status, f) {
-		return false
+		return false, false
 	}
 	if w := policyWindow(f); w > 0 {
 		r := Rate{Requests: f.Limit, Period: time.Duration(w)}
-		if b.learned && r == b.rate {
-			return false
+		if !b.learned || r != b.refill.policy {
+			b.refill = refillWatch{policy: r}
+			ok := b.setLearnedLocked(r, int64(f.Limit))
+			return ok, ok
 		}
-		return b.setLearnedLocked(r, int64(f.Limit))
+	} else if r, ok := reportedRate(f); ok && (!b.learned || r.Interval() < b.rate.Interval()) {
+		ok := b.setLearnedLocked(r, int64(f.Limit))
+		return ok, ok
 	}
-	if r, ok := reportedRate(f); ok && (!b.learned || r.Interval() < b.rate.Interval()) {
-		return b.setLearnedLocked(r, int64(f.Limit))
+	switch {
+	case !b.learned:
+		return false, false
+	case b.learnSpanLocked(f, sent, now):
+		return true, false
 	}
-	return b.learned && b.learnRefillLocked(f, sent)
+	return b.learnRefillLocked(f, sent, now)
 }
 
 // refillWatch measures how fast a server's quota returns while the quota
@@ -70,6 +85,39 @@ type refillWatch struct {
 	anchorRem int   // its Remaining
 	answered  int   // successes reported since, from requests sent after it
 	measured  bool  // the rate is a measured refill: learned once and for all
+	policy    Rate  // the IETF policy the rate was last set from; zero: none
+	spanFrom  int64 // the send time successes are counted from (learnSpanLocked)
+	spanN     int   // the successes counted, from requests sent at or after spanFrom
+}
+
+// learnSpanLocked learns a lower bound of the server's rate from the
+// successes themselves: n of them sent from spanFrom and answered by now,
+// a span T in which the server decided them all, mean it admits at least
+// (n − 2×Limit)/T. A continuous quota admits at most its
+// burst (Limit) plus its rate × T; fixed windows of Limit at most Limit
+// per window plus two partial ones; a sliding-window counter less. So the
+// bound never exceeds the real rate, whatever the server's model, and a
+// server whose reports understate its rate (a GCRA server stating its
+// burst per second, whose bucket is whole again after each probe) is paced
+// at what it showed it admits. The count runs over one stated period (at
+// least a second), then starts again: the bound follows the server.
+func (b *Budget) learnSpanLocked(f Feedback, sent, now int64) bool {
+	w := &b.refill
+	stated, ok := statedRate(f)
+	if !ok || w.spanN == 0 || sent < w.spanFrom || sent-w.spanFrom >= max(int64(stated.Period), int64(time.Second)) {
+		w.spanFrom, w.spanN = sent, 1
+		return false
+	}
+	w.spanN++
+	span := max(now, sent) - w.spanFrom
+	if w.spanN <= 2*f.Limit || span <= 0 {
+		return false
+	}
+	perSecond := float64(w.spanN-2*f.Limit) * float64(time.Second) / float64(span)
+	if perSecond < b.rate.PerSecondFloat()+1 {
+		return false
+	}
+	return b.setLearnedLocked(Rate{Requests: int(perSecond), Period: time.Second}, b.burst)
 }
 
 // learnRefillLocked learns from a server whose Limit per reset understates
@@ -82,49 +130,95 @@ type refillWatch struct {
 // measured: from an anchor report, eight successes later (so that a
 // Remaining rounded by one token moves it an eighth at most), what was
 // answered less what Remaining fell, per the time between their sends,
-// rounded down. It becomes the rate, once and for all, when slower than the
-// pace and faster than the report states, and the controller's cuts drawn
-// by the doubling are undone. A quota at 0 measures nothing (the server
-// floors it); later, a quota whole after a wait says nothing of the refill,
-// and a slower server shows itself by refusals, which the controller
-// answers.
-func (b *Budget) learnRefillLocked(f Feedback, sent int64) bool {
+// rounded down. It becomes the rate when slower than the pace and faster
+// than the report states, and the controller's cuts drawn by the doubling
+// are undone; from then on only what the refill shows at the least raises
+// it (refineRefillLocked). A quota at 0 measures nothing (the server floors
+// it); later, a quota whole after a wait says nothing of the refill, and a
+// slower server shows itself by refusals, which the controller answers.
+func (b *Budget) learnRefillLocked(f Feedback, sent, now int64) (changed, restart bool) {
 	w, last := &b.refill, b.ctl.pol.last
 	switch {
-	case f.Limit <= 0 || f.Remaining < 0 || w.measured:
-		return false
+	case w.measured:
+		return b.refineRefillLocked(f, sent, now), false
+	case f.Limit <= 0 || f.Remaining < 0:
+		return false, false
 	case f.Remaining >= f.Limit-1:
 		w.anchorAt = 0
 		if last.remaining < f.Limit-1 || last.sent >= sent || b.rate.Requests > 1<<19 {
-			return false
+			return false, false
 		}
-		return b.setLearnedLocked(Rate{Requests: 2 * b.rate.Requests, Period: b.rate.Period}, b.burst)
+		ok := b.setLearnedLocked(Rate{Requests: 2 * b.rate.Requests, Period: b.rate.Period}, b.burst)
+		return ok, ok
 	case f.Remaining == 0:
 		w.anchorAt = 0
-		return false
+		return false, false
 	case w.anchorAt == 0:
-		*w = refillWatch{anchorAt: sent, anchorRem: f.Remaining}
-		return false
+		w.anchorAt, w.anchorRem, w.answered = sent, f.Remaining, 0
+		return false, false
 	case sent <= w.anchorAt:
-		return false
+		return false, false
 	}
 	w.answered++
-	span := sent - w.anchorAt
-	if w.answered < 8 || span <= 0 {
-		return false
+	if w.answered < 8 {
+		return false, false
 	}
-	returned := w.answered - (w.anchorRem - f.Remaining)
+	returned, span := w.answered-(w.anchorRem-f.Remaining), sent-w.anchorAt
 	w.anchorAt = 0
 	perSecond := float64(returned) * float64(time.Second) / float64(span)
-	if stated, ok := reportedRate(f); returned <= 0 || perSecond >= b.rate.PerSecondFloat() ||
+	if stated, ok := statedRate(f); returned <= 0 || perSecond >= b.rate.PerSecondFloat() ||
 		ok && perSecond <= stated.PerSecondFloat() {
-		return false // not slower than the pace, or no faster than the report states
+		return false, false // not slower than the pace, or no faster than the report states
 	}
 	w.measured = true
 	// The refusals the doubling drew cut the pace for a rate no longer
 	// paced at: the measured one starts whole.
 	b.ctl.pol.factor, b.ctl.pol.failed = 1, 1
-	return b.setLearnedLocked(Rate{Requests: max(1, int(perSecond)), Period: time.Second}, b.burst)
+	ok := b.setLearnedLocked(Rate{Requests: max(1, int(perSecond)), Period: time.Second}, b.burst)
+	return ok, ok
+}
+
+// bound is the least the server's refill can be, per second, from the
+// anchor report (Remaining a) to a later one (Remaining r, its request
+// sent at sent, answered at now), with n successes answered between:
+// the server returned more than n − (a − r) − 2 tokens (Remaining is
+// rounded down, by less than a token at either end, and a request the
+// server decided after the last one may be among the n; a bucket held
+// whole shows nothing of what it would have returned), and it decided them
+// all between the anchor's send and now. 0: it shows nothing.
+func (w *refillWatch) bound(f Feedback, sent, now int64) float64 {
+	lower, span := w.answered-(w.anchorRem-f.Remaining)-2, max(now, sent)-w.anchorAt
+	if lower <= 0 || span <= 0 {
+		return 0
+	}
+	return float64(lower) * float64(time.Second) / float64(span)
+}
+
+// refineRefillLocked raises a measured rate to what the refill has shown
+// since, at the least (refillWatch.bound), over the longest span the quota
+// allows: from a report above 0 until one finds it whole. It rises when
+// faster by a request per second.
+func (b *Budget) refineRefillLocked(f Feedback, sent, now int64) bool {
+	w := &b.refill
+	switch {
+	case f.Limit <= 0 || f.Remaining < 0:
+		return false
+	case w.anchorAt == 0:
+		w.anchorAt, w.anchorRem, w.answered = sent, f.Remaining, 0
+		return false
+	case sent <= w.anchorAt:
+		return false
+	}
+	w.answered++
+	perSecond := w.bound(f, sent, now)
+	if f.Remaining >= f.Limit-1 {
+		w.anchorAt = 0 // whole: what returns from now on is not seen
+	}
+	if w.answered < 8 || perSecond < b.rate.PerSecondFloat()+1 {
+		return false
+	}
+	w.anchorAt = 0
+	return b.setLearnedLocked(Rate{Requests: int(perSecond), Period: time.Second}, b.burst)
 }
 
 // setLearnedLocked makes r, with the given burst, the learning budget's
@@ -137,9 +231,17 @@ func (b *Budget) setLearnedLocked(r Rate, burst int64) bool {
 	return true
 }
 
-// reportedRate is the rate a report states: an IETF policy's quota q per
-// window w, or Limit per Reset (at least a second: servers round resets to
-// whole seconds).
+// statedRate is the rate a report states: an IETF policy's quota q per
+// window w, or else reportedRate.
+func statedRate(f Feedback) (Rate, bool) {
+	if w := policyWindow(f); w > 0 {
+		return Rate{Requests: f.Limit, Period: time.Duration(w)}, true
+	}
+	return reportedRate(f)
+}
+
+// reportedRate is the rate a report's Limit per Reset states (at least a
+// second: servers round resets to whole seconds).
 func reportedRate(f Feedback) (Rate, bool) {
 	if f.Limit <= 0 || f.Limit > 1<<20 || f.Reset < 0 {
 		return Rate{}, false

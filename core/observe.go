@@ -72,9 +72,12 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 	b.lock()
 	oldFactor := b.ctl.factor()
 	changed := false
-	if b.learning && b.ctl.pol.fresher(observation{f: f, sent: sent}) && b.learnLocked(status, f, sent) {
-		b.restartLocked(now, sent, int64(f.Remaining))
-		changed = true
+	if b.learning && b.ctl.pol.fresher(observation{f: f, sent: sent}) {
+		learnt, restart := b.learnLocked(status, f, sent, now)
+		if restart {
+			b.restartLocked(now, sent, int64(f.Remaining))
+		}
+		changed = learnt
 	}
 	v, c := b.ctl.apply(status, f, sent, now, int64(b.rate.Interval()), b.burst, justNow, &b.pause)
 	changed = changed || c
