@@ -74,7 +74,7 @@ func (b *Budget) learnLocked(status int, f Feedback, sent, now int64) (changed, 
 	case b.learnSpanLocked(f, sent, now):
 		return true, false
 	}
-	return b.learnRefillLocked(f, sent, now)
+	return b.learnRefillLocked(f, sent)
 }
 
 // refillWatch measures how fast a server's quota returns while the quota
@@ -84,7 +84,8 @@ type refillWatch struct {
 	anchorAt  int64 // the anchor report's send time; 0: none
 	anchorRem int   // its Remaining
 	answered  int   // successes reported since, from requests sent after it
-	measured  bool  // the rate is a measured refill: learned once and for all
+	measured  bool  // the rate is a measured refill (refineRefillLocked keeps it)
+	settled   bool  // measured again over a slow drain: for good
 	policy    Rate  // the IETF policy the rate was last set from; zero: none
 	spanFrom  int64 // the send time successes are counted from (learnSpanLocked)
 	spanN     int   // the successes counted, from requests sent at or after spanFrom
@@ -129,18 +130,17 @@ func (b *Budget) learnSpanLocked(f Feedback, sent, now int64) bool {
 // would need a window per request). Once the quota drains, the refill is
 // measured: from an anchor report, eight successes later (so that a
 // Remaining rounded by one token moves it an eighth at most), what was
-// answered less what Remaining fell, per the time between their sends,
-// rounded down. It becomes the rate when slower than the pace and faster
-// than the report states, and the controller's cuts drawn by the doubling
-// are undone; from then on only what the refill shows at the least raises
-// it (refineRefillLocked). A quota at 0 measures nothing (the server floors
-// it); later, a quota whole after a wait says nothing of the refill, and a
-// slower server shows itself by refusals, which the controller answers.
-func (b *Budget) learnRefillLocked(f Feedback, sent, now int64) (changed, restart bool) {
+// answered less what Remaining fell, a token short, per the time between
+// their sends, rounded down. It becomes the rate when slower than the pace
+// and faster than the report states, and the controller's cuts drawn by
+// the doubling are undone; refineRefillLocked keeps it at the refill from
+// then on. A quota at 0 measures nothing (the server floors it); a slower
+// server shows itself by refusals, which the controller answers.
+func (b *Budget) learnRefillLocked(f Feedback, sent int64) (changed, restart bool) {
 	w, last := &b.refill, b.ctl.pol.last
 	switch {
 	case w.measured:
-		return b.refineRefillLocked(f, sent, now), false
+		return b.refineRefillLocked(f, sent), false
 	case f.Limit <= 0 || f.Remaining < 0:
 		return false, false
 	case f.Remaining >= f.Limit-1:
@@ -163,7 +163,7 @@ func (b *Budget) learnRefillLocked(f Feedback, sent, now int64) (changed, restar
 	if w.answered < 8 {
 		return false, false
 	}
-	returned, span := w.answered-(w.anchorRem-f.Remaining), sent-w.anchorAt
+	returned, span := w.answered-(w.anchorRem-f.Remaining)-1, sent-w.anchorAt
 	w.anchorAt = 0
 	perSecond := float64(returned) * float64(time.Second) / float64(span)
 	if stated, ok := statedRate(f); returned <= 0 || perSecond >= b.rate.PerSecondFloat() ||
@@ -178,31 +178,29 @@ func (b *Budget) learnRefillLocked(f Feedback, sent, now int64) (changed, restar
 	return ok, ok
 }
 
-// bound is the least the server's refill can be, per second, from the
-// anchor report (Remaining a) to a later one (Remaining r, its request
-// sent at sent, answered at now), with n successes answered between:
-// the server returned more than n − (a − r) − 2 tokens (Remaining is
-// rounded down, by less than a token at either end, and a request the
-// server decided after the last one may be among the n; a bucket held
-// whole shows nothing of what it would have returned), and it decided them
-// all between the anchor's send and now. 0: it shows nothing.
-func (w *refillWatch) bound(f Feedback, sent, now int64) float64 {
-	lower, span := w.answered-(w.anchorRem-f.Remaining)-2, max(now, sent)-w.anchorAt
-	if lower <= 0 || span <= 0 {
-		return 0
-	}
-	return float64(lower) * float64(time.Second) / float64(span)
-}
-
-// refineRefillLocked raises a measured rate to what the refill has shown
-// since, at the least (refillWatch.bound), over the longest span the quota
-// allows: from a report above 0 until one finds it whole. It rises when
-// faster by a request per second.
-func (b *Budget) refineRefillLocked(f Feedback, sent, now int64) bool {
-	w := &b.refill
+// refineRefillLocked keeps a measured rate at the server's refill. The
+// first measurement, over the few tokens a fast drain leaves, is off by a
+// token or so, and is taken a token short. From then on:
+//   - the quota found whole twice in a row, by requests sent one after the
+//     other, shows the refill above the pace: unless settled, the rate
+//     creeps up by a 32nd (at least a request per second), so that the
+//     pace passes the refill by no more than that;
+//   - then the quota drains slowly, and the refill is measured again, from
+//     an anchor report until one finds it all but spent (Remaining ≤ 1),
+//     over 32 answers or more: a token short of that becomes the rate, for
+//     good.
+func (b *Budget) refineRefillLocked(f Feedback, sent int64) bool {
+	w, last := &b.refill, b.ctl.pol.last
 	switch {
 	case f.Limit <= 0 || f.Remaining < 0:
 		return false
+	case f.Remaining >= f.Limit-1:
+		w.anchorAt = 0
+		if w.settled || last.remaining < f.Limit-1 || last.sent >= sent {
+			return false
+		}
+		step := max(1, b.rate.Requests/32)
+		return b.setLearnedLocked(Rate{Requests: b.rate.Requests + step, Period: b.rate.Period}, b.burst)
 	case w.anchorAt == 0:
 		w.anchorAt, w.anchorRem, w.answered = sent, f.Remaining, 0
 		return false
@@ -210,15 +208,17 @@ func (b *Budget) refineRefillLocked(f Feedback, sent, now int64) bool {
 		return false
 	}
 	w.answered++
-	perSecond := w.bound(f, sent, now)
-	if f.Remaining >= f.Limit-1 {
-		w.anchorAt = 0 // whole: what returns from now on is not seen
-	}
-	if w.answered < 8 || perSecond < b.rate.PerSecondFloat()+1 {
+	if f.Remaining > 1 {
 		return false
 	}
-	w.anchorAt = 0
-	return b.setLearnedLocked(Rate{Requests: int(perSecond), Period: time.Second}, b.burst)
+	returned, span, enough := w.answered-(w.anchorRem-f.Remaining)-1, sent-w.anchorAt, w.answered >= 32
+	w.anchorAt = 0 // (a drain too fast to measure finely: the next one)
+	perSecond := float64(returned) * float64(time.Second) / float64(span)
+	if !enough || returned <= 0 || perSecond >= b.rate.PerSecondFloat() {
+		return false
+	}
+	w.settled = true
+	return b.setLearnedLocked(Rate{Requests: max(1, int(perSecond)), Period: time.Second}, b.burst)
 }
 
 // setLearnedLocked makes r, with the given burst, the learning budget's

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"github.com/headgate-go/headgate/core/quotatest"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -56,4 +57,36 @@ func TestLearnedRaiseKeepsThePacingSoFar(t *testing.T) {
 			t.Errorf("%d went at once after the raise; want at most 5 (the pacing so far, at the new rate)", n)
 		}
 	})
+}
+
+// Past the batch, a learning budget on a GCRA server that states its burst
+// per second settles at the server's refill: the creep that found it
+// passes it by a 32nd at most, the slow drain that follows measures it
+// over hundreds of tokens, and a token short of that is the rate for
+// good — no refusal once settled, and within 2 % of the real rate.
+func TestLearnedRateSettlesAtTheRefill(t *testing.T) {
+	for _, s := range []struct {
+		name    string
+		headers quotatest.HeaderStyle
+	}{
+		{"IETF policy of its burst per second", quotatest.IETF | quotatest.RetryAfterSeconds},
+		{"Limit its burst, epoch reset rounded down", quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				toYear2026()
+				bt := issueBatch(quotatest.Config{Burst: 10, Headers: s.headers})
+				bt.n = 3000
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal())
+				t.Logf("429s %d, makespan %v = %.3f × ideal %v, learned %v", r.refused, r.makespan, x, bt.ideal(), r.rate)
+				if got := r.rate.PerSecondFloat(); got < 98 || got > 100 {
+					t.Errorf("learned %v; want the server's 100 per second, within 2%% and never above", r.rate)
+				}
+				if r.refusedPct(bt.n) > 0.2 || x > 1.03 {
+					t.Errorf("%d refused, %.3f × ideal; want ≤ 0.2 %% and ≤ 1.03×", r.refused, x)
+				}
+			})
+		})
+	}
 }
