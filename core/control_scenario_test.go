@@ -687,6 +687,54 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 	}
 }
 
+// The same server, paused as the pause scenario's is but with the budget
+// told a burst of 10: it paces through the window, and the pause begins
+// well into it, ending 761 or 811 ms past the whole second its reset
+// reports (rounded down; no Retry-After). No client can know that part of
+// a second: the pause's refusals read the same whatever it is. So probes
+// go when the reset comes, 10, 20, 40 … ms apart, each refused one a
+// request into the pause (seven here); but a second past the reset the
+// pause is over for sure, and no probe goes later than that (before: the
+// doubling sent the eighth 1.276 s past the reset, 465–515 ms after the
+// pause's end).
+func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
+	for _, admitted := range []int{185, 190} {
+		t.Run(fmt.Sprint(admitted), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				toYear2026()
+				bt := issueBatch(quotatest.Config{Algorithm: quotatest.FixedWindow,
+					Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown})
+				bt.told, bt.burst = PerSecond(100), 10
+				bt.pauseAdmitted, bt.pause, bt.retryGap = admitted, 2*time.Second, -1
+				r := runBatch(t, bt)
+				end := r.pauseAt.Add(bt.pause)
+				sure := end.Truncate(time.Second).Add(time.Second) // the reported end, plus the rounding
+				if end.Sub(end.Truncate(time.Second)) < 700*time.Millisecond {
+					t.Fatalf("the pause ends at %v: want it late in its second", end)
+				}
+				var first time.Time // the first request admitted after the pause
+				for _, a := range r.arrivals {
+					if a.Outcome == quotatest.Admitted && a.At.After(end) {
+						first = a.At
+						break
+					}
+				}
+				t.Logf("pause ends %v past its reset; first admitted %v after it; %d into the pause, makespan %v",
+					end.Sub(end.Truncate(time.Second)), first.Sub(end), r.intoPause, r.makespan)
+				if err := quotatest.CheckTimes(sortedTimes(r.arrivals), bt.burst, bt.told.Interval(), 0); err != nil {
+					t.Errorf("sent faster than told: %v", err)
+				}
+				if first.After(sure.Add(bt.latency)) {
+					t.Errorf("the first request after the pause arrived %v after the reset + 1 s, when it was surely over", first.Sub(sure))
+				}
+				if r.intoPause > 7 {
+					t.Errorf("%d sent into the pause; want the 7 probes at most", r.intoPause)
+				}
+			})
+		})
+	}
+}
+
 // Told twice a sliding-window counter's rate, the first wave spends its
 // window and the rest is refused with a Retry-After of 2 s (the next call
 // fits 10 ms into the next window, rounded up) and a reset of 1 s (the
