@@ -92,7 +92,10 @@ func (c *control) goesOn(p probe, f Feedback) bool {
 // probe at most, should no answer come). The refused call keeps its place
 // for the first two, so its retry is the probe and goes first when the
 // wait is over; later probes are whichever call is next, so that no one
-// call spends its tries on a wait that goes on and on. Each refused probe is one request into the wait, and they are
+// call spends its tries on a wait that goes on and on; the calls refused
+// with no place kept rejoin the head of the line, in the order of their
+// refusals, when a probe finds the wait over (verdict.rejoin, place.go).
+// Each refused probe is one request into the wait, and they are
 // few: one per doubling of the time the wait overran its reset, over the
 // paced interval (seven at 100/s for a whole second); the retry comes at
 // most that overrun late. No probe goes later than when a server pause is
@@ -106,6 +109,7 @@ func (c *control) reprobe(o observation, v verdict, p probe) verdict {
 		at = p.over
 	}
 	v.pause, v.keepPlace = at, gap <= 2*c.paced(o.interval)
+	v.rejoin = !v.keepPlace
 	v.probeAt, v.holdUntil = at, at+coarse // (the hold, should no answer come)
 	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: p.pause, gap: gap, over: p.over}
 	return v

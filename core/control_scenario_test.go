@@ -696,16 +696,24 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 // request into the pause (seven here); but a second past the reset the
 // pause is over for sure, and no probe goes later than that (before: the
 // doubling sent the eighth 1.276 s past the reset, 465–515 ms after the
-// pause's end).
+// pause's end). The later probes are other calls than the refused one (so
+// that it does not spend its tries probing), each refused in turn; when a
+// probe finds the pause over, the calls it refused go first, the one that
+// found it at their head, ahead of the callers queued meanwhile — with
+// WithMaxInFlight too, where its retry waits for a slot (before: behind 95
+// others, and refused again by the window they spent: 1.05–1.10 s after
+// the end).
 func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
-	for _, admitted := range []int{185, 190} {
-		t.Run(fmt.Sprint(admitted), func(t *testing.T) {
+	for _, c := range []struct{ admitted, maxInFlight int }{{185, 0}, {190, 0}, {185, 16}} {
+		admitted := c.admitted
+		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				toYear2026()
 				bt := issueBatch(quotatest.Config{Algorithm: quotatest.FixedWindow,
 					Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown})
 				bt.told, bt.burst = PerSecond(100), 10
 				bt.pauseAdmitted, bt.pause, bt.retryGap = admitted, 2*time.Second, -1
+				bt.maxInFlight = c.maxInFlight
 				r := runBatch(t, bt)
 				end := r.pauseAt.Add(bt.pause)
 				sure := end.Truncate(time.Second).Add(time.Second) // the reported end, plus the rounding
@@ -719,8 +727,8 @@ func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
 						break
 					}
 				}
-				t.Logf("pause ends %v past its reset; first admitted %v after it; %d into the pause, makespan %v",
-					end.Sub(end.Truncate(time.Second)), first.Sub(end), r.intoPause, r.makespan)
+				t.Logf("pause ends %v past its reset; first admitted %v after it; %d into the pause, makespan %v; the refused call's retry %v after the end, behind %d",
+					end.Sub(end.Truncate(time.Second)), first.Sub(end), r.intoPause, r.makespan, r.retryLag, r.retryRank)
 				if err := quotatest.CheckTimes(sortedTimes(r.arrivals), bt.burst, bt.told.Interval(), 0); err != nil {
 					t.Errorf("sent faster than told: %v", err)
 				}
@@ -729,6 +737,10 @@ func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
 				}
 				if r.intoPause > 7 {
 					t.Errorf("%d sent into the pause; want the 7 probes at most", r.intoPause)
+				}
+				if r.retryRank > 1 || r.retryLag > first.Sub(end)+bt.told.Interval() {
+					t.Errorf("the refused call's retry came %v after the pause's end, behind %d others; want right behind the probe that found it over (%v)",
+						r.retryLag, r.retryRank, first.Sub(end))
 				}
 			})
 		})
