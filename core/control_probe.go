@@ -49,7 +49,7 @@ func (c *control) windowWait(o observation, v verdict) verdict {
 // rounded down being at most that early: no later probe goes after it.
 // (A probe already armed or out finds it.)
 func (c *control) pauseProbe(v verdict) verdict {
-	v.allow, v.whole = 1, false
+	v.allow, v.whole, v.rejoin = 1, false, true
 	if c.probe.armed || c.probe.out {
 		return v
 	}
@@ -93,8 +93,8 @@ func (c *control) goesOn(p probe, f Feedback) bool {
 // for the first two, so its retry is the probe and goes first when the
 // wait is over; later probes are whichever call is next, so that no one
 // call spends its tries on a wait that goes on and on; the calls refused
-// with no place kept rejoin the head of the line, in the order of their
-// refusals, when a probe finds the wait over (verdict.rejoin, place.go).
+// rejoin the head of the line, in the order of their refusals, when a
+// probe finds the wait over (verdict.rejoin, place.go).
 // Each refused probe is one request into the wait, and they are
 // few: one per doubling of the time the wait overran its reset, over the
 // paced interval (seven at 100/s for a whole second); the retry comes at
@@ -108,8 +108,7 @@ func (c *control) reprobe(o observation, v verdict, p probe) verdict {
 	if p.over > o.now && at > p.over {
 		at = p.over
 	}
-	v.pause, v.keepPlace = at, gap <= 2*c.paced(o.interval)
-	v.rejoin = !v.keepPlace
+	v.pause, v.keepPlace, v.rejoin = at, gap <= 2*c.paced(o.interval), true
 	v.probeAt, v.holdUntil = at, at+coarse // (the hold, should no answer come)
 	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: p.pause, gap: gap, over: p.over}
 	return v

@@ -33,6 +33,7 @@ type batch struct {
 	pauseAdmitted int
 	pause         time.Duration // for that long
 	retryGap      time.Duration // a refused call waits this long before its retry; <0: PauseRemaining
+	minRetryGap   time.Duration // (retryGap < 0) but this long at least, as resty waits its RetryWaitTime
 	maxInFlight   int           // WithMaxInFlight, if set
 	// late, if set, is how long a request sent at sent takes on its way to
 	// the server (pauseEnd: the server's pause's end, zero before it
@@ -211,7 +212,7 @@ func runBatch(t *testing.T, bt batch) batchResult {
 					}
 					switch {
 					case bt.retryGap < 0:
-						time.Sleep(b.PauseRemaining())
+						time.Sleep(max(b.PauseRemaining(), bt.minRetryGap))
 					case bt.retryGap > 0:
 						time.Sleep(bt.retryGap)
 					}
@@ -700,11 +701,15 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 // that it does not spend its tries probing), each refused in turn; when a
 // probe finds the pause over, the calls it refused go first, the one that
 // found it at their head, ahead of the callers queued meanwhile — with
-// WithMaxInFlight too, where its retry waits for a slot (before: behind 95
-// others, and refused again by the window they spent: 1.05–1.10 s after
-// the end).
+// WithMaxInFlight too, where its retry waits for a slot, and when its
+// retry comes back later than its kept place waits, as resty's does (it
+// waits 100 ms at least) (before: behind 95 others, and refused again by
+// the window they spent: 1.05–1.10 s after the end).
 func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
-	for _, c := range []struct{ admitted, maxInFlight int }{{185, 0}, {190, 0}, {185, 16}} {
+	for _, c := range []struct {
+		admitted, maxInFlight int
+		minRetryGap           time.Duration
+	}{{185, 0, 0}, {190, 0, 0}, {185, 16, 0}, {185, 16, 100 * time.Millisecond}} {
 		admitted := c.admitted
 		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -713,7 +718,7 @@ func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
 					Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown})
 				bt.told, bt.burst = PerSecond(100), 10
 				bt.pauseAdmitted, bt.pause, bt.retryGap = admitted, 2*time.Second, -1
-				bt.maxInFlight = c.maxInFlight
+				bt.maxInFlight, bt.minRetryGap = c.maxInFlight, c.minRetryGap
 				r := runBatch(t, bt)
 				end := r.pauseAt.Add(bt.pause)
 				sure := end.Truncate(time.Second).Add(time.Second) // the reported end, plus the rounding

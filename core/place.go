@@ -304,12 +304,14 @@ func (b *Budget) placesWithoutSlotLocked() int {
 const maxRejoin = 8
 
 // rejoining is the keys of the refused calls, in the order of their
-// refusals, whose retries go first when a probe finds the wait over: the
-// later probes of a wait that goes on past its rounded-down reset
-// (reprobe) keep no place, so that no one call spends its tries probing,
-// but the calls they refused — the one that found the wait among them —
-// were refused by it all the same, and go before the callers that queued
-// meanwhile.
+// refusals, whose retries go first when a probe finds the wait over: a
+// pause whose end is a reset that may be rounded down (pauseProbe,
+// reprobe). Its later probes keep no place, so that no one call spends its
+// tries probing, and a retry layer that waits longer than a short wait
+// (resty raises any wait to its RetryWaitTime, 100 ms by default) comes
+// back after its kept place was given up; but those calls — the one that
+// found the pause among them — were refused by it all the same, and go
+// before the callers that queued meanwhile.
 type rejoining struct {
 	keys [maxRejoin]uint64
 	n    int
