@@ -101,6 +101,7 @@ type verdict struct {
 	from      int64 // (release) when the answer's request was sent
 	remaining int64 // (release) what its report said remains; -1: unknown
 	keepPlace bool  // a refused call: its retry goes first when the wait ends
+	rejoin    bool  // a call refused while probes find when a wait ends: its retry goes first when one finds it over, place kept or not (place.go)
 	whole     bool  // (pause) the whole quota is back when it ends: allow may go at once, whatever the pace spent before
 	cut       bool  // the factor was cut
 	restored  bool  // the factor is back at 1 after a cut

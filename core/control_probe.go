@@ -16,6 +16,7 @@ type probe struct {
 	refillAt  int64 // a refused probe sent before this is no evidence of windows
 	pause     bool  // it finds whether a server pause whose end may be rounded down is over
 	gap       int64 // (pause, or windows) how long after the last refused probe this one went
+	over      int64 // (pause) when the pause is over for sure: the end its reset gave, rounded down at worst, plus the rounding; 0: not known
 	near      bool  // armed by a near miss, at the pace before any cut
 }
 
@@ -44,14 +45,16 @@ func (c *control) windowWait(o observation, v verdict) verdict {
 // a whole second, so the pause may go on up to a second past it. Only one
 // request — the refused call's retry, in its kept place — goes when it
 // ends; the rest are held until its answer, which tells whether the pause
-// is over. (A probe already armed or out finds it.)
+// is over. A second past that end the pause is over for sure, a reset
+// rounded down being at most that early: no later probe goes after it.
+// (A probe already armed or out finds it.)
 func (c *control) pauseProbe(v verdict) verdict {
-	v.allow, v.whole = 1, false
+	v.allow, v.whole, v.rejoin = 1, false, true
 	if c.probe.armed || c.probe.out {
 		return v
 	}
 	v.probeAt, v.holdUntil = v.pause, v.pause+coarse
-	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: true}
+	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: true, over: v.pause + coarse}
 	return v
 }
 
@@ -89,16 +92,25 @@ func (c *control) goesOn(p probe, f Feedback) bool {
 // probe at most, should no answer come). The refused call keeps its place
 // for the first two, so its retry is the probe and goes first when the
 // wait is over; later probes are whichever call is next, so that no one
-// call spends its tries on a wait that goes on and on. Each refused probe is one request into the wait, and they are
+// call spends its tries on a wait that goes on and on; the calls refused
+// rejoin the head of the line, in the order of their refusals, when a
+// probe finds the wait over (verdict.rejoin, place.go).
+// Each refused probe is one request into the wait, and they are
 // few: one per doubling of the time the wait overran its reset, over the
 // paced interval (seven at 100/s for a whole second); the retry comes at
-// most that overrun late.
+// most that overrun late. No probe goes later than when a server pause is
+// over for sure (probe.over: its reset rounded down, plus the rounding):
+// the doubling would overshoot it by up to 270 ms at 100/s, and the
+// pause's end comes as late as that at most.
 func (c *control) reprobe(o observation, v verdict, p probe) verdict {
 	gap := max(c.paced(o.interval), 2*p.gap)
 	at := o.now + gap
-	v.pause, v.keepPlace = at, gap <= 2*c.paced(o.interval)
+	if p.over > o.now && at > p.over {
+		at = p.over
+	}
+	v.pause, v.keepPlace, v.rejoin = at, gap <= 2*c.paced(o.interval), true
 	v.probeAt, v.holdUntil = at, at+coarse // (the hold, should no answer come)
-	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: p.pause, gap: gap}
+	c.probe = probe{armed: true, holdUntil: v.holdUntil, pause: p.pause, gap: gap, over: p.over}
 	return v
 }
 

@@ -33,6 +33,7 @@ type batch struct {
 	pauseAdmitted int
 	pause         time.Duration // for that long
 	retryGap      time.Duration // a refused call waits this long before its retry; <0: PauseRemaining
+	minRetryGap   time.Duration // (retryGap < 0) but this long at least, as resty waits its RetryWaitTime
 	maxInFlight   int           // WithMaxInFlight, if set
 	// late, if set, is how long a request sent at sent takes on its way to
 	// the server (pauseEnd: the server's pause's end, zero before it
@@ -211,7 +212,7 @@ func runBatch(t *testing.T, bt batch) batchResult {
 					}
 					switch {
 					case bt.retryGap < 0:
-						time.Sleep(b.PauseRemaining())
+						time.Sleep(max(b.PauseRemaining(), bt.minRetryGap))
 					case bt.retryGap > 0:
 						time.Sleep(bt.retryGap)
 					}
@@ -681,6 +682,70 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 				}
 				if r.retryLag < 0 || r.retryLag > 20*time.Millisecond {
 					t.Errorf("the refused call's retry came %v after the pause; want within 20ms", r.retryLag)
+				}
+			})
+		})
+	}
+}
+
+// The same server, paused as the pause scenario's is but with the budget
+// told a burst of 10: it paces through the window, and the pause begins
+// well into it, ending 761 or 811 ms past the whole second its reset
+// reports (rounded down; no Retry-After). No client can know that part of
+// a second: the pause's refusals read the same whatever it is. So probes
+// go when the reset comes, 10, 20, 40 … ms apart, each refused one a
+// request into the pause (seven here); but a second past the reset the
+// pause is over for sure, and no probe goes later than that (before: the
+// doubling sent the eighth 1.276 s past the reset, 465–515 ms after the
+// pause's end). The later probes are other calls than the refused one (so
+// that it does not spend its tries probing), each refused in turn; when a
+// probe finds the pause over, the calls it refused go first, the one that
+// found it at their head, ahead of the callers queued meanwhile — with
+// WithMaxInFlight too, where its retry waits for a slot, and when its
+// retry comes back later than its kept place waits, as resty's does (it
+// waits 100 ms at least) (before: behind 95 others, and refused again by
+// the window they spent: 1.05–1.10 s after the end).
+func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
+	for _, c := range []struct {
+		admitted, maxInFlight int
+		minRetryGap           time.Duration
+	}{{185, 0, 0}, {190, 0, 0}, {185, 16, 0}, {185, 16, 100 * time.Millisecond}} {
+		admitted := c.admitted
+		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				toYear2026()
+				bt := issueBatch(quotatest.Config{Algorithm: quotatest.FixedWindow,
+					Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown})
+				bt.told, bt.burst = PerSecond(100), 10
+				bt.pauseAdmitted, bt.pause, bt.retryGap = admitted, 2*time.Second, -1
+				bt.maxInFlight, bt.minRetryGap = c.maxInFlight, c.minRetryGap
+				r := runBatch(t, bt)
+				end := r.pauseAt.Add(bt.pause)
+				sure := end.Truncate(time.Second).Add(time.Second) // the reported end, plus the rounding
+				if end.Sub(end.Truncate(time.Second)) < 700*time.Millisecond {
+					t.Fatalf("the pause ends at %v: want it late in its second", end)
+				}
+				var first time.Time // the first request admitted after the pause
+				for _, a := range r.arrivals {
+					if a.Outcome == quotatest.Admitted && a.At.After(end) {
+						first = a.At
+						break
+					}
+				}
+				t.Logf("pause ends %v past its reset; first admitted %v after it; %d into the pause, makespan %v; the refused call's retry %v after the end, behind %d",
+					end.Sub(end.Truncate(time.Second)), first.Sub(end), r.intoPause, r.makespan, r.retryLag, r.retryRank)
+				if err := quotatest.CheckTimes(sortedTimes(r.arrivals), bt.burst, bt.told.Interval(), 0); err != nil {
+					t.Errorf("sent faster than told: %v", err)
+				}
+				if first.After(sure.Add(bt.latency)) {
+					t.Errorf("the first request after the pause arrived %v after the reset + 1 s, when it was surely over", first.Sub(sure))
+				}
+				if r.intoPause > 7 {
+					t.Errorf("%d sent into the pause; want the 7 probes at most", r.intoPause)
+				}
+				if r.retryRank > 1 || r.retryLag > first.Sub(end)+bt.told.Interval() {
+					t.Errorf("the refused call's retry came %v after the pause's end, behind %d others; want right behind the probe that found it over (%v)",
+						r.retryLag, r.retryRank, first.Sub(end))
 				}
 			})
 		})

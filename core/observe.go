@@ -96,6 +96,13 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 		b.g.repace(interval, burst)
 		b.setTatLocked(v.pause + (burst-allow)*interval)
 	}
+	switch {
+	case v.release && b.rejoin.n > 0:
+		b.rejoinLocked(now) // (before the hold's end re-times the queue from its head)
+		changed = true
+	case b.rejoin.n > 0 && b.gateLocked() <= now:
+		b.rejoin.n = 0 // the wait ended with no probe finding it over: nothing to rejoin
+	}
 	if b.enactHoldLocked(v, status, now) {
 		changed = true
 	}
@@ -105,6 +112,9 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 		// the probe again and again would run out of tries.)
 		b.keepPlaceLocked(now, retry)
 		changed = true
+	}
+	if v.rejoin && retry != 0 {
+		b.rejoin.add(retry)
 	}
 	if changed {
 		b.retimeLocked(now)

@@ -16,6 +16,7 @@ type waiter struct {
 	res       *reservation // its extra dimensions' reservation, or nil
 	expire    int64        // a kept place: when it is given up if nobody takes it
 	key       uint64       // a kept place, adopted or not: the key of the request it is kept for (place.go)
+	callKey   uint64       // the key of the request whose turn it waits for (0: none), for a refused call rejoining (place.go)
 	state     waiterState
 	throttled bool // its wait was slowed by adaptive throttling (a Throttled event)
 	place     bool // a kept place: no caller yet (place.go)

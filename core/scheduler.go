@@ -113,7 +113,7 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 	if w == nil {
 		w = b.newWaiter()
 	}
-	w.turn, w.deadline, w.arrived, w.res = t, deadline, now, r
+	w.turn, w.deadline, w.arrived, w.res, w.callKey = t, deadline, now, r, key
 	if g := b.gateLocked(); g > now { // the pause holds it back, whatever follows
 		w.pauseEnd = g
 	}
