@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"sync"
@@ -457,13 +458,27 @@ func bit(b bool) int {
 // parseTurn reads take's reply to a Take at p: the turn, and the time left
 // in the pause.
 func parseTurn(v []any, p core.Pace) (core.Turn, time.Duration, error) {
-	n, err := ints(v, 0, 1, 2, 3, 4, 6, 7, 8, 9)
-	if err != nil {
-		return core.Turn{}, 0, err
+	if len(v) != 1 {
+		return core.Turn{}, 0, fmt.Errorf("headgate: redis store: take replied %d values, want 1", len(v))
 	}
-	f, err := factor(v, 5)
-	if err != nil {
-		return core.Turn{}, 0, err
+	b, _ := v[0].(string)
+	if len(b) < 80 || len(b)%8 != 0 {
+		return core.Turn{}, 0, fmt.Errorf("headgate: redis store: take replied %d bytes, want 10 doubles or more", len(b))
+	}
+	var n [10]int64
+	for i := range n {
+		if i == 5 {
+			continue // the factor
+		}
+		x, ok := replyInt(b, i)
+		if !ok {
+			return core.Turn{}, 0, fmt.Errorf("headgate: redis store: take's reply value %d is not an integer", i)
+		}
+		n[i] = x
+	}
+	f := replyFloat(b, 5)
+	if !(f > 0 && f <= 1) {
+		return core.Turn{}, 0, fmt.Errorf("headgate: redis store: bad adaptive factor %v", f)
 	}
 	ep := n[8] * 1e9
 	tokText := "" // nothing to refund when nothing was reserved
@@ -471,7 +486,7 @@ func parseTurn(v []any, p core.Pace) (core.Turn, time.Duration, error) {
 		tok := token{before: ep + n[6], after: ep + n[7]}
 		if len(p.Dims) > 0 {
 			tok.at = ep + n[2]
-			if err := tok.readDims(v[10:], ep, p); err != nil {
+			if err := tok.readDims(b[80:], ep, p); err != nil {
 				return core.Turn{}, 0, err
 			}
 		}
@@ -482,6 +497,26 @@ func parseTurn(v []any, p core.Pace) (core.Turn, time.Duration, error) {
 		Paused: n[3] == 1, Status: int(n[4]), Factor: f,
 		Token: tokText,
 	}, time.Duration(n[9]), nil
+}
+
+// replyFloat returns double i of a reply of little-endian doubles.
+func replyFloat(b string, i int) float64 {
+	var u uint64
+	for j := 7; j >= 0; j-- {
+		u = u<<8 | uint64(b[8*i+j])
+	}
+	return math.Float64frombits(u)
+}
+
+// replyInt returns double i of a reply of little-endian doubles as the
+// integer it holds, or false when it holds none (every integer the
+// scripts reply is below 2^53 in magnitude, but an idle tat, -2^62).
+func replyInt(b string, i int) (int64, bool) {
+	x := replyFloat(b, i)
+	if x != math.Trunc(x) || x < -(1<<62) || x > 1<<62 {
+		return 0, false
+	}
+	return int64(x), true
 }
 
 func parseStatus(v []any) (core.StoreStatus, error) {
