@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -320,6 +321,11 @@ func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []str
 		// its retries outlasted the timeout) keeps its error as the cause.
 		if cctx.Err() != nil && (errors.Is(r.err, context.DeadlineExceeded) || errors.Is(r.err, context.Canceled)) {
 			r.err = s.timedOut()
+		}
+		if keys[0] == s.state[0] && strings.HasPrefix(r.err.Error(), "WRONGTYPE") {
+			// Only a hash is ever there but ours: the state before it
+			// was a string (see scripts.go).
+			r.err = fmt.Errorf("%s holds the state of an older redisstore (a hash): every process sharing it must run one format: %w", keys[0], r.err)
 		}
 		err := &Error{Op: op, Err: r.err}
 		s.failed(err)
