@@ -368,7 +368,7 @@ func (q call) run(ctx context.Context, c redis.UniversalClient) result {
 	var err error
 	if q.cmd != nil {
 		v, err = c.Do(ctx, q.cmd...).Result()
-		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 			v, err = q.sc.Eval(ctx, c, q.keys, q.cmd[3+len(q.keys):]...).Result()
 		}
 	} else {
