@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +82,51 @@ func TestLeanTakeKeepsTheDimensionsTurns(t *testing.T) {
 	}
 	if ttl := s.client.PTTL(ctx, s.state[0]).Val(); ttl < time.Hour {
 		t.Fatalf("after plain takes the state expires in %v, want past the dimension's turn an hour ahead (+ the TTL)", ttl)
+	}
+}
+
+// TestParseTurnRejectsBadReplies: a take reply that is not take's — not
+// a string, short, a partial double, a value that is no integer, a factor
+// out of (0, 1], dimension values that do not match the Take — is an
+// error, never a panic nor a turn.
+func TestParseTurnRejectsBadReplies(t *testing.T) {
+	pack := func(v ...float64) string {
+		b := make([]byte, 0, 8*len(v))
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		}
+		return string(b)
+	}
+	good := []float64{1, 0, 5, 0, 0, 1, -1 << 62, 6, 1_700_000_000, 0}
+	with := func(i int, x float64) string {
+		v := append([]float64(nil), good...)
+		v[i] = x
+		return pack(v...)
+	}
+	plain := core.Pace{Interval: time.Millisecond, Burst: 1}
+	dims := core.Pace{Interval: time.Millisecond, Burst: 1, Dims: []core.DimPace{{Name: "tokens", Interval: time.Millisecond, Burst: 10}}}
+	if turn, _, err := parseTurn(pack(good...), plain); err != nil || !turn.Granted || turn.At != 1_700_000_000*1e9+5 {
+		t.Fatalf("parseTurn(a good reply) = %+v, %v", turn, err)
+	}
+	for name, tc := range map[string]struct {
+		v any
+		p core.Pace
+	}{
+		"nil":                  {nil, plain},
+		"an array":             {[]any{int64(1)}, plain},
+		"empty":                {"", plain},
+		"short":                {pack(good[:9]...), plain},
+		"a partial double":     {pack(good...) + "x", plain},
+		"a fraction":           {with(2, 5.5), plain},
+		"NaN":                  {with(1, math.NaN()), plain},
+		"huge":                 {with(7, 1e300), plain},
+		"factor 0":             {with(5, 0), plain},
+		"factor 2":             {with(5, 2), plain},
+		"no dimension values":  {pack(good...), dims},
+		"dimension values off": {pack(append(good, 1, 2)...), dims},
+	} {
+		if turn, _, err := parseTurn(tc.v, tc.p); err == nil {
+			t.Errorf("parseTurn(%s) = %+v, want an error", name, turn)
+		}
 	}
 }
