@@ -26,7 +26,7 @@ type storeDim struct {
 type slackMark struct{ seq, slack int64 }
 
 // maxSlackMarks bounds a dimension's marks, so that a Store keeps a small
-// state (redisstore keeps them in one hash field).
+// state (redisstore keeps them in its state key, with the rest).
 const maxSlackMarks = 32
 
 // setPace brings d to interval and burst at at (gcra.setPace), converting

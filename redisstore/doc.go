@@ -24,7 +24,7 @@
 // by call.
 //
 // Extra dimensions (core.WithDimension, such as an LLM key's tokens per
-// minute) are kept in the same hash, by name: one script run reserves the
+// minute) are kept in the same key, by name: one script run reserves the
 // request's turn and every cost at once, at the turn's send time, behind
 // every turn granted before it to a budget with dimensions (FIFO across
 // the fleet), and Permit.Commit settles through another (an overspend is
@@ -51,11 +51,26 @@
 // a budget carries the hash tag {key} — {key}:state and {key}:leases — so
 // they sit in one Cluster slot. Keys expire when unused (WithTTL,
 // WithLeaseTTL): an abandoned budget leaves nothing behind. The store runs
-// only its own scripts, which touch only those keys and call TIME, HMGET,
-// HGETALL, HSET, PEXPIRE, PTTL, EXISTS and ZADD, ZCARD, ZRANGE, ZREM,
-// ZREMRANGEBYSCORE, ZSCORE. It needs Redis 4.0 or later (or a compatible
-// server that runs Lua scripts); an ACL user needs +evalsha +eval and those
-// commands on ~{key}:*.
+// only its own scripts, which touch only those keys and call TIME, GET,
+// SET, SETRANGE, PEXPIRE, PTTL and ZADD, ZCARD, ZRANGE, ZREM,
+// ZREMRANGEBYSCORE, ZSCORE, and use Redis's Lua libraries struct and
+// cmsgpack. It needs Redis 4.0 or later (or a compatible server that runs
+// Lua scripts with those libraries); an ACL user needs +evalsha +eval and
+// those commands on ~{key}:*.
+//
+// # One format per fleet
+//
+// The state is one string, {key}:state, whose first byte is the version
+// of its format; redisstore releases before it kept a hash under that same
+// key. Every process sharing a key must run one format. A process that
+// meets the other — the hash of an older release, or the string of another
+// version — fails every call on that key (an *Error matching
+// ErrUnavailable, naming the key and the mix) and changes nothing: with
+// WithFailClosed it stops, with WithFailOpen it paces on its share. Two
+// formats never spend two quotas silently. Upgrade a fleet by stopping it,
+// or let the processes of the format that did not write the key fail until
+// they are replaced (the key expires WithTTL after the last of the others
+// stops).
 //
 // # When Redis is unreachable or slow
 //

@@ -2,41 +2,54 @@ package redisstore
 
 import "github.com/redis/go-redis/v9"
 
-// The budget's state is one hash, {key}:state, with these fields (absent
-// fields take the value in brackets):
+// The budget's state is one string, {key}:state: a head of fixed width
+// that the common take reads with one GET and writes in place with one
+// SETRANGE, then a tail with the rest. The head is struct.pack(HEAD):
 //
-//	ep   the epoch: Redis TIME seconds that the other times count from [now]
+//	a version byte, VERSION; then doubles:
+//	ep   the epoch: Redis TIME seconds that the other times count from
 //	tat  GCRA theoretical arrival time, ns since ep [idle: -2^62]
-//	iv   the effective emission interval, ns [unset: the next pace]
-//	bu   the burst [unset]
+//	xp   the expiry the lean take last gave the key, ms on the store's
+//	     clock; -1 when another script gave it one since
+//	iv   the effective emission interval, ns [unset: 0, the next pace]
+//	bu   the burst [unset: 0]
 //	pu   the end of the server's pause, ns since ep [none: -2^62]
 //	ps   the status of the response that set the pause [0]
 //	f    the adaptive factor [1]
+//	qu   the end of the last quota report's shape, ns since ep [none: -2^62]
+//	dt   the latest tat of the extra dimensions, ns since ep, so that the
+//	     lean take keeps the key as long as their turns [none: -2^62]
+//
+// tat and xp are adjacent, from byte 9: one SETRANGE writes both. The
+// tail, absent while every field in it has its default, is a MessagePack
+// map (cmsgpack) of:
+//
 //	ld   the last adaptive decrease, ns since ep [never]
 //	lc   the last adaptive change, ns since ep [0]
 //	la   the latest send time granted to a budget with extra dimensions,
 //	     ns since ep: such turns go in the order they are taken [idle]
-//	qi, qb, qu
+//	qi, qb
 //	     the last quota report's shape: the interval and burst it allows
-//	     until qu, ns since ep [none: qu idle]
-//	xp   the expiry the lean take last gave the key, ms on the store's
-//	     clock; -1 when another script gave it one since [unknown]
-//	d:<name>:t, d:<name>:i, d:<name>:b
-//	     extra dimension <name>'s GCRA: tat, interval and burst, in units
-//	     [new: idle, at its configured pace]
-//	d:<name>:qi, d:<name>:qb, d:<name>:qu
-//	     the shape of its last quota report [none]
-//	d:<name>:n, d:<name>:f, d:<name>:m
-//	     what an underspend may give back (core's storeDim): the number
-//	     of the next reservation with a cost [0], the first whose marks
-//	     are kept [0], and the marks, "seq slack seq slack …" [none]
+//	     until qu [0]
+//	d    the extra dimensions, by name: maps of t, i, b (tat, interval
+//	     and burst, in units) [new: idle, at its configured pace], qi, qb,
+//	     qu (the shape of its last quota report) [none] and n, f, m: what
+//	     an underspend may give back (core's storeDim): the number of the
+//	     next reservation with a cost [0], the first whose marks are kept
+//	     [0], and the marks, {seq, slack, seq, slack, …} [none]
+//
+// A key that holds anything else — the hash of redisstore before this
+// format (WRONGTYPE), or another version's string — fails every call with
+// an *Error, in this process and in the other: a fleet that mixes the two
+// formats stops (or fails open, each process on its share) instead of
+// spending two quotas.
 //
 // Times are kept relative to ep so that every one is an integer below 2^53,
-// exact in Lua's doubles; ep moves forward (and the times with it) when now
+// exact in doubles; ep moves forward (and the times with it) when now
 // passes 2^22 s (48 days) from it. Callers see times on the store's clock:
 // nanoseconds since the Unix epoch of Redis TIME, as int64.
 //
-// Every state script takes KEYS[1] = the state hash and begins with
+// Every state script takes KEYS[1] = the state key and begins with
 //
 //	ARGV[1], ARGV[2]  a clock for tests (seconds, nanoseconds); "" uses TIME
 //	ARGV[3]           the idle TTL, ms
@@ -50,10 +63,11 @@ import "github.com/redis/go-redis/v9"
 const prologue = head + machinery
 
 // head is what every state script begins with (take after its lean path):
-// the constants, the clock and the fields.
+// the constants, the clock and the formatting.
 const head = `
 if redis.replicate_commands then redis.replicate_commands() end
 local IDLE = -4611686018427387904
+local HEAD, VERSION = '<Bdddddddddd', 2
 local key = KEYS[1]
 -- fmt writes x exactly: an integer (every time, interval and count) as
 -- one, which is the cheaper format, anything else (the factor) in 17 digits.
@@ -61,9 +75,6 @@ local function fmt(x)
   if x == math.floor(x) and x > -9e18 and x < 9e18 then return string.format('%d', x) end
   return string.format('%.17g', x)
 end
-
--- FIELDS are the state's own fields, in the order load reads them.
-local FIELDS = {'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'ld', 'lc', 'la', 'qi', 'qb', 'qu', 'xp'}
 
 -- clock returns the store's now: Redis TIME, or the tests' clock.
 local function clock()
@@ -75,25 +86,34 @@ end
 
 // machinery is the state's general arithmetic, shared by the scripts.
 const machinery = `
--- load reads the state at the clock's now; a script that read the clock
--- already passes it.
+-- load reads the state at the clock's now (a script that read the clock
+-- already passes it); s.found is false when there is none. The extra
+-- dimensions come with it, in s.d by name (dim hands one out), their
+-- times rebased with the others'.
 local function load(sec, nsec)
   if not sec then sec, nsec = clock() end
-  local v = redis.call('HMGET', key, unpack(FIELDS))
-  local s = {
-    ep = tonumber(v[1]) or sec, tat = tonumber(v[2]) or IDLE,
-    iv = tonumber(v[3]) or 0, bu = tonumber(v[4]) or 0,
-    pu = tonumber(v[5]) or IDLE, ps = tonumber(v[6]) or 0,
-    f = tonumber(v[7]) or 1, ld = tonumber(v[8]), lc = tonumber(v[9]) or 0,
-    la = tonumber(v[10]) or IDLE, dims = {}, shift = 0,
-    qi = tonumber(v[11]) or 0, qb = tonumber(v[12]) or 0, qu = tonumber(v[13]) or IDLE,
-    xp = tonumber(v[14]),
-  }
-  -- was: the fields as the hash holds them (absent: their value when
-  -- absent, but ep, which must be written), for save
-  s.was = {}
-  for _, f in ipairs(FIELDS) do s.was[f] = s[f] end
-  s.was.ep = tonumber(v[1])
+  local v = redis.call('GET', key)
+  local s = {ep = sec, tat = IDLE, iv = 0, bu = 0, pu = IDLE, ps = 0, f = 1, qu = IDLE,
+    lc = 0, la = IDLE, qi = 0, qb = 0, d = {}, dims = {}, found = false}
+  if v then
+    if string.byte(v) ~= VERSION then
+      error({err = 'headgate: redis store: ' .. key .. ' holds state of format ' .. tostring(string.byte(v)) ..
+        ', want ' .. VERSION .. ': every process sharing it must run one format'})
+    end
+    local _, pos
+    _, s.ep, s.tat, _, s.iv, s.bu, s.pu, s.ps, s.f, s.qu, _, pos = struct.unpack(HEAD, v)
+    if pos <= #v then
+      local x = cmsgpack.unpack(string.sub(v, pos))
+      s.ld, s.lc, s.la, s.qi, s.qb = x.ld, x.lc, x.la, x.qi, x.qb
+      for name, e in pairs(x.d) do
+        local g = {tat = e.t, iv = e.i, bu = e.b, qi = e.qi, qb = e.qb, qu = e.qu,
+          seq = e.n, floor = e.f, marks = {}}
+        for i = 1, #e.m, 2 do g.marks[#g.marks + 1] = {seq = e.m[i], slack = e.m[i + 1]} end
+        s.d[name] = g
+      end
+    end
+    s.found = true
+  end
   local d = sec - s.ep
   if d > tonumber(ARGV[4]) then
     local shift = d * 1e9
@@ -104,75 +124,54 @@ local function load(sec, nsec)
     s.qu = math.max(IDLE, s.qu - shift)
     s.lc = s.lc - shift
     if s.ld then s.ld = s.ld - shift end
-    s.shift = shift -- for the extra dimensions (dim, save)
+    for _, g in pairs(s.d) do
+      g.tat = math.max(IDLE, g.tat - shift)
+      g.qu = math.max(IDLE, g.qu - shift)
+    end
     d = 0
   end
   s.now = d * 1e9 + nsec
   return s
 end
 
--- dim loads extra dimension name into s.dims, to be saved with s: nil when
--- it does not exist, unless create (then new: idle, its pace not yet set).
+-- dim hands out extra dimension name of s, to be saved with it, and lists
+-- it in s.dims: nil when it does not exist (a quota report may have left
+-- its shape, with no pace yet), unless create (then new: idle, its pace
+-- not yet set).
 local function dim(s, name, create)
-  local p = 'd:' .. name .. ':'
-  local v = redis.call('HMGET', key, p .. 't', p .. 'i', p .. 'b', p .. 'qi', p .. 'qb', p .. 'qu',
-    p .. 'n', p .. 'f', p .. 'm')
-  local g
-  if v[2] then
-    g = {tat = math.max(IDLE, tonumber(v[1]) - s.shift), iv = tonumber(v[2]), bu = tonumber(v[3])}
-  elseif create then
-    g = {tat = IDLE}
-  else
-    return nil
+  local g = s.d[name]
+  if not (g and g.iv) then
+    if not create then return nil end
+    if not g then
+      g = {tat = IDLE, qi = 0, qb = 0, qu = IDLE, seq = 0, floor = 0, marks = {}}
+      s.d[name] = g
+    end
   end
-  g.qi, g.qb = tonumber(v[4]) or 0, tonumber(v[5]) or 0
-  g.qu = math.max(IDLE, (tonumber(v[6]) or IDLE) - s.shift)
-  g.seq, g.floor, g.marks = tonumber(v[7]) or 0, tonumber(v[8]) or 0, {}
-  local m = {}
-  for x in string.gmatch(v[9] or '', '%S+') do m[#m + 1] = tonumber(x) end
-  for i = 1, #m, 2 do g.marks[#g.marks + 1] = {seq = m[i], slack = m[i + 1]} end
-  g.p = p
   s.dims[#s.dims + 1] = g
   return g
 end
 
--- save writes the fields of s that changed since load (a granted turn
--- in the common case: tat alone), those of its extra dimensions, and the
--- key's expiry (which the lean take then no longer knows: xp).
+-- save writes the state, head and tail, with one SET, and gives the key
+-- its expiry: the TTL past the turns reserved (in every dimension) and
+-- the pause. The lean take then no longer knows the expiry: xp is -1.
 local function save(s)
-  s.xp = -1
-  local w = {}
-  for _, f in ipairs(FIELDS) do
-    local x = s[f]
-    if x ~= nil and x ~= s.was[f] then
-      w[#w + 1] = f
-      w[#w + 1] = fmt(x)
-    end
-  end
-  if #w > 0 then redis.call('HSET', key, unpack(w)) end
-  local ahead = math.max(0, s.tat - s.now, s.pu - s.now)
-  if s.shift > 0 then
-    -- ep moved: so do the times of every extra dimension this run did
-    -- not load (its tat and the end of its quota report)
-    local loaded = {}
-    for _, g in ipairs(s.dims) do loaded[g.p .. 't'], loaded[g.p .. 'qu'] = true, true end
-    local all = redis.call('HGETALL', key)
-    for i = 1, #all, 2 do
-      local f = all[i]
-      if not loaded[f] and string.sub(f, 1, 2) == 'd:' and (string.sub(f, -2) == ':t' or string.sub(f, -3) == ':qu') then
-        redis.call('HSET', key, f, fmt(math.max(IDLE, tonumber(all[i + 1]) - s.shift)))
-      end
-    end
-  end
-  for _, g in ipairs(s.dims) do
+  local dt, any, ds = IDLE, false, {}
+  for name, g in pairs(s.d) do
+    any = true
+    dt = math.max(dt, g.tat)
     local m = {}
-    for _, x in ipairs(g.marks) do m[#m + 1] = fmt(x.seq) .. ' ' .. fmt(x.slack) end
-    redis.call('HSET', key, g.p .. 't', fmt(g.tat), g.p .. 'i', fmt(g.iv), g.p .. 'b', fmt(g.bu),
-      g.p .. 'qi', fmt(g.qi), g.p .. 'qb', fmt(g.qb), g.p .. 'qu', fmt(g.qu),
-      g.p .. 'n', fmt(g.seq), g.p .. 'f', fmt(g.floor), g.p .. 'm', table.concat(m, ' '))
-    ahead = math.max(ahead, g.tat - s.now)
+    for _, x in ipairs(g.marks) do
+      m[#m + 1] = x.seq
+      m[#m + 1] = x.slack
+    end
+    ds[name] = {t = g.tat, i = g.iv, b = g.bu, qi = g.qi, qb = g.qb, qu = g.qu, n = g.seq, f = g.floor, m = m}
   end
-  redis.call('PEXPIRE', key, tonumber(ARGV[3]) + math.ceil(ahead / 1e6))
+  local v = struct.pack(HEAD, VERSION, s.ep, s.tat, -1, s.iv, s.bu, s.pu, s.ps, s.f, s.qu, dt)
+  if any or s.ld or s.lc ~= 0 or s.la ~= IDLE or s.qi ~= 0 or s.qb ~= 0 then
+    v = v .. cmsgpack.pack({ld = s.ld, lc = s.lc, la = s.la, qi = s.qi, qb = s.qb, d = ds})
+  end
+  local ahead = math.max(0, s.tat - s.now, s.pu - s.now, dt - s.now)
+  redis.call('SET', key, v, 'PX', tonumber(ARGV[3]) + math.ceil(ahead / 1e6))
 end
 
 -- abs turns a store-clock time sent as (seconds, nanoseconds) into ns since ep.
@@ -274,15 +273,17 @@ end
 // shared factor and its burst, no quota report's shape holding (one that
 // holds is in iv and bu already, as every script that sets one paces, but
 // this path does not rely on it). The general path would change nothing
-// but tat there, so this reads the nine fields it needs, writes tat (and
-// the expiry, when it moves: xp) and returns take's reply (gcra.reserve
-// behind the pause, as below).
+// but tat there, so this reads the head alone (one GET, one struct.unpack),
+// writes tat in place (one SETRANGE; with the expiry, when it moves: xp)
+// and returns take's reply (gcra.reserve behind the pause, as below).
 // Otherwise it leaves the clock it read (sec, nsec) to the general path,
-// which reads every field.
+// which reads the whole state.
 //
-// It is self-contained (the clock and the formatting inline, no table
-// built, no function defined): on Redis each of those costs about as much
-// as a command, and this is the path nearly every admission takes.
+// It is self-contained (the clock inline, no table built, no function
+// defined): on Redis each of those costs about as much as a command, and
+// this is the path nearly every admission takes. So is its reply: the
+// doubles of struct.pack, which cost Redis and the client less than an
+// array of integers.
 const leanTake = `
 if redis.replicate_commands then redis.replicate_commands() end
 local sec, nsec
@@ -293,15 +294,12 @@ else
   sec, nsec = tonumber(t[1]), tonumber(t[2]) * 1000
 end
 if ARGV[8] == '0' then
-  local v = redis.call('HMGET', KEYS[1], 'ep', 'tat', 'iv', 'bu', 'pu', 'ps', 'f', 'qu', 'xp')
-  local ep, iv, bu = tonumber(v[1]), tonumber(v[3]), tonumber(v[4])
-  if ep and iv then
-    local IDLE = -4611686018427387904
+  local v = redis.call('GET', KEYS[1])
+  if v and string.byte(v) == 2 then
+    local _, ep, tat, xp, iv, bu, pu, ps, f, qu, dt = struct.unpack('<Bdddddddddd', v)
     local d = sec - ep
     local now = d * 1e9 + nsec
-    if d <= tonumber(ARGV[4]) and now >= (tonumber(v[8]) or IDLE)
-      and iv == math.floor(tonumber(ARGV[5]) / (tonumber(v[7]) or 1)) and bu == tonumber(ARGV[6]) then
-      local tat, pu = tonumber(v[2]) or IDLE, tonumber(v[5]) or IDLE
+    if d <= tonumber(ARGV[4]) and now >= qu and iv == math.floor(tonumber(ARGV[5]) / f) and bu == tonumber(ARGV[6]) then
       local maxWait = tonumber(ARGV[7])
       local base = math.max(tat, now)
       local at = math.max(now, pu, base - (bu - 1) * iv)
@@ -310,23 +308,22 @@ if ARGV[8] == '0' then
       if maxWait < 0 or at < now + maxWait then granted, tat = 1, after end
       if pu > now and at <= pu then paused = 1 end
       -- The key outlives its last use by the TTL, past the turns reserved
-      -- and the pause. That expiry, to the ms on the store's clock, is
-      -- often the one this path gave it last (xp): calls less than a ms
-      -- apart skip PEXPIRE. Integers below 2^53, written as fmt writes them.
-      local ttl = tonumber(ARGV[3]) + math.ceil(math.max(0, tat - now, pu - now) / 1e6)
-      local xp = sec * 1000 + math.floor(nsec / 1e6) + ttl
-      if xp ~= tonumber(v[9]) then
+      -- (in every dimension) and the pause. That expiry, to the ms on the
+      -- store's clock, is often the one this path gave it last (xp): calls
+      -- less than a ms apart skip PEXPIRE.
+      local ttl = tonumber(ARGV[3]) + math.ceil(math.max(0, tat - now, pu - now, dt - now) / 1e6)
+      local exp = sec * 1000 + math.floor(nsec / 1e6) + ttl
+      if exp ~= xp then
         if granted == 1 then
-          redis.call('HSET', KEYS[1], 'tat', string.format('%d', tat), 'xp', string.format('%d', xp))
+          redis.call('SETRANGE', KEYS[1], 9, struct.pack('<dd', tat, exp))
         else
-          redis.call('HSET', KEYS[1], 'xp', string.format('%d', xp))
+          redis.call('SETRANGE', KEYS[1], 17, struct.pack('<d', exp))
         end
         redis.call('PEXPIRE', KEYS[1], ttl)
       elseif granted == 1 then
-        redis.call('HSET', KEYS[1], 'tat', string.format('%d', tat))
+        redis.call('SETRANGE', KEYS[1], 9, struct.pack('<d', tat))
       end
-      return {granted, at - now, at, paused, tonumber(v[6]) or 0, v[7] or '1', before, after, ep,
-        math.max(0, pu - now)}
+      return struct.pack('<dddddddddd', granted, at - now, at, paused, ps, f, before, after, ep, math.max(0, pu - now))
     end
   end
 end
@@ -340,10 +337,11 @@ end
 //	ARGV[7] maxWait, ns (-1: none)        ARGV[8] k, the extra dimensions
 //	then per dimension: name, interval (ns per unit), burst, cost
 //
-// It returns {granted, wait, at, paused, pause status, factor, tat before,
-// tat after, ep, pause left}, times in ns since ep (wait and pause left
-// from now), and with extra dimensions then {la before, and per dimension
-// its tat before and after and the reservation's number}.
+// It returns, as little-endian doubles (struct.pack), granted, wait, at,
+// paused, pause status, factor, tat before, tat after, ep, pause left —
+// times in ns since ep (wait and pause left from now) — and with extra
+// dimensions then la before, and per dimension its tat before and after
+// and the reservation's number.
 var takeScript = redis.NewScript(leanTake + head + machinery + `
 local s = load(sec, nsec)
 pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
@@ -385,7 +383,7 @@ else
 end
 local paused = 0
 if s.pu > s.now and at <= s.pu then paused = 1 end
-local out = {granted, at - s.now, at, paused, s.ps, fmt(s.f), before, after, s.ep, math.max(0, s.pu - s.now)}
+local out = {granted, at - s.now, at, paused, s.ps, s.f, before, after, s.ep, math.max(0, s.pu - s.now)}
 if k > 0 and granted == 1 then
   out[#out + 1] = s.la
   s.la = at
@@ -397,7 +395,7 @@ if k > 0 and granted == 1 then
   end
 end
 save(s)
-return out
+return struct.pack('<' .. string.rep('d', #out), unpack(out))
 `)
 
 // refundScript gives a turn back if nobody reserved after it (gcra.cancel),
@@ -410,8 +408,8 @@ return out
 //
 // It returns 1 if it gave the request's turn back, else 0.
 var refundScript = redis.NewScript(prologue + `
-if redis.call('EXISTS', key) == 0 then return 0 end
 local s = load()
+if not s.found then return 0 end
 local ok = 0
 if s.tat == abs(s, ARGV[7], ARGV[8]) then
   s.tat = math.max(IDLE, abs(s, ARGV[5], ARGV[6]))
@@ -442,9 +440,9 @@ return ok
 //
 // It returns 1.
 var settleScript = redis.NewScript(prologue + `
-if redis.call('EXISTS', key) == 0 then return 1 end
 local MAXSPAN = 2305843009213693952
 local s = load()
+if not s.found then return 1 end
 local at = abs(s, ARGV[5], ARGV[6])
 for j = 1, tonumber(ARGV[7]) do
   local o = 7 + (j - 1) * 4
@@ -514,7 +512,7 @@ for j = 1, kq do
   local o = 20 + (j - 1) * 4
   local qi, qb, qu = shapeOf(tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), s.now)
   if qi then
-    quotas[#quotas + 1] = {'d:' .. ARGV[o + 1] .. ':', qi, qb, qu}
+    quotas[#quotas + 1] = {ARGV[o + 1], qi, qb, qu}
     byName[ARGV[o + 1]] = quotas[#quotas]
   end
 end
@@ -533,10 +531,14 @@ if p > 0 and s.now + p > s.pu then
   local allow = math.min(math.max(tonumber(ARGV[14]), 1), s.bu)
   s.tat = math.max(s.tat, s.pu + (s.bu - allow) * s.iv)
 end
-save(s)
-for _, q in ipairs(quotas) do -- after save: ep has moved, if it moved
-  redis.call('HSET', key, q[1] .. 'qi', fmt(q[2]), q[1] .. 'qb', fmt(q[3]), q[1] .. 'qu', fmt(q[4]))
+-- every dimension's report is kept, one not paced yet too (dim makes no
+-- pace for it: the first Take with it does)
+for _, q in ipairs(quotas) do
+  local g = s.d[q[1]] or {tat = IDLE, seq = 0, floor = 0, marks = {}}
+  g.qi, g.qb, g.qu = q[2], q[3], q[4]
+  s.d[q[1]] = g
 end
+save(s)
 return {math.max(0, s.pu - s.now), s.ps, fmt(s.f)}
 `)
 
@@ -544,8 +546,8 @@ return {math.max(0, s.pu - s.now), s.ps, fmt(s.f)}
 //
 // It returns {pause left, pause status, factor}.
 var statusScript = redis.NewScript(prologue + `
-if redis.call('EXISTS', key) == 0 then return {0, 0, '1'} end
 local s = load()
+if not s.found then return {0, 0, '1'} end
 return {math.max(0, s.pu - s.now), s.ps, fmt(s.f)}
 `)
 

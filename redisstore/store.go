@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,7 +45,7 @@ type Store struct {
 	// (ContextTimeoutEnabled), so a call can run on the caller's goroutine.
 	ctxTimeouts bool
 
-	// lean holds the arguments of the last plain Take (see plainArgs).
+	// lean holds the command of the last plain Take (see plainCmd).
 	lean atomic.Pointer[leanArgs]
 
 	mu      sync.Mutex
@@ -137,29 +139,31 @@ func (s *Store) headArgs(n int) []any {
 	return append(args, s.cfg.ttl.Milliseconds(), rebaseAfter)
 }
 
-// leanArgs are the arguments of a plain Take at one pace, boxed once.
-// They are never modified: go-redis copies what it is given.
+// leanArgs is the EVALSHA command of a plain Take at one pace — evalsha,
+// take's SHA1, 1, the state key, then take's arguments — boxed once. It
+// is never modified, nor is it by go-redis, which writes it as it is.
 type leanArgs struct {
 	interval time.Duration
 	burst    int
 	rebase   int64
-	args     []any
+	cmd      []any
 }
 
-// plainArgs returns take's arguments for a plain Take — no extra
+// plainCmd returns the EVALSHA command for a plain Take — no extra
 // dimension, no deadline, on Redis's clock: nearly every Take — from the
 // store's cache when the pace is the last plain Take's, so that such a
-// Take allocates no arguments; nil for any other Take.
-func (s *Store) plainArgs(p core.Pace, maxWait time.Duration) []any {
+// Take allocates neither its arguments nor its command; nil for any other
+// Take.
+func (s *Store) plainCmd(p core.Pace, maxWait time.Duration) []any {
 	if len(p.Dims) > 0 || maxWait >= 0 || s.clock != nil {
 		return nil
 	}
 	if l := s.lean.Load(); l != nil && l.interval == p.Interval && l.burst == p.Burst && l.rebase == rebaseAfter {
-		return l.args
+		return l.cmd
 	}
-	l := &leanArgs{p.Interval, p.Burst, rebaseAfter, takeArgs(s.headArgs(4), p, -1)}
-	s.lean.Store(l)
-	return l.args
+	cmd := append([]any{"evalsha", takeScript.Hash(), len(s.state), s.state[0]}, takeArgs(s.headArgs(4), p, -1)...)
+	s.lean.Store(&leanArgs{p.Interval, p.Burst, rebaseAfter, cmd})
+	return cmd
 }
 
 // Take implements core.Store: it reserves the next turn in Redis, or in
@@ -168,11 +172,11 @@ func (s *Store) Take(ctx context.Context, p core.Pace, maxWait time.Duration) (c
 	if maxWait < 0 {
 		maxWait = -1
 	}
-	args := s.plainArgs(p, maxWait)
-	if args == nil {
-		args = takeArgs(s.headArgs(4+4*len(p.Dims)), p, maxWait)
+	q := call{sc: takeScript, keys: s.state, cmd: s.plainCmd(p, maxWait)}
+	if q.cmd == nil {
+		q.args = takeArgs(s.headArgs(4+4*len(p.Dims)), p, maxWait)
 	}
-	v, err := s.run(ctx, "take", takeScript, s.state, args...)
+	v, err := s.do(ctx, "take", q)
 	if err == nil {
 		t, pause, err := parseTurn(v, p)
 		if err == nil && s.fb != nil {
@@ -283,6 +287,15 @@ func (s *Store) adopt(st core.StoreStatus, err error) (core.StoreStatus, error) 
 // returns ctx's error as is when ctx ends first, and an *Error when Redis
 // fails, times out or was down within the probe interval.
 func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []string, args ...any) ([]any, error) {
+	v, err := s.do(ctx, op, call{sc: sc, keys: keys, args: args})
+	if x, ok := v.([]any); ok || err != nil {
+		return x, err
+	}
+	return []any{v}, nil
+}
+
+// do is run for a call, with the script's reply as go-redis reads it.
+func (s *Store) do(ctx context.Context, op string, q call) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -293,13 +306,13 @@ func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []str
 	defer cancel()
 	var r result
 	if s.ctxTimeouts {
-		r = call(cctx, sc, s.client, keys, args)
+		r = q.run(cctx, s.client)
 	} else {
 		// go-redis honours a context's deadline on the socket only with
 		// ContextTimeoutEnabled: wait in our own select so the timeout
 		// holds whatever the client.
 		done := make(chan result, 1)
-		go func() { done <- call(cctx, sc, s.client, keys, args) }()
+		go func() { done <- q.run(cctx, s.client) }()
 		select {
 		case r = <-done:
 		case <-cctx.Done():
@@ -320,6 +333,11 @@ func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []str
 		if cctx.Err() != nil && (errors.Is(r.err, context.DeadlineExceeded) || errors.Is(r.err, context.Canceled)) {
 			r.err = s.timedOut()
 		}
+		if q.keys[0] == s.state[0] && strings.HasPrefix(r.err.Error(), "WRONGTYPE") {
+			// Only a hash is ever there but ours: the state before it
+			// was a string (see scripts.go).
+			r.err = fmt.Errorf("%s holds the state of an older redisstore (a hash): every process sharing it must run one format: %w", q.keys[0], r.err)
+		}
 		err := &Error{Op: op, Err: r.err}
 		s.failed(err)
 		return nil, err
@@ -329,23 +347,37 @@ func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []str
 }
 
 type result struct {
-	v   []any
+	v   any
 	err error
 }
 
-func call(ctx context.Context, sc *redis.Script, c redis.Scripter, keys []string, args []any) result {
-	v, err := sc.Run(ctx, c, keys, args...).Result()
-	switch x := v.(type) {
-	case nil:
-		if err == nil {
-			err = fmt.Errorf("headgate: redis store: empty reply")
+// A call is one run of a script: sc with keys and args, or, when cmd is
+// set, its EVALSHA command whole (see leanArgs), which go-redis sends as
+// it is.
+type call struct {
+	sc   *redis.Script
+	keys []string
+	args []any
+	cmd  []any
+}
+
+// run makes the call through c: EVALSHA, then EVAL when Redis does not
+// have the script (NOSCRIPT).
+func (q call) run(ctx context.Context, c redis.UniversalClient) result {
+	var v any
+	var err error
+	if q.cmd != nil {
+		v, err = c.Do(ctx, q.cmd...).Result()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			v, err = q.sc.Eval(ctx, c, q.keys, q.cmd[3+len(q.keys):]...).Result()
 		}
-		return result{nil, err}
-	case []any:
-		return result{x, err}
-	default:
-		return result{[]any{x}, err}
+	} else {
+		v, err = q.sc.Run(ctx, c, q.keys, q.args...).Result()
 	}
+	if v == nil && err == nil {
+		err = fmt.Errorf("headgate: redis store: empty reply")
+	}
+	return result{v, err}
 }
 
 // skip returns the error of a call made while Redis is considered down,
@@ -456,14 +488,28 @@ func bit(b bool) int {
 
 // parseTurn reads take's reply to a Take at p: the turn, and the time left
 // in the pause.
-func parseTurn(v []any, p core.Pace) (core.Turn, time.Duration, error) {
-	n, err := ints(v, 0, 1, 2, 3, 4, 6, 7, 8, 9)
-	if err != nil {
-		return core.Turn{}, 0, err
+func parseTurn(v any, p core.Pace) (core.Turn, time.Duration, error) {
+	b, ok := v.(string)
+	if !ok {
+		return core.Turn{}, 0, fmt.Errorf("headgate: redis store: take replied %T, want a string", v)
 	}
-	f, err := factor(v, 5)
-	if err != nil {
-		return core.Turn{}, 0, err
+	if len(b) < 80 || len(b)%8 != 0 {
+		return core.Turn{}, 0, fmt.Errorf("headgate: redis store: take replied %d bytes, want 10 doubles or more", len(b))
+	}
+	var n [10]int64
+	for i := range n {
+		if i == 5 {
+			continue // the factor
+		}
+		x, ok := replyInt(b, i)
+		if !ok {
+			return core.Turn{}, 0, fmt.Errorf("headgate: redis store: take's reply value %d is not an integer", i)
+		}
+		n[i] = x
+	}
+	f := replyFloat(b, 5)
+	if !(f > 0 && f <= 1) {
+		return core.Turn{}, 0, fmt.Errorf("headgate: redis store: bad adaptive factor %v", f)
 	}
 	ep := n[8] * 1e9
 	tokText := "" // nothing to refund when nothing was reserved
@@ -471,7 +517,7 @@ func parseTurn(v []any, p core.Pace) (core.Turn, time.Duration, error) {
 		tok := token{before: ep + n[6], after: ep + n[7]}
 		if len(p.Dims) > 0 {
 			tok.at = ep + n[2]
-			if err := tok.readDims(v[10:], ep, p); err != nil {
+			if err := tok.readDims(b[80:], ep, p); err != nil {
 				return core.Turn{}, 0, err
 			}
 		}
@@ -482,6 +528,26 @@ func parseTurn(v []any, p core.Pace) (core.Turn, time.Duration, error) {
 		Paused: n[3] == 1, Status: int(n[4]), Factor: f,
 		Token: tokText,
 	}, time.Duration(n[9]), nil
+}
+
+// replyFloat returns double i of a reply of little-endian doubles.
+func replyFloat(b string, i int) float64 {
+	var u uint64
+	for j := 7; j >= 0; j-- {
+		u = u<<8 | uint64(b[8*i+j])
+	}
+	return math.Float64frombits(u)
+}
+
+// replyInt returns double i of a reply of little-endian doubles as the
+// integer it holds, or false when it holds none (every integer the
+// scripts reply is below 2^53 in magnitude, but an idle tat, -2^62).
+func replyInt(b string, i int) (int64, bool) {
+	x := replyFloat(b, i)
+	if x != math.Trunc(x) || x < -(1<<62) || x > 1<<62 {
+		return 0, false
+	}
+	return int64(x), true
 }
 
 func parseStatus(v []any) (core.StoreStatus, error) {

@@ -562,6 +562,13 @@ func TestKeysTagTTLAndNoscript(t *testing.T) {
 	if _, err := s.Status(ctx); err != nil {
 		t.Fatalf("after SCRIPT FLUSH: %v", err)
 	}
+	// a plain Take sends its cached EVALSHA command whole: it reloads too
+	if err := s.client.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if turn, err := s.Take(ctx, p, -1); err != nil || !turn.Granted {
+		t.Fatalf("plain Take after SCRIPT FLUSH = %+v, %v", turn, err)
+	}
 }
 
 func TestNewValidates(t *testing.T) {
@@ -691,10 +698,10 @@ func TestPlainTakeFollowsThePace(t *testing.T) {
 func TestPlainTakeArgumentsAllocateNothing(t *testing.T) {
 	s := newStore(t)
 	p := core.Pace{Interval: time.Millisecond, Burst: 2}
-	if n := testing.AllocsPerRun(100, func() { s.plainArgs(p, -1) }); n != 0 {
-		t.Fatalf("plainArgs allocates %v times a call, want 0", n)
+	if n := testing.AllocsPerRun(100, func() { s.plainCmd(p, -1) }); n != 0 {
+		t.Fatalf("plainCmd allocates %v times a call, want 0", n)
 	}
-	if args := s.plainArgs(p, time.Second); args != nil {
+	if args := s.plainCmd(p, time.Second); args != nil {
 		t.Fatalf("a Take with a deadline got the cached arguments %v", args)
 	}
 }

@@ -82,18 +82,18 @@ func parseToken(s string) (token, bool) {
 	return t, ok
 }
 
-// readDims reads the extra dimensions of take's reply (v from its 11th
-// value: la before, then each dimension's tat before and after, in ns
-// since ep, and the reservation's number) for a Take at p.
-func (t *token) readDims(v []any, ep int64, p core.Pace) error {
-	if len(v) != 1+3*len(p.Dims) {
-		return fmt.Errorf("headgate: redis store: take replied %d dimension values for %d dimensions", len(v), len(p.Dims))
+// readDims reads the extra dimensions of take's reply (b: its doubles
+// from the 11th: la before, then each dimension's tat before and after,
+// in ns since ep, and the reservation's number) for a Take at p.
+func (t *token) readDims(b string, ep int64, p core.Pace) error {
+	if len(b) != 8*(1+3*len(p.Dims)) {
+		return fmt.Errorf("headgate: redis store: take replied %d dimension values for %d dimensions", len(b)/8, len(p.Dims))
 	}
-	n := make([]int64, len(v))
-	for i, x := range v {
+	n := make([]int64, len(b)/8)
+	for i := range n {
 		var ok bool
-		if n[i], ok = x.(int64); !ok {
-			return fmt.Errorf("headgate: redis store: reply value %d is %T, want an integer", 10+i, x)
+		if n[i], ok = replyInt(b, i); !ok {
+			return fmt.Errorf("headgate: redis store: take's reply value %d is not an integer", 10+i)
 		}
 	}
 	t.la = ep + n[0]
