@@ -1,5 +1,7 @@
 package core
 
+import "math"
+
 // What the controller learns of a windowed server's windows: their length
 // and where they turn.
 
@@ -16,6 +18,10 @@ type windows struct {
 	sent    int64 // the latest group's send time
 	low     int   // the least Remaining in it
 	prevLow int   // the least Remaining in the group before; -1: none
+
+	// Whether refused requests count (watchCounted).
+	admitSent   int64 // the latest send time of an admitted request that reported its quota; math.MinInt64: none
+	refusedSent int64 // the latest send time of a refused request; math.MinInt64: none
 }
 
 // end is the first window end after now that the windows predict, or 0.
@@ -62,4 +68,33 @@ func policyWindow(f Feedback) int64 {
 		}
 	}
 	return 0
+}
+
+// watchCounted learns whether the server counts refused requests against
+// its quota, as fiber's sliding window does (its previous window's count,
+// refusals and all, carries whole into the current one on a whole-second
+// clock). The evidence: a request admitted two whole windows after the
+// last one admitted, with refused ones between and none admitted, that
+// finds the quota short of whole (Remaining below Limit − 1). Had the
+// server counted only admissions, all of it would have returned by then on
+// any quota whose window is the one its resets state: a sliding-window
+// counter weighs the window before the current one, and the last
+// admission's is no longer that.
+//
+// On such a server every refusal costs quota, and a probe into a window
+// that has none spends the next window's: it stays windowed — a turn
+// brings back what the window before it left, no more — and its spent
+// window is waited out, not probed at the pace.
+func (c *control) watchCounted(o observation, refusal bool) {
+	w := &c.win
+	switch {
+	case refusal:
+		w.refusedSent = max(w.refusedSent, o.sent)
+	case o.f.Remaining >= 0:
+		if w.admitSent != math.MinInt64 && w.length > 0 && w.refusedSent > w.admitSent &&
+			o.sent >= w.admitSent+2*w.length && o.f.Limit > 1 && o.f.Remaining < o.f.Limit-1 {
+			c.counted = true
+		}
+		w.admitSent = max(w.admitSent, o.sent)
+	}
 }
