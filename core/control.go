@@ -187,6 +187,7 @@ func (c *control) observe(o observation) verdict {
 				// report of the quota spent (below), not paced into.
 				return c.windowWait(o, v)
 			}
+			c.allowance(o)
 			v.release, v.from, v.remaining = true, o.sent, int64(f.Remaining)
 			return c.grow(o, v)
 		}
@@ -275,6 +276,7 @@ func (c *control) observe(o observation) verdict {
 func (c *control) refused(o observation, v verdict) verdict {
 	f := o.f
 	v.keepPlace = true
+	c.win.left = 0 // the window is spent, or paused: its allowance is no more
 	if c.onlyPause(f) {
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		c.kept.restart(v.pause)

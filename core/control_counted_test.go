@@ -24,11 +24,13 @@ import (
 type countingWindow struct {
 	limit   int
 	latency time.Duration
+	jitter  func(n int) time.Duration // if set, the nth request's answer takes this much more on its way back
 
 	mu         sync.Mutex
 	window     int64 // the current window, a Unix second; 0: none yet
 	prev, curr int   // requests seen in the window before it and in it
 	refused    int
+	n          int // requests seen
 }
 
 func (s *countingWindow) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -51,7 +53,12 @@ func (s *countingWindow) RoundTrip(r *http.Request) (*http.Response, error) {
 	if remaining < 0 {
 		s.refused++
 	}
+	s.n++
+	n := s.n
 	s.mu.Unlock()
+	if s.jitter != nil {
+		time.Sleep(s.jitter(n))
+	}
 	w := httptest.NewRecorder()
 	if remaining < 0 {
 		w.Header().Set("Retry-After", "1")
@@ -86,49 +93,110 @@ func TestBatchCountingWindowToldExactRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		toYear2026()
 		srv := &countingWindow{limit: 100, latency: time.Millisecond}
-		b, err := NewBudget(PerSecond(100), WithBurst(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		client := &http.Client{Transport: NewTransport(srv, b)}
-		const n, workers = 500, 100
-		start := time.Now()
-		var next atomic.Int64
-		var mu sync.Mutex
-		var last time.Time
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for i := next.Add(1); i <= n; i = next.Add(1) {
-					for {
-						resp, err := client.Get("http://api.test/v1/call/" + strconv.FormatInt(i, 10))
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						_, _ = io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-						if resp.StatusCode == http.StatusOK {
-							mu.Lock()
-							if now := time.Now(); now.After(last) {
-								last = now
-							}
-							mu.Unlock()
-							break
-						}
-					}
-				}
-			})
-		}
-		wg.Wait()
-		makespan := last.Sub(start)
-		t.Logf("%d 429s, makespan %v (the floor 9s)", srv.refused, makespan)
+		refused, makespan := runCounting(t, srv)
+		t.Logf("%d 429s, makespan %v (the floor 9s)", refused, makespan)
 		if makespan < 9*time.Second {
 			t.Errorf("makespan %v, below the floor of 9s: the server is not fiber's rule", makespan)
 		}
-		if makespan > 9*time.Second+50*time.Millisecond || srv.refused > 2 {
+		if makespan > 9*time.Second+50*time.Millisecond || refused > 2 {
 			t.Errorf("%d 429s, makespan %v; want 2 at most (the probe after the first burst, the one in window 1) and within 50ms of the floor 9s",
-				srv.refused, makespan)
+				refused, makespan)
 		}
 	})
+}
+
+// The same batch with answers that take 1 ms longer on their way back by
+// turns (the nth request's n mod j ms), as a loaded server's and network's
+// do: the answer of the probe at a window's predicted end may come after
+// the reported reset, and the answers of the burst it releases after the
+// pace's next turn. Neither may cost a refusal: the others stay held until
+// the probe's answer comes, and once the window's allowance (the probe's
+// Remaining) has gone they are held for its end, whenever the answer
+// reporting it spent comes (before: up to 10.05 s, 6 429s).
+func TestBatchCountingWindowSlowAnswers(t *testing.T) {
+	for _, j := range []int{2, 3, 5, 7} {
+		t.Run(strconv.Itoa(j), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				toYear2026()
+				srv := &countingWindow{limit: 100, latency: time.Millisecond,
+					jitter: func(n int) time.Duration { return time.Duration(n%j) * time.Millisecond }}
+				refused, makespan := runCounting(t, srv)
+				t.Logf("%d 429s, makespan %v (the floor 9s)", refused, makespan)
+				if makespan > 9*time.Second+50*time.Millisecond || refused > 2 {
+					t.Errorf("%d 429s, makespan %v; want 2 at most and within 50ms of the floor 9s", refused, makespan)
+				}
+			})
+		})
+	}
+}
+
+// runCounting sends the batch, 500 calls from 100 goroutines, each
+// retried until admitted, through a budget told the server's exact rate
+// and burst, and returns the 429s the server sent and the makespan.
+func runCounting(t *testing.T, srv *countingWindow) (refused int, makespan time.Duration) {
+	b, err := NewBudget(PerSecond(100), WithBurst(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: NewTransport(srv, b)}
+	const n, workers = 500, 100
+	start := time.Now()
+	var next atomic.Int64
+	var mu sync.Mutex
+	var last time.Time
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1); i <= n; i = next.Add(1) {
+				for {
+					resp, err := client.Get("http://api.test/v1/call/" + strconv.FormatInt(i, 10))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						mu.Lock()
+						if now := time.Now(); now.After(last) {
+							last = now
+						}
+						mu.Unlock()
+						break
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.refused, last.Sub(start)
+}
+
+// The evidence that refusals count is read from a probe's answer only: a
+// probe goes alone, so the Remaining it finds short of whole is the
+// server's count. An answer to a request sent beside others (a pause's
+// end lets several go at once) finds it short by the others that reached
+// the server first, and shows nothing.
+func TestControlCountedOnlyFromAProbe(t *testing.T) {
+	for _, alone := range []bool{true, false} {
+		t.Run(strconv.FormatBool(alone), func(t *testing.T) {
+			c := newControl(DefaultAdaptive())
+			sent := 2013 * ms // the probe's, at the window's end
+			if !alone {
+				sent += ms // another request's, sent beside it
+			}
+			runCtl(t, &c, []ctlStep{
+				{at: 1 * ms, sent: 0, status: 200, h: quota("0", "100", "1")},
+				{at: 12 * ms, sent: 11 * ms, status: 429, h: http.Header{"Retry-After": {"1"}}}, // windowed
+				{at: 1013 * ms, sent: 1012 * ms, status: 429, h: http.Header{"Retry-After": {"1"}}},
+				{at: sent + ms, sent: sent, status: 200, h: quota("98", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
+					if c.counted != alone {
+						t.Errorf("counted %v, want %v (sent alone: %v)", c.counted, alone, alone)
+					}
+				}},
+			})
+		})
+	}
 }
