@@ -24,6 +24,9 @@ import (
 //     have refilled a token (Reset/Limit, the quota's own refill interval).
 //     The probe admitted with part of the quota spent: continuous; refused,
 //     or admitted with the whole quota back (the window turned): windowed.
+//     A server seen counting refused requests (watchCounted) stays
+//     windowed: its turned window brings back only what the one before
+//     it left, and each spent window is waited out, never probed into.
 //   - Whole-second resets and Retry-Afters are coarse bounds (rounded up by
 //     some servers, down by others): a refusal whose wait is one second or
 //     less holds the callers until it, but one probe goes at the next paced
@@ -63,6 +66,7 @@ type control struct {
 	probe         probe
 	win           windows  // where a windowed server's windows turn
 	kept          keptPace // evidence that the server keeps up with a pace (control_kept.go)
+	counted       bool     // the server counts refused requests against its quota (watchCounted)
 }
 
 // quotaModel is how the controller believes the server's quota returns.
@@ -111,7 +115,7 @@ type verdict struct {
 func newControl(cfg Adaptive) control {
 	return control{cfg: cfg, factor: 1, failed: 1, cutAt: math.MinInt64, grewAt: math.MinInt64,
 		last: quotaReport{sent: math.MinInt64, remaining: -1, limit: -1, reset: -1}, prevRemaining: -1,
-		win: windows{sent: math.MinInt64, low: -1, prevLow: -1}}
+		win: windows{sent: math.MinInt64, low: -1, prevLow: -1, admitSent: math.MinInt64, refusedSent: math.MinInt64}}
 }
 
 // observation is one response as the controller sees it.
@@ -159,6 +163,7 @@ func (c *control) observe(o observation) verdict {
 		return v // a failure says nothing about the quota
 	}
 	c.kept.observe(o, refusal, c.paced(o.interval))
+	c.watchCounted(o, refusal)
 	fresh := c.fresher(o)
 	if fresh && f.Remaining >= 0 {
 		c.learn(o)
@@ -171,12 +176,19 @@ func (c *control) observe(o observation) verdict {
 		refillAt, holdUntil := p.refillAt, p.holdUntil
 		c.probe = probe{}
 		if !refusal {
-			if c.model != modelContinuous && f.Remaining >= 0 && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
+			if c.model != modelContinuous && !c.counted && f.Remaining >= 0 && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
 				// Part of the quota came back, not all of it (a turned window
-				// would give it all): it returns continuously — a sliding
+				// would give it all, but for what a server that counts
+				// refusals carried): it returns continuously — a sliding
 				// window, too, once its first window has passed.
 				c.model = modelContinuous
 			}
+			if c.model == modelWindowed && f.Remaining == 0 && f.Pause > 0 {
+				// The window's last token: its end is waited for, as any
+				// report of the quota spent (below), not paced into.
+				return c.windowWait(o, v)
+			}
+			c.allowance(o)
 			v.release, v.from, v.remaining = true, o.sent, int64(f.Remaining)
 			return c.grow(o, v)
 		}
@@ -265,6 +277,7 @@ func (c *control) observe(o observation) verdict {
 func (c *control) refused(o observation, v verdict) verdict {
 	f := o.f
 	v.keepPlace = true
+	c.win.left = 0 // the window is spent, or paused: its allowance is no more
 	if c.onlyPause(f) {
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		c.kept.restart(v.pause)

@@ -27,6 +27,7 @@ type probe struct {
 // window turned: a wrong prediction, or a server pause begun meanwhile,
 // costs one refusal, not a window's worth.
 func (c *control) windowWait(o observation, v verdict) verdict {
+	c.win.left = 0 // (its allowance: the window's end is waited for now)
 	if c.probe.armed || c.probe.out {
 		return v
 	}

@@ -1,5 +1,7 @@
 package core
 
+import "math"
+
 // What the controller learns of a windowed server's windows: their length
 // and where they turn.
 
@@ -16,6 +18,15 @@ type windows struct {
 	sent    int64 // the latest group's send time
 	low     int   // the least Remaining in it
 	prevLow int   // the least Remaining in the group before; -1: none
+
+	// Whether refused requests count (watchCounted).
+	admitSent   int64 // the latest send time of an admitted request that reported its quota; math.MinInt64: none
+	refusedSent int64 // the latest send time of a refused request; math.MinInt64: none
+
+	// A counted server's window, as its probe's answer left it (allowance):
+	// left grants still to go in it, then a probe at leftAt, the others
+	// held until leftHold. 0 left: none counted.
+	left, leftAt, leftHold int64
 }
 
 // end is the first window end after now that the windows predict, or 0.
@@ -62,4 +73,71 @@ func policyWindow(f Feedback) int64 {
 		}
 	}
 	return 0
+}
+
+// watchCounted learns whether the server counts refused requests against
+// its quota, as fiber's sliding window does (its previous window's count,
+// refusals and all, carries whole into the current one on a whole-second
+// clock). The evidence: a probe (sent alone, the others held) admitted two
+// whole windows after the last request admitted, with refused ones
+// between and none admitted, that finds the quota short of whole
+// (Remaining below Limit − 1). Had the
+// server counted only admissions, all of it would have returned by then on
+// any quota whose window is the one its resets state: a sliding-window
+// counter weighs the window before the current one, and the last
+// admission's is no longer that.
+//
+// On such a server every refusal costs quota, and a probe into a window
+// that has none spends the next window's: it stays windowed — a turn
+// brings back what the window before it left, no more — and its spent
+// window is waited out, not probed at the pace (allowance).
+func (c *control) watchCounted(o observation, refusal bool) {
+	w := &c.win
+	switch {
+	case refusal:
+		w.refusedSent = max(w.refusedSent, o.sent)
+	case o.f.Remaining >= 0:
+		if c.probe.out && o.sent == c.probe.sentAt && // sent alone: its Remaining is the server's count, not a group's
+			w.admitSent != math.MinInt64 && w.length > 0 && w.refusedSent > w.admitSent &&
+			o.sent >= w.admitSent+2*w.length && o.f.Limit > 1 && o.f.Remaining < o.f.Limit-1 {
+			c.counted = true
+		}
+		w.admitSent = max(w.admitSent, o.sent)
+	}
+}
+
+// allowance counts, on a server that counts refusals, the grants a probe's
+// answer left in its window (its Remaining): once they have gone, every
+// other caller is held for the window's end — with one probe then, as
+// windowWait's — before their answers come back. A request sent beyond
+// them is refused and spends the next window's quota; the answer that
+// reports the last one spent may come later than the pace's next turn
+// (a burst answered slowly, a loaded server).
+func (c *control) allowance(o observation) {
+	c.win.left = 0
+	f := o.f
+	if c.model != modelWindowed || !c.counted || f.Remaining <= 0 || f.Reset <= 0 {
+		return
+	}
+	at := o.now + int64(f.Reset)
+	hold := at + coarse
+	if e := c.win.end(o.now); e > o.now && e < at {
+		at = e
+	}
+	c.win.left, c.win.leftAt, c.win.leftHold = int64(f.Remaining), at, hold
+}
+
+// spent counts one grant against the window's allowance and reports
+// whether that was the last: the probe for the window's end is then armed,
+// and the others are to be held until leftAt.
+func (c *control) spent() bool {
+	if c.win.left <= 0 || c.probe.armed || c.probe.out {
+		c.win.left = 0
+		return false
+	}
+	if c.win.left--; c.win.left > 0 {
+		return false
+	}
+	c.probe = probe{armed: true, holdUntil: c.win.leftHold}
+	return true
 }

@@ -61,14 +61,15 @@ func (b *Budget) lock() {
 
 // openLaneLocked opens the fast lane at now if nothing but the GCRA step
 // stands between a call and its turn: nobody queued, no gate (pause or
-// hold), no armed probe, the pace the configured one (no adaptive cut, no
+// hold), no armed probe nor a window's allowance being counted
+// (control_window.go), the pace the configured one (no adaptive cut, no
 // quota report slowing it), and b.g at that pace and the same state as
 // the record of the turns granted (b.told: told.go), so that the lane's
 // turns are both's. A budget built without a lane (a cap, extra
 // dimensions, a store) never opens one.
 func (b *Budget) openLaneLocked(now int64) {
 	l := b.lane.Load()
-	if l == nil || b.queue.n > 0 || b.gateLocked() > now || b.ctl.pol.probe.armed {
+	if l == nil || b.queue.n > 0 || b.gateLocked() > now || b.ctl.pol.probe.armed || b.ctl.pol.win.left > 0 {
 		return
 	}
 	if interval, burst := b.paceLocked(now); interval != int64(b.rate.Interval()) || burst != b.burst ||

@@ -1,5 +1,7 @@
 package core
 
+import "net/http"
+
 // The controller's hold and its probe, as the scheduler enacts them.
 //
 // While the quota model is unknown, or a whole-second wait may mean a few
@@ -93,11 +95,19 @@ func (b *Budget) setTatLocked(tat int64) {
 // sentLocked is told of every call granted at now, its turn reserved for
 // at: b.told records it (told.go). When the controller
 // armed a probe, this call is it: every other caller is held until its
-// answer comes (or, if none does, until the hold the controller set). It
-// reports whether the call was a probe.
+// answer comes (or, if none does, until the hold the controller set). So
+// are they when this call was the last of a counted window's allowance. It
+// reports whether the others are held now.
 func (b *Budget) sentLocked(now, at int64) bool {
 	b.toldSentLocked(now, at)
 	p := &b.ctl.pol.probe
+	if b.ctl.pol.spent() {
+		// The last of a counted window's allowance (control_window.go):
+		// the others wait for the window's end, and its probe.
+		b.hold, b.holdAllow, b.holdCode = max(b.hold, b.ctl.pol.win.leftAt), 1, http.StatusOK
+		b.retimeQueueLocked(now)
+		return true
+	}
 	if !p.armed || now < b.hold {
 		return false
 	}
