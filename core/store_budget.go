@@ -144,8 +144,11 @@ func (p *storePacer) pace() Pace {
 func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	b := p.b
 	pace := p.pace()
+	// A refusal that only says "pause" (the quota whole when it ends) does
+	// not cut the fleet's pace, as it does not a budget's own (control.go);
+	// one that shows the pace too fast does.
 	r := Report{Status: status, Pause: f.Pause, Allow: int(pauseAllowance(f, int64(pace.Burst))),
-		Refused: refused(status, f), Sent: sent, Pace: pace,
+		Refused: refused(status, f) && !b.ctl.pol.onlyPause(f), Sent: sent, Pace: pace,
 		Remaining: f.Remaining, Limit: f.Limit, Reset: min(f.Reset, b.maxPause)}
 	for _, q := range f.Quotas { // a Quota whose Name, or else Unit, is a dimension's
 		for _, d := range p.dims {

@@ -75,13 +75,57 @@ func TestStorePauseSeenByOneHoldsAll(t *testing.T) {
 		if !errors.As(err, &rl) || rl.StatusCode != 429 || rl.Reason != Paused || rl.RetryAfter != 5*time.Second {
 			t.Fatalf("pause past the deadline: err = %v, want RateLimitError{429, paused, 5s}", err)
 		}
-		// One decrease per burst, shared: both responses were sent before
-		// the other's decrease? The second was sent after the first decrease,
-		// so the factor is 0.25.
-		if st, _ := s.Status(context.Background()); st.Factor != 0.25 {
-			t.Fatalf("shared factor = %v, want 0.25", st.Factor)
+		// Both were server pauses, which say nothing of the pace: the
+		// fleet's factor is not cut, as a budget's own is not.
+		if st, _ := s.Status(context.Background()); st.Factor != 1 {
+			t.Fatalf("shared factor = %v after two pauses, want 1 (no cut)", st.Factor)
 		}
 	})
+}
+
+// A refusal that shows the fleet's pace too fast — no wait named, or a
+// wait of a second or less (a token's refill, rounded up) — cuts the
+// shared factor for every budget; one that only says "pause" (a wait
+// longer than a second, the quota whole when it ends) pauses them all and
+// cuts nothing, as in a budget of its own.
+func TestStoreOnlyARefusalThatShowsThePaceTooFastCutsTheFleet(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		h    http.Header
+		cut  bool
+	}{
+		{"no wait named", http.Header{}, true},
+		{"a one-second wait", http.Header{"Retry-After": {"1"}}, true},
+		{"a quota spent until its reset", http.Header{"Retry-After": {"1"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"1"}}, true},
+		{"a server pause", http.Header{"Retry-After": {"30"}}, false},
+		{"a pause with the quota whole at its end", http.Header{"Retry-After": {"30"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"30"}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := NewMemoryStore()
+				a := MustBudget(PerSecond(10), WithStore(s))
+				b := MustBudget(PerSecond(10), WithStore(s))
+				p, err := a.Acquire(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.Observe(http.StatusTooManyRequests, c.h)
+				want := 1.0
+				if c.cut {
+					want = 0.5
+				}
+				if st, _ := s.Status(context.Background()); st.Factor != want {
+					t.Errorf("shared factor %v, want %v", st.Factor, want)
+				}
+				if _, err := b.Acquire(context.Background()); err != nil { // (it mirrors the factor with its turn)
+					t.Fatal(err)
+				}
+				if got := b.EffectiveRate().PerSecondFloat(); c.cut == (got == 10) {
+					t.Errorf("the other budget's effective rate %v/s after its turn; cut: %v", got, c.cut)
+				}
+			})
+		})
+	}
 }
 
 func TestStoreCancelRefundsTheTurn(t *testing.T) {

@@ -15,8 +15,9 @@
 // while it waits gives its turn back if nobody reserved after it. A
 // response's feedback is applied by another script, atomically: a pause
 // extends the shared pause (never shortens it) and bounds what goes at once
-// when it ends; a refusal halves the shared rate once per burst across the
-// whole fleet (a response to a request sent before the last decrease does
+// when it ends; a refusal that shows the pace too fast (core sends a
+// server pause, the quota whole when it ends, as no refusal) halves the
+// shared rate once per burst across the whole fleet (a response to a request sent before the last decrease does
 // not decrease it again); other responses restore it with time; a quota
 // report (Remaining/Reset, x-ratelimit-remaining-tokens for a dimension)
 // shapes the shared pace until its reset, as it shapes one budget's. The

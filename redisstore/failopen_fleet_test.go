@@ -140,8 +140,10 @@ func checkPauseHeld(t *testing.T, turns []core.Turn, heard, end time.Time, queue
 	return before, inside
 }
 
-// pauseThenKill has b hear a 3 s pause (a 429 with Retry-After: 3) and
-// report it to Redis, then kills Redis half a second later. told is when
+// pauseThenKill has b hear a 3 s pause (a 429 with Retry-After: 3 whose
+// quota returns only 2 s after it ends: the pace was too fast, and the
+// fleet's factor is cut) and report it to Redis, then kills Redis half a
+// second later. told is when
 // the 429 was observed (the pause ends at least 3 s after it), heard when
 // Redis had it.
 func pauseThenKill(t *testing.T, b *core.Budget, srv *redisServer) (told, heard time.Time) {
@@ -151,7 +153,8 @@ func pauseThenKill(t *testing.T, b *core.Budget, srv *redisServer) (told, heard 
 		t.Fatal(err)
 	}
 	told = time.Now()
-	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}})
+	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"},
+		"X-Ratelimit-Limit": {"4"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"5"}})
 	heard = time.Now()
 	time.Sleep(500 * time.Millisecond)
 	srv.kill()
