@@ -216,8 +216,9 @@ func refused(status int, f Feedback) bool {
 // per second would take; it climbs only while responses show room (never
 // while they report the quota spent or draining), up to the configured
 // rate. Other 5xx responses and transport errors change nothing. (A budget
-// WithStore keeps the earlier rule for now: every refusal decreases, and
-// recovery is linear at Increase per second.)
+// WithStore keeps the earlier rule for now: every refusal that shows the
+// pace too fast decreases — a server pause, the quota whole when it ends,
+// does not — and recovery is linear at Increase per second.)
 type Adaptive struct {
 	Decrease float64 // multiplier on a refusal, in (0, 1]; default 0.5
 	MinRate  float64 // floor, as a fraction of the configured rate, in (0, 1]; default 0.1
