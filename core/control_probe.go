@@ -25,7 +25,9 @@ type probe struct {
 // reset rounded up to a whole second may be most of a second late). One
 // probe goes then, and the rest follow at once when its answer says the
 // window turned: a wrong prediction, or a server pause begun meanwhile,
-// costs one refusal, not a window's worth.
+// costs one refusal, not a window's worth. (A probe a few ms short of
+// two windows after the last admission goes then instead: its answer can
+// show refusals counted; countable.)
 func (c *control) windowWait(o observation, v verdict) verdict {
 	c.win.left = 0 // (its allowance: the window's end is waited for now)
 	if c.probe.armed || c.probe.out {
@@ -35,6 +37,9 @@ func (c *control) windowWait(o observation, v verdict) verdict {
 	hold := at + coarse // if the probe's answer never comes
 	if e := c.win.end(o.now); e > o.now && e < at {
 		at, hold = e, at
+	}
+	if later := c.win.countable(at, c.counted); later > at {
+		at, hold = later, max(hold, later+coarse)
 	}
 	v.probeAt, v.holdUntil = at, hold
 	c.probe = probe{armed: true, holdUntil: hold}

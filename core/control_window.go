@@ -106,6 +106,30 @@ func (c *control) watchCounted(o observation, refusal bool) {
 	}
 }
 
+// countable is when a window's probe planned at at goes, so that its
+// answer can show refusals counted (watchCounted): two windows after the
+// last admission, when at falls short of that by a tenth of a window at
+// most. The windows' turn may have been read within the first burst (its
+// requests reach the server in another order than they left, and a
+// Remaining rises), while the burst's last request left tens of ms after
+// its first (a loaded machine's goroutines take their turns late): the
+// end predicted two windows on then comes just before two windows have
+// passed since that request, and the probe's answer, too early to show
+// the refusals counted, would read as a continuous quota's. Short by more
+// — as the probe for the end of the last admission's own window, at most a
+// window after it, always is — or once counted, at stands: a fixed
+// window's probe for the end of the window that admitted last is never
+// delayed.
+func (w windows) countable(at int64, counted bool) int64 {
+	if counted || w.length <= 0 || w.admitSent == math.MinInt64 {
+		return at
+	}
+	if two := w.admitSent + 2*w.length; two > at && two-at <= w.length/10 {
+		return two
+	}
+	return at
+}
+
 // allowance counts, on a server that counts refusals, the grants a probe's
 // answer left in its window (its Remaining): once they have gone, every
 // other caller is held for the window's end — with one probe then, as
