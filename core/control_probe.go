@@ -25,7 +25,12 @@ type probe struct {
 // reset rounded up to a whole second may be most of a second late). One
 // probe goes then, and the rest follow at once when its answer says the
 // window turned: a wrong prediction, or a server pause begun meanwhile,
-// costs one refusal, not a window's worth.
+// costs one refusal, not a window's worth. The others are held until that
+// answer, or a second past the probe at least should none come: the
+// predicted end may be only a millisecond before the reset's (a turn seen
+// in one response's arrival, the reset counted from another's), and a
+// hold that ended there, before the answer came, would let the window's
+// quota go at the pace, not at once.
 func (c *control) windowWait(o observation, v verdict) verdict {
 	c.win.left = 0 // (its allowance: the window's end is waited for now)
 	if c.probe.armed || c.probe.out {
@@ -34,7 +39,7 @@ func (c *control) windowWait(o observation, v verdict) verdict {
 	at := o.now + int64(o.f.Pause)
 	hold := at + coarse // if the probe's answer never comes
 	if e := c.win.end(o.now); e > o.now && e < at {
-		at, hold = e, at
+		at, hold = e, max(at, e+coarse)
 	}
 	v.probeAt, v.holdUntil = at, hold
 	c.probe = probe{armed: true, holdUntil: hold}
