@@ -25,8 +25,13 @@ type probe struct {
 // reset rounded up to a whole second may be most of a second late). One
 // probe goes then, and the rest follow at once when its answer says the
 // window turned: a wrong prediction, or a server pause begun meanwhile,
-// costs one refusal, not a window's worth. (A probe a few ms short of
-// two windows after the last admission goes then instead: its answer can
+// costs one refusal, not a window's worth. The others are held until that
+// answer, or a second past the probe at least should none come: the
+// predicted end may be only a millisecond before the reset's (a turn seen
+// in one response's arrival, the reset counted from another's), and a
+// hold that ended there, before the answer came, would let the window's
+// quota go at the pace, not at once. (A probe a few ms short of two
+// windows after the last admission goes then instead: its answer can
 // show refusals counted; countable.)
 func (c *control) windowWait(o observation, v verdict) verdict {
 	c.win.left = 0 // (its allowance: the window's end is waited for now)
@@ -36,7 +41,7 @@ func (c *control) windowWait(o observation, v verdict) verdict {
 	at := o.now + int64(o.f.Pause)
 	hold := at + coarse // if the probe's answer never comes
 	if e := c.win.end(o.now); e > o.now && e < at {
-		at, hold = e, at
+		at, hold = e, max(at, e+coarse)
 	}
 	if later := c.win.countable(at, c.counted); later > at {
 		at, hold = later, max(hold, later+coarse)

@@ -206,7 +206,10 @@ func TestControlRecoveryWaitsForRoom(t *testing.T) {
 }
 
 // A window seen turning pins the later ends: a window spent part way
-// through waits for its predicted end, not for the reset rounded up.
+// through waits for its predicted end, not for the reset rounded up. The
+// others are held until the probe's answer, a second past the probe should
+// none come: not only to the reset bound, which may come before the answer
+// does (control_windowwait_test.go).
 func TestControlWindowTurnPredictsTheEnd(t *testing.T) {
 	c := newControl(DefaultAdaptive())
 	c.model = modelWindowed
@@ -214,8 +217,8 @@ func TestControlWindowTurnPredictsTheEnd(t *testing.T) {
 		{at: 991 * ms, sent: 990 * ms, status: 200, h: quota("3", "100", "1")},
 		{at: 1001 * ms, sent: 1000 * ms, status: 200, h: quota("99", "100", "1")}, // it turned by 1.001s
 		{at: 1301 * ms, sent: 1300 * ms, status: 200, h: quota("0", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
-			if v.probeAt != int64(2001*ms) || v.holdUntil != int64(2301*ms) {
-				t.Errorf("verdict %+v, want a probe at the predicted end 2.001s, the rest held to the reset bound 2.301s", v)
+			if v.probeAt != int64(2001*ms) || v.holdUntil != int64(3001*ms) {
+				t.Errorf("verdict %+v, want a probe at the predicted end 2.001s, the rest held a second past it, 3.001s", v)
 			}
 		}},
 	})
