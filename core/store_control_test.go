@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"sort"
 	"sync"
@@ -80,6 +81,38 @@ func TestStoreCutRetimesTheWaitingCalls(t *testing.T) {
 		for i, at := range sent {
 			if i > 0 && at.Sub(sent[i-1]) < 200*time.Millisecond {
 				t.Errorf("calls sent %v and %v after the cut: closer than the cut pace's 200ms", sent[i-1].Sub(cut), at.Sub(cut))
+			}
+		}
+	})
+}
+
+// A 429 the budget's controller found no cut (a server pause, a near miss)
+// shows no room either: it neither cuts the shared factor nor restores it;
+// the next success restores Increase per second since the cut.
+func TestStoreA429WithoutACutRestoresNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		p := Pace{Interval: 10 * time.Millisecond, Burst: 1, Adaptive: DefaultAdaptive()}
+		ctx := context.Background()
+		turn, err := s.Take(ctx, p, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			r    Report
+			want float64
+		}{
+			{Report{Status: 429, Refused: true, Sent: turn.At, Pace: p}, 0.5},
+			{Report{Status: 429, Pause: 30 * time.Second, Sent: turn.At, Pace: p}, 0.5},
+			{Report{Status: 200, Sent: turn.At, Pace: p}, 0.7},
+		} {
+			time.Sleep(time.Second)
+			st, err := s.Report(ctx, c.r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(st.Factor-c.want) > 1e-9 {
+				t.Errorf("after a %d (refused: %v) a second later: factor %v, want %v", c.r.Status, c.r.Refused, st.Factor, c.want)
 			}
 		}
 	})
