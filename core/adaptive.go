@@ -162,11 +162,13 @@ type aimd struct {
 
 func newAIMD() aimd { return aimd{factor: 1, lastDecrease: math.MinInt64} }
 
-// observe applies one response at now, sent at sent: refused responses
-// (429, 503, a spent quota) multiply the factor by Decrease unless the
-// request was sent before the last decrease (one burst counts once); other
-// responses below 500 restore Increase per second since the last change.
-// Other 5xx change nothing. It reports whether the factor changed.
+// observe applies one response at now, sent at sent: a refusal that shows
+// the pace too fast (refused: the budget's controller judged it) multiplies
+// the factor by Decrease unless the request was sent before the last
+// decrease (one burst counts once); other responses below 500 but a 429
+// (a pause, a near miss: no room shown) restore Increase per second since
+// the last change. Other 5xx change nothing. It reports whether the factor
+// changed.
 func (a *aimd) observe(cfg Adaptive, refused bool, status int, sent, now int64) bool {
 	if !cfg.Enabled() {
 		return false
@@ -180,7 +182,7 @@ func (a *aimd) observe(cfg Adaptive, refused bool, status int, sent, now int64) 
 		a.factor = max(cfg.MinRate, a.factor*cfg.Decrease)
 		a.lastDecrease, a.lastChange = now, now
 		return a.factor != old
-	case status < 500 && a.factor < 1:
+	case status < 500 && status != 429 && a.factor < 1:
 		since := float64(now-a.lastChange) / 1e9
 		if since <= 0 {
 			return false

@@ -53,6 +53,9 @@ type batch struct {
 	// back: a server answers a burst in the order it decides it, so the
 	// refusal of its last call comes after the admissions before it.
 	refusalBack time.Duration
+	// store, if set, keeps the budget's state (WithStore): a fleet's budget.
+	store Store
+	obs   Observer
 }
 
 // wire is the way to the server, taking bt.late on the way, and back,
@@ -145,6 +148,12 @@ func runBatch(t *testing.T, bt batch) batchResult {
 		}
 		if bt.burst > 0 {
 			opts = append(opts, WithBurst(bt.burst))
+		}
+		if bt.store != nil {
+			opts = append(opts, WithStore(bt.store))
+		}
+		if bt.obs != nil {
+			opts = append(opts, WithObserver(bt.obs))
 		}
 		b, err = NewBudget(bt.told, opts...)
 	}

@@ -18,11 +18,17 @@ import (
 //
 // A budget on a store still serves its own callers' slots locally
 // (WithMaxInFlight is per budget). A call waits for the turn the store gave
-// it; if the budget hears of a pause meanwhile (a response it sent), the
-// call takes a turn again behind the pause. A pause or decrease another
-// budget reported re-times only the calls that take their turn after it,
-// and so does a quota report (Remaining/Reset), which shapes the shared
-// pace as it does a budget's own. Check covers the store's pause and pace.
+// it; if the budget hears of a pause meanwhile (a response it sent), or of
+// a decrease (its own report, or the factor a later turn brought), the
+// call takes a turn again, behind the pause or at the cut pace. A pause
+// another budget reported re-times only the calls that take their turn
+// after it, and so does a quota report (Remaining/Reset), which shapes the
+// shared pace as it does a budget's own. Check covers the store's pause
+// and pace.
+//
+// The budget's own controller (control.go) reads each response and
+// reports its verdict (Report): what the fleet must wait, and whether the
+// pace was too fast. See storePacer.feedback for what a fleet shares.
 //
 // Extra dimensions (WithDimension) are kept in the store by name: a turn
 // reserves the request and every cost at once, at its send time, behind
@@ -98,7 +104,10 @@ type Turn struct {
 	Fallback error
 }
 
-// A Report is one response's feedback, for Store.Report.
+// A Report is one response's feedback, for Store.Report, as the budget's
+// controller judged it (control.go): Pause is what it makes the whole fleet
+// wait (the server's pause, or its hold until a probe's turn), and Refused
+// is set only for a refusal that shows the pace above the server's.
 //
 // Its quota report (Remaining, Limit, Reset, and Quotas for the extra
 // dimensions) shapes the shared pace as it shapes a budget's own until the
@@ -106,9 +115,9 @@ type Turn struct {
 // report no quota.
 type Report struct {
 	Status  int
-	Pause   time.Duration // the pause the response asked for; 0 for none
+	Pause   time.Duration // how long every budget on the store waits; 0 for none
 	Allow   int           // how many may go at once when the pause ends (the quota's limit); 0: the burst
-	Refused bool          // a 429, 503 or spent quota: an adaptive decrease
+	Refused bool          // an adaptive decrease (a 429 without it restores nothing either)
 	Sent    int64         // when the request was sent, on the store's clock (Turn.At)
 	Pace    Pace
 

@@ -86,8 +86,9 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 	}
 	b.lock()
 	pausedSince := b.pause.until > pauseSeen && b.pause.until > b.now()
+	cutSince := b.ctl.pol.factor < t.Factor
 	b.unlock()
-	if pausedSince {
+	if pausedSince || cutSince {
 		p.s.Refund(context.WithoutCancel(ctx), t)
 		return 0, true, nil
 	}
@@ -140,16 +141,47 @@ func (p *storePacer) pace() Pace {
 	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.pol.cfg, Dims: p.dims}
 }
 
-// feedback is apply for a budget whose state is in a Store.
+// feedback is apply for a budget whose state is in a Store. The budget's
+// own controller (control.go) reads the response, by the same evidence as
+// a budget in memory; the store shares its verdict with the fleet:
+//   - the server's pause, and what may go at once when it ends;
+//   - the controller's hold until its probe's turn (fleetWait);
+//   - a cut, only when the controller finds the pace above the server's
+//     (a refusal that only says "pause", a near miss or a windowed
+//     server's spent window cuts no more than a budget's own);
+//   - the quota report, to shape the shared pace, unless the quota is
+//     windowed (spent, then waited for: not spread).
+//
+// The shared factor stays the store's (cut by Adaptive.Decrease, restored
+// by Adaptive.Increase per second): the controller's recovery curve is a
+// budget's own.
 func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	b := p.b
 	pace := p.pace()
-	// A refusal that only says "pause" (the quota whole when it ends) does
-	// not cut the fleet's pace, as it does not a budget's own (control.go);
-	// one that shows the pace too fast does.
-	r := Report{Status: status, Pause: f.Pause, Allow: int(pauseAllowance(f, int64(pace.Burst))),
-		Refused: refused(status, f) && !b.ctl.pol.onlyPause(f), Sent: sent, Pace: pace,
-		Remaining: f.Remaining, Limit: f.Limit, Reset: min(f.Reset, b.maxPause)}
+	// The controller runs on the wall clock (sent is on the store's, which
+	// the skew maps back); before any turn, a send is "just now".
+	now, at := time.Now().UnixNano(), sent-p.skew.Load()
+	justNow := sent == math.MaxInt64
+	if justNow {
+		at = now
+	}
+	b.lock()
+	// One burst counts once by the store's rule, across the fleet (a
+	// request sent before its last decrease does not decrease it again),
+	// not by this budget's cuts alone.
+	b.ctl.pol.cutAt = math.MinInt64
+	v := b.ctl.pol.observe(observation{status: status, f: f, sent: at, now: now,
+		interval: int64(pace.Interval), burst: int64(pace.Burst), justNow: justNow})
+	until, allow := fleetWait(&b.ctl.pol, v, isRefusal(status, f), now)
+	windowed := b.ctl.pol.model == modelWindowed || v.whole
+	b.unlock()
+	r := Report{Status: status, Allow: int(allow), Refused: v.cut, Sent: sent, Pace: pace}
+	if until > now {
+		r.Pause = time.Duration(until - now)
+	}
+	if !windowed {
+		r.Remaining, r.Limit, r.Reset = f.Remaining, f.Limit, min(f.Reset, b.maxPause)
+	}
 	for _, q := range f.Quotas { // a Quota whose Name, or else Unit, is a dimension's
 		for _, d := range p.dims {
 			if q.Name == d.Name || (q.Unit == d.Name && !p.hasDim(q.Name)) {
@@ -167,7 +199,7 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 		b.pause.extend(b.now()+int64(st.Pause), st.PauseStatus)
 		b.unlock()
 	}
-	if f.Pause > 0 {
+	if f.Pause > 0 && (until > now || isRefusal(status, f)) {
 		b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
 	}
 	if err != nil {
@@ -181,6 +213,37 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 		rate := r.Pace.Interval.Seconds()
 		b.emit(Event{Reason: RateChanged, Status: status, OldRate: old / rate, NewRate: st.Factor / rate})
 	}
+}
+
+// fleetWait is the instant until which a verdict makes every budget on the
+// store wait, and how many may go at once then. A budget in memory holds
+// its callers while one probe finds out whether a wait is real; a Store
+// knows no probe and cannot hold the other budgets between probes, so:
+//   - a server's pause is shared as it is;
+//   - a windowed quota's spent window is waited for until its turn, when
+//     one request goes and the shared pace follows;
+//   - any other refusal's wait is honoured in full, to the controller's
+//     bound (nothing goes into a wait that may be real);
+//   - a success's hold (the quota spent, its model not known) is not
+//     shared: the pace goes on, as on a server that refills continuously.
+//
+// The controller's probe is out from then: the first request this budget
+// sends at or after it answers as the probe.
+func fleetWait(c *control, v verdict, refusal bool, now int64) (until, allow int64) {
+	until, allow = v.pause, v.allow
+	switch {
+	case c.model == modelWindowed && v.probeAt > until:
+		until, allow = v.probeAt, 1
+	case refusal && v.holdUntil > until:
+		until, allow = v.holdUntil, 1
+	}
+	if v.probeAt > 0 {
+		c.probe.armed, c.probe.out, c.probe.sentAt = false, true, max(until, v.probeAt, now)
+	}
+	if until <= now {
+		return 0, 0
+	}
+	return until, allow
 }
 
 // health reports the store going down (err non-nil) and coming back,

@@ -84,10 +84,12 @@ func TestStorePauseSeenByOneHoldsAll(t *testing.T) {
 }
 
 // A refusal that shows the fleet's pace too fast — no wait named, or a
-// wait of a second or less (a token's refill, rounded up) — cuts the
-// shared factor for every budget; one that only says "pause" (a wait
-// longer than a second, the quota whole when it ends) pauses them all and
-// cuts nothing, as in a budget of its own.
+// wait of a second or less (a token's refill, rounded up) at a pace above
+// the rate the server states — cuts the shared factor for every budget;
+// one that only says "pause" (a wait longer than a second, the quota whole
+// when it ends), or a near miss (refused at the rate the server states),
+// pauses them all and cuts nothing: the fleet is judged by the budget's
+// own controller, as a budget in memory is.
 func TestStoreOnlyARefusalThatShowsThePaceTooFastCutsTheFleet(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -96,16 +98,27 @@ func TestStoreOnlyARefusalThatShowsThePaceTooFastCutsTheFleet(t *testing.T) {
 	}{
 		{"no wait named", http.Header{}, true},
 		{"a one-second wait", http.Header{"Retry-After": {"1"}}, true},
-		{"a quota spent until its reset", http.Header{"Retry-After": {"1"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"1"}}, true},
+		{"a quota spent until its reset, above the stated rate", http.Header{"Retry-After": {"1"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Reset": {"1"}}, true},
+		{"a near miss: refused at the stated rate", http.Header{"Retry-After": {"1"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"1"}}, false},
 		{"a server pause", http.Header{"Retry-After": {"30"}}, false},
 		{"a pause with the quota whole at its end", http.Header{"Retry-After": {"30"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Reset": {"30"}}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
+				// A budget of its own judges the refusal alike.
+				own := MustBudget(PerSecond(10))
+				p, err := own.Acquire(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.Observe(http.StatusTooManyRequests, c.h)
+				if got := own.EffectiveRate().PerSecondFloat(); c.cut != (got <= 5) { // (a near miss trims a request per window)
+					t.Errorf("a budget of its own: rate %v/s after the refusal; want cut: %v", got, c.cut)
+				}
 				s := NewMemoryStore()
 				a := MustBudget(PerSecond(10), WithStore(s))
 				b := MustBudget(PerSecond(10), WithStore(s))
-				p, err := a.Acquire(context.Background())
+				p, err = a.Acquire(context.Background())
 				if err != nil {
 					t.Fatal(err)
 				}

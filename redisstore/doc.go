@@ -13,12 +13,14 @@
 // shared adaptive factor and the pause, and reserves the turn, or nothing
 // when the turn comes at or after the caller's deadline. A call cancelled
 // while it waits gives its turn back if nobody reserved after it. A
-// response's feedback is applied by another script, atomically: a pause
+// response is read by the budget's own controller, as in one process (core
+// reports its verdict), and applied by another script, atomically: a pause
+// — the server's, a spent window until its turn, a refusal's wait —
 // extends the shared pause (never shortens it) and bounds what goes at once
-// when it ends; a refusal that shows the pace too fast (core sends a
-// server pause, the quota whole when it ends, as no refusal) halves the
-// shared rate once per burst across the whole fleet (a response to a request sent before the last decrease does
-// not decrease it again); other responses restore it with time; a quota
+// when it ends; a refusal that shows the pace too fast (not a server pause,
+// not a near miss) halves the shared rate once per burst across the whole
+// fleet (a response to a request sent before the last decrease does not
+// decrease it again); other responses but a 429 restore it with time; a quota
 // report (Remaining/Reset, x-ratelimit-remaining-tokens for a dimension)
 // shapes the shared pace until its reset, as it shapes one budget's. The
 // scripts decide exactly as core.MemoryStore does; the tests check it call
@@ -33,8 +35,10 @@
 // on it, by the rule of a budget in memory).
 //
 // As with any core.Store, a call waits for the turn it was given: a pause
-// or a decrease re-times the calls that reserve after it, not those already
-// waiting (each process holds at most one reserved turn per waiting call).
+// another process reported re-times the calls that reserve after it, not
+// those already waiting (each process holds at most one reserved turn per
+// waiting call); a decrease re-times a process's waiting calls once it
+// learns of it, from its own report or its next turn.
 // Concurrency slots (core.WithMaxInFlight) stay per process; for a
 // fleet-wide cap use WithMaxInFlight here, with leases (AcquireLease,
 // NewLeaseTransport).

@@ -495,7 +495,7 @@ if ARGV[7] == '1' then
       s.f = math.max(tonumber(ARGV[9]), s.f * tonumber(ARGV[8]))
       s.ld, s.lc = s.now, s.now
     end
-  elseif status < 500 and s.f < 1 then
+  elseif status < 500 and status ~= 429 and s.f < 1 then
     local since = (s.now - s.lc) / 1e9
     if since > 0 then
       s.f = math.min(1, s.f + tonumber(ARGV[10]) * since)

@@ -150,7 +150,7 @@ func genOps(seed uint64, n int, dims bool) []op {
 				o.turn = turns - 1 - r.IntN(min(turns, 5))
 			}
 			status := []int{200, 200, 200, 429, 503, 500, 404}[r.IntN(7)]
-			o.report = core.Report{Status: status, Refused: status == 429 || status == 503 || r.IntN(10) == 0}
+			o.report = core.Report{Status: status, Refused: (status == 429 || status == 503) && r.IntN(3) != 0 || r.IntN(10) == 0} // (a 429 the controller found no cut: a pause, a near miss)
 			if r.IntN(3) == 0 {
 				o.report.Pause = time.Duration(r.Int64N(int64(2 * time.Second)))
 				o.report.Allow = r.IntN(12)

@@ -1,0 +1,119 @@
+package core
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"sort"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/headgate-go/headgate/core/quotatest"
+)
+
+// A budget whose state is in a Store reads responses with its own
+// controller, as a budget in memory does: told the server's exact rate and
+// burst, it is as fast as the server allows. A 200 that spends the last
+// token does not pause the fleet until the rounded-up reset (a token
+// returns at the pace on a continuous server), and a fixed window's spent
+// quota is waited for until its turn. (There one request goes and the
+// shared pace follows: a Store cannot release the whole window at once as
+// a budget's probe does, so a fleet spends each window at the pace, 1.26×
+// on this batch.)
+func TestStoreBatchToldExactRate(t *testing.T) {
+	for _, s := range batchServers {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				bt := issueBatch(s.cfg)
+				bt.told, bt.burst = PerSecond(100), s.burst
+				bt.store = NewMemoryStore()
+				r := runBatch(t, bt)
+				x := float64(r.makespan) / float64(bt.ideal())
+				t.Logf("429s %.1f%%, makespan %v = %.3f × ideal %v", r.refusedPct(bt.n), r.makespan, x, bt.ideal())
+				want := 1.03
+				if s.cfg.Algorithm == quotatest.FixedWindow {
+					want = 1.26
+				}
+				if r.refusedPct(bt.n) > 0.5 || x > want {
+					t.Errorf("told exactly, a store's budget: %.1f%% 429s, %.3f× the ideal; want ≤ 0.5%% and ≤ %.2f×", r.refusedPct(bt.n), x, want)
+				}
+			})
+		})
+	}
+}
+
+// A cut reaches the calls already waiting for a turn the store gave at
+// the faster pace: they take their turn again, at the cut pace, as a
+// budget in memory re-times its queue — they do not go at the pace that
+// drew the refusal.
+func TestStoreCutRetimesTheWaitingCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		b := MustBudget(PerSecond(10), WithBurst(1), WithStore(s))
+		p, err := b.Acquire(context.Background()) // the burst of one
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var sent []time.Time
+		var wg sync.WaitGroup
+		for range 4 { // turns at 100, 200, 300 and 400 ms
+			wg.Go(func() {
+				q, err := b.Acquire(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				sent = append(sent, time.Now())
+				mu.Unlock()
+				q.Release()
+			})
+		}
+		time.Sleep(50 * time.Millisecond)
+		synctest.Wait()
+		p.Observe(http.StatusTooManyRequests, nil) // no wait named: the pace is too fast, cut to 5/s
+		cut := time.Now()
+		wg.Wait()
+		sort.Slice(sent, func(i, j int) bool { return sent[i].Before(sent[j]) })
+		for i, at := range sent {
+			if i > 0 && at.Sub(sent[i-1]) < 200*time.Millisecond {
+				t.Errorf("calls sent %v and %v after the cut: closer than the cut pace's 200ms", sent[i-1].Sub(cut), at.Sub(cut))
+			}
+		}
+	})
+}
+
+// A 429 the budget's controller found no cut (a server pause, a near miss)
+// shows no room either: it neither cuts the shared factor nor restores it;
+// the next success restores Increase per second since the cut.
+func TestStoreA429WithoutACutRestoresNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		p := Pace{Interval: 10 * time.Millisecond, Burst: 1, Adaptive: DefaultAdaptive()}
+		ctx := context.Background()
+		turn, err := s.Take(ctx, p, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			r    Report
+			want float64
+		}{
+			{Report{Status: 429, Refused: true, Sent: turn.At, Pace: p}, 0.5},
+			{Report{Status: 429, Pause: 30 * time.Second, Sent: turn.At, Pace: p}, 0.5},
+			{Report{Status: 200, Sent: turn.At, Pace: p}, 0.7},
+		} {
+			time.Sleep(time.Second)
+			st, err := s.Report(ctx, c.r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(st.Factor-c.want) > 1e-9 {
+				t.Errorf("after a %d (refused: %v) a second later: factor %v, want %v", c.r.Status, c.r.Refused, st.Factor, c.want)
+			}
+		}
+	})
+}
