@@ -170,8 +170,10 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	// request sent before its last decrease does not decrease it again),
 	// not by this budget's cuts alone.
 	b.ctl.pol.cutAt = math.MinInt64
+	old := b.ctl.pol.factor // the store's, as last mirrored
 	v := b.ctl.pol.observe(observation{status: status, f: f, sent: at, now: now,
 		interval: int64(pace.Interval), burst: int64(pace.Burst), justNow: justNow})
+	b.ctl.pol.factor = old // the shared factor is the store's: v.cut reports the cut
 	until, allow := fleetWait(&b.ctl.pol, v, isRefusal(status, f), now)
 	windowed := b.ctl.pol.model == modelWindowed || v.whole
 	b.unlock()
@@ -206,7 +208,7 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 		return
 	}
 	b.lock()
-	old := b.ctl.pol.factor
+	old = b.ctl.pol.factor
 	b.ctl.pol.factor = st.Factor
 	b.unlock()
 	if st.Factor < old || (st.Factor == 1 && old < 1) {

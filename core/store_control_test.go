@@ -117,3 +117,42 @@ func TestStoreA429WithoutACutRestoresNothing(t *testing.T) {
 		}
 	})
 }
+
+// A budget on a store reports RateChanged for the fleet's factor: a
+// decrease when the store's falls, not when its own controller's verdict
+// grew a factor the store then did not (the shared factor recovers by the
+// store's rule).
+func TestStoreRateChangedFollowsTheFleetsFactor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		var mu sync.Mutex
+		var decreases []Event
+		b := MustBudget(PerSecond(10), WithStore(s), WithObserver(func(e Event) {
+			if e.Reason == RateChanged && e.NewRate < e.OldRate {
+				mu.Lock()
+				decreases = append(decreases, e)
+				mu.Unlock()
+			}
+		}))
+		room := http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"5"}, "X-Ratelimit-Reset": {"1"}}
+		p, err := b.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Observe(http.StatusTooManyRequests, nil) // no wait named: the fleet's pace halves
+		for range 30 {
+			time.Sleep(200 * time.Millisecond)
+			p, err := b.Acquire(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Observe(http.StatusOK, room)
+			p.Release()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(decreases) != 1 || decreases[0].Status != http.StatusTooManyRequests {
+			t.Errorf("decreases reported: %+v; want one, the 429's", decreases)
+		}
+	})
+}
