@@ -174,7 +174,7 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	v := b.ctl.pol.observe(observation{status: status, f: f, sent: at, now: now,
 		interval: int64(pace.Interval), burst: int64(pace.Burst), justNow: justNow})
 	b.ctl.pol.factor = old // the shared factor is the store's: v.cut reports the cut
-	until, allow := fleetWait(&b.ctl.pol, v, isRefusal(status, f), now)
+	until, allow := fleetWait(&b.ctl.pol, v, isRefusal(status, f), f.Pause, now)
 	windowed := b.ctl.pol.model == modelWindowed || v.whole
 	b.unlock()
 	r := Report{Status: status, Allow: int(allow), Refused: v.cut, Sent: sent, Pace: pace}
@@ -224,20 +224,25 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 //   - a server's pause is shared as it is;
 //   - a windowed quota's spent window is waited for until its turn, when
 //     one request goes and the shared pace follows;
-//   - any other refusal's wait is honoured in full, to the controller's
-//     bound (nothing goes into a wait that may be real);
+//   - any other refusal's wait is honoured in full: its own, or the
+//     controller's bound if later (nothing goes into a wait that may be
+//     real);
 //   - a success's hold (the quota spent, its model not known) is not
 //     shared: the pace goes on, as on a server that refills continuously.
 //
 // The controller's probe is out from then: the first request this budget
 // sends at or after it answers as the probe.
-func fleetWait(c *control, v verdict, refusal bool, now int64) (until, allow int64) {
+func fleetWait(c *control, v verdict, refusal bool, wait time.Duration, now int64) (until, allow int64) {
 	until, allow = v.pause, v.allow
 	switch {
 	case c.model == modelWindowed && v.probeAt > until:
 		until, allow = v.probeAt, 1
-	case refusal && v.holdUntil > until:
-		until, allow = v.holdUntil, 1
+	case refusal:
+		// (The refusal's own wait at the least: it may answer an earlier
+		// probe, whose hold ends sooner.)
+		if w := max(v.holdUntil, now+int64(wait)); w > until {
+			until, allow = w, 1
+		}
 	}
 	if v.probeAt > 0 {
 		c.probe.armed, c.probe.out, c.probe.sentAt = false, true, max(until, v.probeAt, now)
