@@ -261,12 +261,13 @@ func render(r *results) string {
 		_, vsPing := r.redis("serial", "headgate", "vs-ping")
 		switch {
 		case interleaved:
-			p("The rows take turns within one benchmark, round-robin in chunks — 32 calls of a row serially, 8 goroutines ×\n")
-			p("64 calls in parallel — and each chunk is timed to its row, so every row is measured in the same moments as the\n")
-			p("others: a serial round trip on a VM costs what waking its idle CPUs costs, which swings 2–3× with the machine's\n")
-			p("load, so rows run one after the other would compare moments, not code. \"serial ÷ PING\" is a row's time per\n")
-			p("admission over a bare PING's in those moments. Both limiters run at 10⁶ per second, where redis_rate's script\n")
-			p("writes each admission as headgate's does (at 10⁹ its float clock loses the admission and the script only reads).\n\n")
+			p("The rows take turns within one benchmark, in chunks — 32 calls of a row serially, 8 goroutines × 64 calls in\n")
+			p("parallel — each row once per round, in an order drawn afresh each round, and each chunk is timed to its row, so\n")
+			p("every row is measured in the same moments as the others: a serial round trip on a VM costs what waking its idle\n")
+			p("CPUs costs, which swings 2–3× with the machine's load, so rows run one after the other would compare moments, not\n")
+			p("code. \"serial ÷ PING\" is a row's time per admission over a bare PING's in those moments. Both limiters run at\n")
+			p("10⁶ per second, where redis_rate's script writes each admission as headgate's does (at 10⁹ its float clock loses\n")
+			p("the admission and the script only reads).\n\n")
 		case vsPing:
 			p("A serial row alternates with bare PINGs, timed apart: \"serial ÷ PING\" is its time per admission over a PING's\n")
 			p("in the same moments, the figure to compare (a serial round trip on a VM costs what waking its idle CPUs costs, so\n")

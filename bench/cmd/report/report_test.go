@@ -143,7 +143,8 @@ func TestRenderRedisInterleaved(t *testing.T) {
 	}
 	md := render(r)
 	for _, want := range []string{
-		"The rows take turns within one benchmark, round-robin in chunks",
+		"The rows take turns within one benchmark, in chunks",
+		"each row once per round, in an order drawn afresh each round",
 		"| library | serial | serial ÷ PING | 8 goroutines |",
 		"| **headgate** `redisstore` | 21,000/s | 1.60× | 25,200/s |",
 		"| **headgate** `redisstore`, client without `ContextTimeoutEnabled` | 10,500/s | 2.90× | 26,000/s |",
