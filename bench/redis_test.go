@@ -2,7 +2,8 @@ package bench
 
 import (
 	"context"
-	"runtime"
+	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,9 +24,14 @@ import (
 // round trip beside headgate's read-and-write one.
 const redisRate = 1_000_000
 
-// pingChunk is how many admissions, then PINGs, a serial row of
-// BenchmarkRedis runs in turn.
-const pingChunk = 32
+// The rows of BenchmarkRedis take turns in chunks: serialChunk calls of
+// one row, then of the next, each row once per round; parallelChunk calls
+// from each of the 8 goroutines of a parallel turn.
+const (
+	serialChunk   = 32
+	parallelChunk = 64
+	goroutines    = 8
+)
 
 // BenchmarkRedis is a fleet's shared budget on a real redis-server on
 // loopback (started by the benchmark, on the same CPUs): admissions per
@@ -38,9 +44,13 @@ const pingChunk = 32
 //
 // A serial row is a ping-pong between two processes: on a VM whose idle
 // CPUs halt, most of its time is the wake-up of each side, so its
-// admissions/s follow how busy the machine is, not the code. Each serial
-// row alternates with bare PINGs and reports vs-ping, its time per
-// admission over a PING's in the same moments: the figure to compare.
+// admissions/s follow how busy the machine is (2–3× from one second to
+// the next here), not the code. So the rows are not run one after the
+// other: they take turns, in chunks, within one benchmark ("serial", then
+// "8-goroutines"), each chunk timed and counted to its row, so that every
+// row is measured in the same moments as the others. Each reports
+// <row>-admissions/s (its calls over its own chunks' time) and, serially,
+// <row>-vs-ping: its time per call over a PING's.
 //
 // The client is built as redisstore recommends, with
 // ContextTimeoutEnabled, so that the store bounds a call on the caller's
@@ -92,9 +102,11 @@ func BenchmarkRedis(b *testing.B) {
 		{"headgate-plain-client", admit(plain, "bench:headgate-plain")},
 		{"redis_rate", redisRate},
 		// A bare PING: one round trip and nothing else, the most any
-		// admission of one round trip can reach on this machine.
+		// admission of one round trip can reach on this machine. The last
+		// row: vs-ping reads it there.
 		{"ping", func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
 	}
+	ping := len(cases) - 1
 	// A fresh redis-server, fresh connections and scripts not yet loaded
 	// slow whichever case runs first: warm them all up before measuring.
 	for _, c := range cases {
@@ -104,54 +116,101 @@ func BenchmarkRedis(b *testing.B) {
 			}
 		}
 	}
-	for _, c := range cases {
-		b.Run("serial/"+c.name, func(b *testing.B) {
-			// The row's admissions alternate with bare PINGs, in chunks,
-			// each chunk timed: a serial round trip on a small VM costs
-			// what waking its idle CPUs costs, which swings with whatever
-			// else runs (2–3× from one row to the next), so each row is
-			// timed beside the round trip in the same moments, and vs-ping
-			// is the ratio. admissions/s counts the row's own chunks alone;
-			// ns/op is an admission and a PING.
-			ctx := context.Background()
-			var spent, pinged time.Duration
-			i := 0
-			t0 := time.Now()
-			for b.Loop() {
-				if err := c.admit(ctx); err != nil {
-					b.Fatal(err)
-				}
-				if i++; i%pingChunk == 0 {
-					t1 := time.Now()
-					spent += t1.Sub(t0)
-					for range pingChunk {
-						if err := rdb.Ping(ctx).Err(); err != nil {
-							b.Fatal(err)
+	b.Run("serial", func(b *testing.B) {
+		// One iteration is one call, of the row whose turn it is: ns/op
+		// is the rows' mean.
+		ctx := context.Background()
+		var t turns
+		t.start(len(cases))
+		for b.Loop() {
+			if err := cases[t.row].admit(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if t.k++; t.k == serialChunk {
+				t.next(serialChunk)
+			}
+		}
+		t.next(t.k)
+		for i, c := range cases {
+			b.ReportMetric(t.rate(i), c.name+"-admissions/s")
+			if i != ping && t.rate(i) > 0 {
+				b.ReportMetric(t.rate(ping)/t.rate(i), c.name+"-vs-ping")
+			}
+		}
+	})
+	b.Run("8-goroutines", func(b *testing.B) {
+		// One iteration is one turn: 8 goroutines making parallelChunk
+		// calls each, of one row (ns/op is a turn's time). A turn ends
+		// when its last goroutine is done: the others' idle tail is in
+		// every row's time alike.
+		var t turns
+		t.start(len(cases))
+		for b.Loop() {
+			admit := cases[t.row].admit
+			var wg sync.WaitGroup
+			for range goroutines {
+				wg.Go(func() {
+					ctx := context.Background()
+					for range parallelChunk {
+						if err := admit(ctx); err != nil {
+							b.Error(err)
+							return
 						}
 					}
-					t0 = time.Now()
-					pinged += t0.Sub(t1)
-				}
+				})
 			}
-			spent += time.Since(t0)
-			b.ReportMetric(float64(b.N)/spent.Seconds(), "admissions/s")
-			if pings := i / pingChunk * pingChunk; pings > 0 {
-				b.ReportMetric(spent.Seconds()/float64(b.N)/(pinged.Seconds()/float64(pings)), "vs-ping")
+			wg.Wait()
+			if b.Failed() {
+				b.FailNow()
 			}
-		})
-		b.Run("8-goroutines/"+c.name, func(b *testing.B) {
-			b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0))) // 8 goroutines on this machine's CPUs
-			start := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				ctx := context.Background()
-				for pb.Next() {
-					if err := c.admit(ctx); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "admissions/s")
-		})
+			t.next(goroutines * parallelChunk)
+		}
+		for i, c := range cases {
+			b.ReportMetric(t.rate(i), c.name+"-admissions/s")
+		}
+	})
+}
+
+// turns times rows that take turns: the current row, the calls it made in
+// its current turn (k), and per row the calls made and the time spent in
+// its turns. Every row has one turn per round, in an order drawn afresh
+// each round (from a fixed seed): a row's figure then does not depend on
+// which row goes before it, which it does by a few per cent (the state a
+// turn leaves in Redis, the client and the CPUs).
+type turns struct {
+	row, k int
+	calls  []int
+	spent  []time.Duration
+	t0     time.Time
+	order  []int // this round's rows; order[pos] is row
+	pos    int
+	rng    *rand.Rand
+}
+
+func (t *turns) start(rows int) {
+	t.calls, t.spent = make([]int, rows), make([]time.Duration, rows)
+	t.rng = rand.New(rand.NewPCG(1, 2))
+	t.order = t.rng.Perm(rows)
+	t.row = t.order[0]
+	t.t0 = time.Now()
+}
+
+// next ends the current row's turn, of n calls, and starts the next row's.
+func (t *turns) next(n int) {
+	now := time.Now()
+	t.calls[t.row] += n
+	t.spent[t.row] += now.Sub(t.t0)
+	if t.pos++; t.pos == len(t.order) {
+		t.rng.Shuffle(len(t.order), func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
+		t.pos = 0
 	}
+	t.row, t.k, t.t0 = t.order[t.pos], 0, now
+}
+
+// rate is row i's calls per second of its turns.
+func (t *turns) rate(i int) float64 {
+	if t.spent[i] <= 0 {
+		return 0
+	}
+	return float64(t.calls[i]) / t.spent[i].Seconds()
 }

@@ -23,8 +23,9 @@ import (
 // script run with EVALSHA, on Redis server time).
 //
 // A Store is safe for concurrent use. It runs no goroutine of its own but
-// the timers that renew held leases, one dial that diagnoses a call that
-// timed out (see timedOut) and, when the client was built without
+// the timers that renew held leases, the one timer that bounds its calls
+// in flight (deadlines), one dial that diagnoses a call that timed out
+// (see timedOut) and, when the client was built without
 // ContextTimeoutEnabled, one per call to Redis, so that WithTimeout bounds
 // the wait whatever the client's socket timeouts. That hand-off between
 // goroutines costs about as much as the round trip itself on a busy
@@ -47,6 +48,9 @@ type Store struct {
 
 	// lean holds the command of the last plain Take (see plainCmd).
 	lean atomic.Pointer[leanArgs]
+
+	// deadlines bounds every call by cfg.timeout with one timer.
+	deadlines deadlines
 
 	mu      sync.Mutex
 	down    bool      // the last call to Redis failed; guarded by mu
@@ -92,6 +96,7 @@ func New(client redis.UniversalClient, key string, opts ...Option) (*Store, erro
 		leases: []string{"{" + key + "}:leases"},
 		cfg:    c,
 	}
+	s.deadlines.d = c.timeout
 	switch cl := client.(type) {
 	case interface{ Options() *redis.Options }:
 		s.ctxTimeouts = cl.Options().ContextTimeoutEnabled
@@ -302,8 +307,8 @@ func (s *Store) do(ctx context.Context, op string, q call) (any, error) {
 	if err := s.skip(op); err != nil {
 		return nil, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
-	defer cancel()
+	cctx := s.deadlines.start(ctx) // context.WithTimeout(ctx, s.cfg.timeout), without a timer of its own
+	defer s.deadlines.end(cctx)
 	var r result
 	if s.ctxTimeouts {
 		r = q.run(cctx, s.client)

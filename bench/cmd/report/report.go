@@ -92,6 +92,17 @@ func (r *results) spread(name, unit string) float64 {
 	return (slices.Max(vs) - slices.Min(vs)) / 2 / m
 }
 
+// redis returns a figure of BenchmarkRedis's row (headgate, ping, …) in
+// mode (serial or 8-goroutines): the median of unit, from the benchmark
+// where the rows take turns (its units are "<row>-<unit>"), or from a
+// results file from before it, where each row was a benchmark of its own.
+func (r *results) redis(mode, row, unit string) (float64, bool) {
+	if v, ok := r.median("BenchmarkRedis/"+mode, row+"-"+unit); ok {
+		return v, true
+	}
+	return r.median("BenchmarkRedis/"+mode+"/"+row, unit)
+}
+
 // runs returns how many values a benchmark has in unit.
 func (r *results) runs(name, unit string) int { return len(r.values[name][unit]) }
 
@@ -240,20 +251,30 @@ func render(r *results) string {
 	}
 
 	// Redis.
-	if _, ok := r.median("BenchmarkRedis/serial/headgate", "admissions/s"); ok {
+	if _, ok := r.redis("serial", "headgate", "admissions/s"); ok {
 		p("\n#### A fleet's budget in Redis: admissions per second on loopback\n\n")
 		p("A redis-server started by the benchmark on the same machine (the same CPUs as the clients); one round trip per\n")
 		p("admission for both: headgate's `redisstore` (a budget `WithStore`, `Acquire` + `Release`, one `EVALSHA`) and\n")
 		p("go-redis/redis_rate's `Allow`, on a client built with `ContextTimeoutEnabled` as redisstore recommends (without it,\n")
 		p("the store makes each call on a goroutine of its own, to bound its wait). Source: `bench/redis_test.go`.\n\n")
-		// Results from before the serial rows were timed beside PINGs have
-		// no vs-ping: the table then has no such column.
-		_, vsPing := r.median("BenchmarkRedis/serial/headgate", "vs-ping")
-		if vsPing {
+		_, interleaved := r.median("BenchmarkRedis/serial", "headgate-admissions/s")
+		_, vsPing := r.redis("serial", "headgate", "vs-ping")
+		switch {
+		case interleaved:
+			p("The rows take turns within one benchmark, in chunks — 32 calls of a row serially, 8 goroutines × 64 calls in\n")
+			p("parallel — each row once per round, in an order drawn afresh each round, and each chunk is timed to its row, so\n")
+			p("every row is measured in the same moments as the others: a serial round trip on a VM costs what waking its idle\n")
+			p("CPUs costs, which swings 2–3× with the machine's load, so rows run one after the other would compare moments, not\n")
+			p("code. \"serial ÷ PING\" is a row's time per admission over a bare PING's in those moments. Both limiters run at\n")
+			p("10⁶ per second, where redis_rate's script writes each admission as headgate's does (at 10⁹ its float clock loses\n")
+			p("the admission and the script only reads).\n\n")
+		case vsPing:
 			p("A serial row alternates with bare PINGs, timed apart: \"serial ÷ PING\" is its time per admission over a PING's\n")
 			p("in the same moments, the figure to compare (a serial round trip on a VM costs what waking its idle CPUs costs, so\n")
 			p("admissions/s follow how busy the machine is). Both limiters run at 10⁶ per second, where redis_rate's script\n")
 			p("writes each admission as headgate's does (at 10⁹ its float clock loses the admission and the script only reads).\n\n")
+		}
+		if vsPing {
 			p("| library | serial | serial ÷ PING | 8 goroutines |\n|---|--:|--:|--:|\n")
 		} else {
 			p("| library | serial | 8 goroutines |\n|---|--:|--:|\n")
@@ -264,26 +285,35 @@ func render(r *results) string {
 			{"redis_rate", "go-redis/redis_rate `Allow`"},
 			{"ping", "a bare `PING` (go-redis): the round trip alone"},
 		} {
-			s, ok := r.median("BenchmarkRedis/serial/"+row.key, "admissions/s")
+			s, ok := r.redis("serial", row.key, "admissions/s")
 			if !ok {
 				continue // a results file from before the row
 			}
-			par, _ := r.median("BenchmarkRedis/8-goroutines/"+row.key, "admissions/s")
-			if vsPing {
-				vs, _ := r.median("BenchmarkRedis/serial/"+row.key, "vs-ping")
+			par, _ := r.redis("8-goroutines", row.key, "admissions/s")
+			switch vs, ok := r.redis("serial", row.key, "vs-ping"); {
+			case vsPing && !ok && row.key == "ping": // the PING row itself, timed beside nothing else
+				p("| %s | %s/s | 1.00× | %s/s |\n", row.label, thousands(s), thousands(par))
+			case vsPing:
 				p("| %s | %s/s | %.2f× | %s/s |\n", row.label, thousands(s), vs, thousands(par))
-			} else {
+			default:
 				p("| %s | %s/s | %s/s |\n", row.label, thousands(s), thousands(par))
 			}
 		}
-		hs, _ := r.median("BenchmarkRedis/serial/headgate", "admissions/s")
+		hs, _ := r.redis("serial", "headgate", "admissions/s")
 		p("\nheadgate's store: **%s admissions/s** serially (goal: at least 20,000/s: %s)", thousands(hs), goal(hs >= 20000))
-		if ping, ok := r.median("BenchmarkRedis/serial/ping", "admissions/s"); ok {
-			p("; a bare PING makes %s round trips/s serially in the same run", thousands(ping))
-			if vs, _ := r.median("BenchmarkRedis/serial/headgate", "vs-ping"); vsPing {
-				p(": one admission takes %.2f× a bare round trip timed beside it", vs)
-			} else {
-				p(": one admission takes %.2f× a bare round trip", ping/hs)
+		if ping, ok := r.redis("serial", "ping", "admissions/s"); ok {
+			vs, _ := r.redis("serial", "headgate", "vs-ping")
+			switch {
+			case interleaved:
+				p("; in the same moments a bare PING made %s round trips/s", thousands(ping))
+				if rr, ok := r.redis("serial", "redis_rate", "admissions/s"); ok {
+					p(" and redis_rate %s admissions/s", thousands(rr))
+				}
+				p(": one admission takes %.2f× a bare round trip", vs)
+			case vsPing:
+				p("; a bare PING makes %s round trips/s serially in the same run: one admission takes %.2f× a bare round trip timed beside it", thousands(ping), vs)
+			default:
+				p("; a bare PING makes %s round trips/s serially in the same run: one admission takes %.2f× a bare round trip", thousands(ping), ping/hs)
 			}
 		}
 		p(".\n")
