@@ -41,6 +41,10 @@ type Budget struct {
 	_      [64]byte // (what the admit path reads stays off the line mu's writes move)
 	mu     sync.Mutex
 	lastAt atomic.Int64 // lastSendAtLocked as of the last unlock: a hint read without mu (wake.go; takeTurn, placeWithSlot)
+	// pausedAt is when the server's pause last moved later, on the
+	// budget's clock, at least 1 (0: never): a hint read without mu by a
+	// caller granted its turn before it (pause_held.go).
+	pausedAt atomic.Int64
 
 	rate      Rate        // configured rate; guarded by mu
 	burst     int64       // configured burst; guarded by mu

@@ -79,7 +79,11 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 		}
 		changed = learnt
 	}
+	paused := b.pause.until
 	v, c := b.ctl.apply(status, f, sent, now, int64(b.rate.Interval()), b.burst, justNow, &b.pause)
+	if b.pause.until > paused {
+		b.pausedAt.Store(max(now, 1)) // (pause_held.go)
+	}
 	changed = changed || c
 	if f.Pause > 0 && (v.pause > 0 || v.probeAt > 0 || isRefusal(status, f)) {
 		evs[n] = Event{Reason: Pushback, Wait: f.Pause, Status: status}

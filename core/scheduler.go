@@ -10,8 +10,9 @@ import (
 //
 // A call reserves its turn at once, when it arrives (reserveLocked: the one
 // reservation of the GCRA state), and then sleeps until that instant; it
-// is never re-queued. Everything below keeps these invariants, all under
-// the budget's mu:
+// is never re-queued but for a server pause that became known between its
+// grant and its going (pause_held.go). Everything below keeps these
+// invariants, all under the budget's mu:
 //
 //  1. The queued reservations are the contiguous tail of the GCRA
 //     timeline. Every waiter in b.queue reserved after every call already
@@ -35,7 +36,10 @@ import (
 //     final from then on, until its own goroutine, having read them,
 //     recycles it (queue.go). Only its own goroutine takes it out while still
 //     queued: when its context ends (it then gives its reservation back
-//     where nobody reserved after it).
+//     where nobody reserved after it). Only its own goroutine, having
+//     received its signal, moves it from granted back to queued: granted
+//     before a server pause that became known before it went, it waits
+//     for the pause's end after all (holdBack, pause_held.go).
 //  4. Nobody sleeps until a given waiter's turn but the queue's timer
 //     (wake.go), which every unlock sets for the queue as it is.
 //
@@ -211,15 +215,21 @@ func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation) (t tu
 // Every way out recycles w (queue.go): the caller never touches it again.
 func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
 	done := ctx.Done()
-	if done == nil {
-		<-w.wake // (a context that never ends: no select to pay for)
-		return b.granted(w)
-	}
-	select {
-	case <-w.wake:
-		return b.granted(w)
-	case <-done:
-		return b.leave(ctx, w)
+	for {
+		if done == nil {
+			<-w.wake // (a context that never ends: no select to pay for)
+		} else {
+			select {
+			case <-w.wake:
+			case <-done:
+				return b.leave(ctx, w)
+			}
+		}
+		// Granted before a pause that became known since: it waits for the
+		// pause's end (pause_held.go).
+		if w.state != granted || b.pausedAt.Load() < w.granted || !b.holdBack(w) {
+			return b.granted(w)
+		}
 	}
 }
 

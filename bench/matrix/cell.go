@@ -125,7 +125,13 @@ func ideal(n, rate, burst int) time.Duration {
 // seen is the client side (nil: not recorded). A request sent before the
 // client received the first refusal that came in the pause — the rest of a
 // burst sent at one instant, arriving a little later — was sent before the
-// client could know of the pause, and is not counted as sent into it.
+// client could know of the pause, and is not counted as sent into it. Nor,
+// for a headgate client, is one sent before its budget applied a refusal
+// received since (its first Pushback since): granted its turn before the
+// pause began, it went to the wire while the refusal's goroutine waited
+// for a CPU, the budget none the wiser. (Over loopback on two loaded CPUs
+// a window's burst of 99 takes a few ms to reach the wire, and up to 7
+// of one were counted so, every one sent before its budget had the pause.)
 func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, seen *clientSide, pause time.Duration, toldRate, toldBurst int, slack time.Duration) {
 	r.Sent = len(arrivals)
 	times := make([]time.Time, 0, len(arrivals))
@@ -144,6 +150,9 @@ func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, seen *clientSide
 		if seen != nil {
 			if at := seen.firstRefusalSince(pauseAt); at.After(known) {
 				known = at
+			}
+			if at := seen.firstPushbackSince(known); at.After(known) {
+				known = at // the budget knew once it had applied a refusal since
 			}
 		}
 		for _, a := range arrivals[first+1:] {

@@ -1,6 +1,9 @@
 package matrix
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +79,59 @@ func TestMeasure(t *testing.T) {
 	}, at(0), seen, time.Second, 100, 10, 0)
 	if burst.IntoKnown != 1 {
 		t.Errorf("burst before the client knew: into %d, want 1", burst.IntoKnown)
+	}
+
+	// A headgate client's budget knows of the pause once it has applied a
+	// refusal (its Pushback), not when the transport received it: what
+	// went to the wire in between — turns granted before the pause, the
+	// refusal's goroutine waiting for a CPU — was sent before the budget
+	// could know; what went after counts. (A pushback before the receipt,
+	// of a refusal before the pause, moves nothing.)
+	seen.pushbacks = []time.Time{us(-400), us(70)}
+	var applied Result
+	applied.measure([]Arrival{
+		{At: us(0), Call: 1, Status: 429, Paused: true},
+		{At: us(60), Call: 2, Status: 429, Paused: true},
+		{At: us(70), Call: 3, Status: 429, Paused: true},
+		{At: us(80), Call: 4, Status: 429, Paused: true}, // sent at 55 µs: received, not yet applied
+		{At: us(90), Call: 5, Status: 429, Paused: true}, // sent at 75 µs: after the pushback
+	}, at(0), seenWith(seen, 5, us(75)), time.Second, 100, 10, 0)
+	if applied.IntoKnown != 1 {
+		t.Errorf("sent before the budget applied the refusal: into %d, want 1", applied.IntoKnown)
+	}
+}
+
+// seenWith is seen with call's one send at sent added.
+func seenWith(seen *clientSide, call int, sent time.Time) *clientSide {
+	seen.sends[call] = []time.Time{sent}
+	return seen
+}
+
+// TestClientSideHearsBudgets: every headgate client's budget reports its
+// refusals' waits to the client side, which measure reads; the baseline
+// has no budget to report them.
+func TestClientSideHearsBudgets(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "2")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	for _, c := range Clients {
+		t.Run(c.Name, func(t *testing.T) {
+			seen := newClientSide(http.DefaultTransport)
+			cl, err := c.build(clientEnv{url: srv.URL, rate: 100, burst: 10, tries: 1, base: seen, observer: seen.heard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond) // (the baseline sleeps the Retry-After)
+			defer cancel()
+			start := time.Now()
+			cl.call(ctx, 1)
+			heard := seen.firstPushbackSince(start)
+			if c.Headgate == heard.IsZero() {
+				t.Errorf("pushback heard at %v; want one from every headgate client, none from the baseline", heard)
+			}
+		})
 	}
 }
 

@@ -32,6 +32,7 @@ type clientEnv struct {
 	learn       bool   // told no rate
 	tries       int    // tries per call, the first included
 	base        http.RoundTripper
+	observer    core.Observer // every headgate budget's (nil: none)
 }
 
 // client makes the batch's calls.
@@ -71,10 +72,11 @@ func (e clientEnv) callURL(id int) string { return e.url + callPath(id) }
 // newBudget is every headgate client's budget: the rate and burst it was
 // told, exactly (no headroom), or a learning budget.
 func newBudget(e clientEnv) (*core.Budget, error) {
+	opts := []core.Option{core.WithMaxInFlight(maxInFlight), core.WithObserver(e.observer)}
 	if e.learn { // told no rate: it learns the server's
-		return core.NewLearningBudget(core.WithMaxInFlight(maxInFlight))
+		return core.NewLearningBudget(opts...)
 	}
-	return core.NewBudget(core.PerSecond(e.rate), core.WithBurst(e.burst), core.WithMaxInFlight(maxInFlight))
+	return core.NewBudget(core.PerSecond(e.rate), append(opts, core.WithBurst(e.burst))...)
 }
 
 // get sends one GET and reads the response to its end; it returns the

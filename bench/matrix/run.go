@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/headgate-go/headgate/core"
 )
 
 // Cell is one server, scenario and client.
@@ -53,6 +55,7 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 	seen := newClientSide(srv.Base)
 	cl, err := c.Client.build(clientEnv{
 		url: srv.URL, rate: toldRate, burst: toldBurst, learn: c.Scenario.Learn, tries: w.MaxTries, base: seen,
+		observer: seen.heard,
 	})
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", c.Client.Name, err)
@@ -93,13 +96,15 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 
 // clientSide is what the clients send through: the server's transport,
 // noting when each call's tries were sent and when each refusal reached
-// the client, so that a request counts as sent into a known pause only if
-// it was sent once the client could know of it.
+// the client — and, for a headgate client, when its budget reported a
+// refusal's wait (heard) — so that a request counts as sent into a known
+// pause only if it was sent once the client could know of it.
 type clientSide struct {
-	base     http.RoundTripper
-	mu       sync.Mutex
-	sends    map[int][]time.Time // by call, in order; guarded by mu
-	refusals []time.Time         // when each refusal was received; guarded by mu
+	base      http.RoundTripper
+	mu        sync.Mutex
+	sends     map[int][]time.Time // by call, in order; guarded by mu
+	refusals  []time.Time         // when each refusal was received; guarded by mu
+	pushbacks []time.Time         // when the budget reported each refusal's wait; guarded by mu
 }
 
 func newClientSide(base http.RoundTripper) *clientSide {
@@ -128,6 +133,37 @@ func (s *clientSide) firstRefusalSince(t time.Time) time.Time {
 	defer s.mu.Unlock()
 	var first time.Time
 	for _, at := range s.refusals {
+		if !at.Before(t) && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	return first
+}
+
+// heard is a headgate client's budget's observer: it notes when the budget
+// reported a refusal's wait (a Pushback), which it does at once after
+// applying it (Budget.apply emits its events as it unlocks). Until then
+// the budget cannot know of the pause: a refusal that reached the
+// transport has yet to be read and applied, and on a loaded machine the
+// goroutine that received it may wait a while for a CPU — while others,
+// granted their turns before, put their requests on the wire.
+func (s *clientSide) heard(e core.Event) {
+	if e.Reason != core.Pushback || !refusal(e.Status) {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	s.pushbacks = append(s.pushbacks, now)
+	s.mu.Unlock()
+}
+
+// firstPushbackSince is when the budget first reported a refusal's wait at
+// or after t, or zero (none reported, or not a headgate client).
+func (s *clientSide) firstPushbackSince(t time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first time.Time
+	for _, at := range s.pushbacks {
 		if !at.Before(t) && (first.IsZero() || at.Before(first)) {
 			first = at
 		}
