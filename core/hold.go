@@ -96,13 +96,13 @@ func (b *Budget) setTatLocked(tat int64) {
 // at: b.told records it (told.go). When the controller
 // armed a probe, this call is it: every other caller is held until its
 // answer comes (or, if none does, until the hold the controller set). So
-// are they when this call was the last of a counted window's allowance. It
+// are they when this call was the last of a window's allowance. It
 // reports whether the others are held now.
 func (b *Budget) sentLocked(now, at int64) bool {
 	b.toldSentLocked(now, at)
 	p := &b.ctl.pol.probe
 	if b.ctl.pol.spent() {
-		// The last of a counted window's allowance (control_window.go):
+		// The last of a window's allowance (control_window.go):
 		// the others wait for the window's end, and its probe.
 		b.hold, b.holdAllow, b.holdCode = max(b.hold, b.ctl.pol.win.leftAt), 1, http.StatusOK
 		b.retimeQueueLocked(now)

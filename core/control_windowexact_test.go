@@ -1,0 +1,52 @@
+package core
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/headgate-go/headgate/core/quotatest"
+)
+
+// Told a fixed-window server's exact rate and burst, with a cap on the
+// requests in flight (the bench's 16), the window's quota leaves in waves
+// as answers come back: 100 requests take 10–20 ms, a few ms more when
+// the answers straggle, over which the told pace returns a token or two.
+// Sent, they reach a window already spent (over loopback: 102 sent into a
+// window of 100, and 8 more after a 120 ms stall). On a windowed server
+// the probe's answer says what the window has left; once that many went,
+// the rest wait for the window's end, whatever the told pace allows.
+func TestBatchFixedWindowToldExactRateInFlightCap(t *testing.T) {
+	for _, phase := range []time.Duration{0, 180 * ms, 600 * ms} {
+		for _, s := range []struct {
+			name string
+			cfg  quotatest.Config
+		}{
+			{"X-RateLimit delta", fixedDelta},
+			{"IETF", fixedIETF},
+		} {
+			t.Run(fmt.Sprintf("%v past the second, %s", phase, s.name), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					toYear2026()
+					time.Sleep(phase)
+					bt := issueBatch(s.cfg)
+					bt.told, bt.burst, bt.maxInFlight = PerSecond(100), 100, 16
+					var answers atomic.Int64
+					bt.back = func(time.Time) time.Duration { // 0–3 ms more on the way back, in turn
+						return time.Duration(answers.Add(1)%4) * ms
+					}
+					r := runBatch(t, bt)
+					wantToldExactly(t, bt, r)
+					if r.refused > 1 {
+						t.Errorf("%d 429s; want 1 at most (the probe after the first burst)", r.refused)
+					}
+					if err := quotatest.CheckTimes(sortedTimes(r.arrivals), bt.burst, bt.told.Interval(), 0); err != nil {
+						t.Errorf("sent faster than told: %v", err)
+					}
+				})
+			})
+		}
+	}
+}
