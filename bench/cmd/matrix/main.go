@@ -15,6 +15,7 @@
 //	go run ./cmd/matrix -quick                         # a subset (about a minute)
 //	go run ./cmd/matrix -virtual=false -scenarios half -clients "headgate transport" -md "" -out /tmp/m.json   # a few cells
 //	go run ./cmd/matrix -from results/matrix.json -readme ../README.md   # tables only, no run
+//	go run ./cmd/matrix -virtual=false -servers "fiber limiter · fixed" -scenarios exact -md "" -out /tmp/m.json -trace /tmp/m.trace   # and every request of those cells
 package main
 
 import (
