@@ -188,3 +188,48 @@ func TestBatchFixedWindowToldTwiceBurstAcrossTurn(t *testing.T) {
 		}
 	}
 }
+
+// Fiber's fixed window told twice, over loopback (1.40–1.42× in a third of
+// the runs, through whichever adapter): the window's first burst leaves
+// under a cap of 16 in flight, the report that it is spent comes first
+// and arms a probe at the next paced turn, then the refusal of a request
+// sent a little before — a bare Retry-After, no quota — pauses the budget
+// for its second, the probe still armed. Planned from when it was armed,
+// the probe's hold had passed when the pause's end let it go, and two
+// more calls went with it; its answer, the third the server decided, read
+// as part of a window: a continuous quota, paced for the rest of the batch.
+// The probe goes alone, whenever it goes.
+func TestBatchFixedWindowToldTwiceProbeAfterPause(t *testing.T) {
+	bare := func(h http.Header, status int) { // fiber's refusal: a bare Retry-After
+		if status == http.StatusTooManyRequests {
+			for _, k := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+				h.Del(k)
+			}
+		}
+	}
+	for _, phase := range []time.Duration{0, 300 * ms} {
+		for _, j := range []int64{2, 3, 4} {
+			for _, rb := range []time.Duration{0, 1 * ms, 2 * ms} {
+				t.Run(fmt.Sprintf("%v past the second, answers 0-%d ms late, refusals %v more", phase, j-1, rb), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						toYear2026()
+						time.Sleep(phase)
+						bt := issueBatch(fixedDelta)
+						bt.told, bt.burst, bt.maxInFlight, bt.answer, bt.refusalBack = PerSecond(200), 200, 16, bare, rb
+						var answers atomic.Int64
+						bt.back = func(time.Time) time.Duration { return time.Duration(answers.Add(1)%j) * ms }
+						r := runBatch(t, bt)
+						x := float64(r.makespan) / float64(bt.ideal())
+						t.Logf("429s %d (%.1f%%), makespan %v = %.3f × ideal %v", r.refused, r.refusedPct(bt.n), r.makespan, x, bt.ideal())
+						if r.refusedPct(bt.n) > 3 || x > 1.03 {
+							t.Errorf("told twice: %.1f%% 429s, %.3f × ideal; want ≤ 3%% and ≤ 1.03×", r.refusedPct(bt.n), x)
+						}
+						if err := quotatest.CheckTimes(sortedTimes(r.arrivals), bt.burst, bt.told.Interval(), 0); err != nil {
+							t.Errorf("sent faster than told: %v", err)
+						}
+					})
+				})
+			}
+		}
+	}
+}
