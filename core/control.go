@@ -338,30 +338,6 @@ func (c *control) refused(o observation, v verdict) verdict {
 	return v
 }
 
-// nearRefill is when a continuous server would surely have returned a
-// token after a near miss refused at o.now, if that comes no later than
-// the probe it arms, a paced interval at on: the refill of the quota the
-// refusal states, or else the freshest report's (fiber's refusal states
-// none). The near miss is no evidence of the model, but its probe's
-// refusal then is: a continuous server that refused a hair early has a
-// token by then, a spent window none. Otherwise (the quota's own refill
-// is slower than the pace, as a GCRA server's with a burst below its
-// rate, or no quota is stated) it is 0: the probe's refusal is as early
-// as a first refusal.
-func (c *control) nearRefill(o observation, at int64) int64 {
-	f := o.f
-	if f.Limit <= 0 || f.Reset <= 0 {
-		f = Feedback{Limit: c.last.limit, Reset: time.Duration(c.last.reset)}
-	}
-	if f.Limit <= 0 || f.Reset <= 0 {
-		return 0
-	}
-	if r := c.refill(f, o.interval); r <= at {
-		return o.now + r
-	}
-	return 0
-}
-
 // onlyPause reports whether a refusal only says "pause": a wait longer than
 // whole-second rounding, after which the quota is whole again (its reset
 // comes no later, give or take that rounding, or no quota is reported) —
