@@ -176,11 +176,15 @@ func (c *control) observe(o observation) verdict {
 		refillAt, holdUntil := p.refillAt, p.holdUntil
 		c.probe = probe{}
 		if !refusal {
-			if c.model != modelContinuous && !c.counted && f.Remaining >= 0 && (f.Limit <= 1 || f.Remaining < f.Limit-1) {
+			if c.model != modelContinuous && !c.counted && f.Remaining >= 0 && (f.Limit <= 1 || f.Remaining < f.Limit-1) &&
+				(c.model == modelUnknown || f.Remaining >= c.prevRemaining) {
 				// Part of the quota came back, not all of it (a turned window
 				// would give it all, but for what a server that counts
 				// refusals carried): it returns continuously — a sliding
-				// window, too, once its first window has passed.
+				// window, too, once its first window has passed. (On windows,
+				// only if some came back since the report before: a probe
+				// for a window's end that came before it finds what the
+				// window left, one less, and the rest go at once.)
 				c.model = modelContinuous
 			}
 			if c.model == modelWindowed && f.Remaining == 0 && f.Pause > 0 {
@@ -328,6 +332,8 @@ func (c *control) refused(o observation, v verdict) verdict {
 	c.probe = probe{armed: true, holdUntil: v.holdUntil, near: near}
 	if c.model == modelUnknown && !near { // a near miss is no evidence of the model
 		c.probe.refillAt = o.now + c.refill(f, o.interval)
+	} else if c.model == modelUnknown {
+		c.probe.refillAt = c.nearRefill(o, at)
 	}
 	return v
 }

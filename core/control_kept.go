@@ -1,5 +1,7 @@
 package core
 
+import "time"
+
 // keptPace is the controller's evidence that the server keeps up with a
 // pace. Once a report shows the quota spent (Remaining 0), every later
 // admission is a token the server returned; more admissions in a row, at
@@ -121,4 +123,28 @@ func (c *control) trim(o observation, limit int) {
 	// growth beyond it is slow.
 	c.failed, c.cutAt, c.grewAt = c.factor, o.now, o.now
 	c.growing = int64(c.factor * (1 - c.cfg.Decrease) / c.cfg.Increase * 1e9)
+}
+
+// nearRefill is when a continuous server would surely have returned a
+// token after a near miss refused at o.now, if that comes no later than
+// the probe it arms, a paced interval at on: the refill of the quota the
+// refusal states, or else the freshest report's (fiber's refusal states
+// none). The near miss is no evidence of the model, but its probe's
+// refusal then is: a continuous server that refused a hair early has a
+// token by then, a spent window none. Otherwise (the quota's own refill
+// is slower than the pace, as a GCRA server's with a burst below its
+// rate, or no quota is stated) it is 0: the probe's refusal is as early
+// as a first refusal.
+func (c *control) nearRefill(o observation, at int64) int64 {
+	f := o.f
+	if f.Limit <= 0 || f.Reset <= 0 {
+		f = Feedback{Limit: c.last.limit, Reset: time.Duration(c.last.reset)}
+	}
+	if f.Limit <= 0 || f.Reset <= 0 {
+		return 0
+	}
+	if r := c.refill(f, o.interval); r <= at {
+		return o.now + r
+	}
+	return 0
 }

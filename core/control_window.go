@@ -23,9 +23,9 @@ type windows struct {
 	admitSent   int64 // the latest send time of an admitted request that reported its quota; math.MinInt64: none
 	refusedSent int64 // the latest send time of a refused request; math.MinInt64: none
 
-	// A counted server's window, as its probe's answer left it (allowance):
-	// left grants still to go in it, then a probe at leftAt, the others
-	// held until leftHold. 0 left: none counted.
+	// The window, as its probe's answer left it (allowance): left grants
+	// still to go in it, then a probe at leftAt, the others held until
+	// leftHold. 0 left: none counted.
 	left, leftAt, leftHold int64
 }
 
@@ -130,17 +130,20 @@ func (w windows) countable(at int64, counted bool) int64 {
 	return at
 }
 
-// allowance counts, on a server that counts refusals, the grants a probe's
-// answer left in its window (its Remaining): once they have gone, every
-// other caller is held for the window's end — with one probe then, as
-// windowWait's — before their answers come back. A request sent beyond
-// them is refused and spends the next window's quota; the answer that
-// reports the last one spent may come later than the pace's next turn
-// (a burst answered slowly, a loaded server).
+// allowance counts, on a windowed server, the grants a probe's answer left
+// in its window (its Remaining: the probe went alone, so nothing else was
+// counted since): once they have gone, every other caller is held for the
+// window's end — with one probe then, as windowWait's — before their
+// answers come back. The answer that reports the last one spent may come
+// later than the pace's next turn: a window's quota, spent at once, leaves
+// in waves under a cap on the calls in flight, over which the told pace
+// returns a token or two; a loaded server answers a burst slowly. A
+// request sent beyond them is refused, and on a server that counts
+// refusals spends the next window's quota too.
 func (c *control) allowance(o observation) {
 	c.win.left = 0
 	f := o.f
-	if c.model != modelWindowed || !c.counted || f.Remaining <= 0 || f.Reset <= 0 {
+	if c.model != modelWindowed || f.Remaining <= 0 || f.Reset <= 0 {
 		return
 	}
 	at := o.now + int64(f.Reset)

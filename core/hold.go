@@ -96,13 +96,13 @@ func (b *Budget) setTatLocked(tat int64) {
 // at: b.told records it (told.go). When the controller
 // armed a probe, this call is it: every other caller is held until its
 // answer comes (or, if none does, until the hold the controller set). So
-// are they when this call was the last of a counted window's allowance. It
+// are they when this call was the last of a window's allowance. It
 // reports whether the others are held now.
 func (b *Budget) sentLocked(now, at int64) bool {
 	b.toldSentLocked(now, at)
 	p := &b.ctl.pol.probe
 	if b.ctl.pol.spent() {
-		// The last of a counted window's allowance (control_window.go):
+		// The last of a window's allowance (control_window.go):
 		// the others wait for the window's end, and its probe.
 		b.hold, b.holdAllow, b.holdCode = max(b.hold, b.ctl.pol.win.leftAt), 1, http.StatusOK
 		b.retimeQueueLocked(now)
@@ -112,10 +112,20 @@ func (b *Budget) sentLocked(now, at int64) bool {
 		return false
 	}
 	p.armed, p.out, p.sentAt = false, true, now
-	if p.holdUntil > b.hold {
+	// A probe goes alone: the others are held until its answer. Its hold
+	// was planned from when it was armed; a server pause begun since may
+	// have pushed the probe past it — the calls the pause's end lets go
+	// would go with it, and its answer's Remaining would count them: part
+	// of a whole window read as a continuous quota's — and it then holds
+	// them a second past the probe should no answer come.
+	hold := p.holdUntil
+	if hold <= now {
+		hold = now + coarse
+	}
+	if hold > b.hold {
 		// With no answer, the hold ends at the coarse bound: one goes, and
 		// the rest at the pace (the quota is not known to be whole).
-		b.hold, b.holdAllow = p.holdUntil, 1
+		b.hold, b.holdAllow = hold, 1
 	}
 	b.retimeQueueLocked(now)
 	return true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,9 @@ type Env struct {
 	InProcess bool          // serve quotatest in-process (for testing/synctest) instead of over loopback
 	RedisAddr string        // a redis-server for redis_rate; "" skips its cells
 	Slack     time.Duration // scheduling noise allowed when checking the told rate: 0 in synctest
-	key       atomic.Int64  // numbers the instances that share the redis
+	Trace     io.Writer     // if set, each cell's per-request trace is written to it (trace.go)
+	traceMu   sync.Mutex
+	key       atomic.Int64 // numbers the instances that share the redis
 }
 
 // Run sends one cell's batch and measures it. A cell that cannot run here
@@ -53,6 +56,7 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 	serverBurst := c.Server.Burst(w)
 	toldRate, toldBurst := c.Scenario.told(w.Rate, serverBurst)
 	seen := newClientSide(srv.Base)
+	seen.trace = env.Trace != nil
 	cl, err := c.Client.build(clientEnv{
 		url: srv.URL, rate: toldRate, burst: toldBurst, learn: c.Scenario.Learn, tries: w.MaxTries, base: seen,
 		observer: seen.heard,
@@ -91,6 +95,11 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 	}
 	arrivals, pauseAt := srv.Arrivals()
 	res.measure(arrivals, pauseAt, seen, w.Pause, toldRate, toldBurst, env.Slack)
+	if env.Trace != nil {
+		env.traceMu.Lock()
+		writeTrace(env.Trace, res.Scenario+" · "+res.Server+" · "+res.Client+" · "+res.Figures(), start, seen.tries, arrivals)
+		env.traceMu.Unlock()
+	}
 	return res, nil
 }
 
@@ -105,6 +114,8 @@ type clientSide struct {
 	sends     map[int][]time.Time // by call, in order; guarded by mu
 	refusals  []time.Time         // when each refusal was received; guarded by mu
 	pushbacks []time.Time         // when the budget reported each refusal's wait; guarded by mu
+	trace     bool                // record every try (tries)
+	tries     []try               // guarded by mu
 }
 
 func newClientSide(base http.RoundTripper) *clientSide {
@@ -113,10 +124,20 @@ func newClientSide(base http.RoundTripper) *clientSide {
 
 func (s *clientSide) RoundTrip(req *http.Request) (*http.Response, error) {
 	call := callOf(req.URL.Path)
+	sent := time.Now()
 	s.mu.Lock()
-	s.sends[call] = append(s.sends[call], time.Now())
+	s.sends[call] = append(s.sends[call], sent)
 	s.mu.Unlock()
 	resp, err := s.base.RoundTrip(req)
+	if s.trace {
+		t := try{call: call, sent: sent, recv: time.Now()}
+		if err == nil {
+			t.status, t.headers = resp.StatusCode, headersOf(resp.Header)
+		}
+		s.mu.Lock()
+		s.tries = append(s.tries, t)
+		s.mu.Unlock()
+	}
 	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
 		now := time.Now()
 		s.mu.Lock()

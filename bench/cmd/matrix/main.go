@@ -15,6 +15,7 @@
 //	go run ./cmd/matrix -quick                         # a subset (about a minute)
 //	go run ./cmd/matrix -virtual=false -scenarios half -clients "headgate transport" -md "" -out /tmp/m.json   # a few cells
 //	go run ./cmd/matrix -from results/matrix.json -readme ../README.md   # tables only, no run
+//	go run ./cmd/matrix -virtual=false -servers "fiber limiter · fixed" -scenarios exact -md "" -out /tmp/m.json -trace /tmp/m.trace   # and every request of those cells
 package main
 
 import (
@@ -66,6 +67,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	from := fs.String("from", "", "read the figures from this file instead of running the matrix")
 	onlyServers := fs.String("servers", "", "run only these servers: names or name prefixes, comma-separated")
 	onlyScenarios := fs.String("scenarios", "", "run only these scenarios, comma-separated (exact, 2x, half, pause, learned)")
+	trace := fs.String("trace", "", "write every loopback cell's per-request trace (send, answer, arrival, window, status, quota headers) to this file")
 	onlyClients := fs.String("clients", "", "run only these clients: names or name prefixes, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -104,7 +106,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		if len(cells) == 0 {
 			return errors.New("no cell matches -servers, -scenarios and -clients")
 		}
-		if r, err = measure(cells, *parallel, *virtual, stderr); err != nil {
+		if r, err = measure(cells, *parallel, *virtual, *trace, stderr); err != nil {
 			return err
 		}
 		r.Command = "cd bench && go run ./cmd/matrix " + strings.Join(args, " ")
@@ -138,7 +140,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 }
 
 // measure runs the virtual part (as go test) and the loopback cells.
-func measure(cells []matrix.Cell, parallel int, virtual bool, progress io.Writer) (run, error) {
+func measure(cells []matrix.Cell, parallel int, virtual bool, trace string, progress io.Writer) (run, error) {
 	r := run{Machine: machine(), Go: goVersion(), Date: time.Now().UTC().Format(time.RFC3339), Workload: matrix.Issue14}
 	if virtual {
 		fmt.Fprintln(progress, "== virtual time: the quotatest servers (go test -run TestWantsInVirtualTime ./matrix)")
@@ -150,6 +152,16 @@ func measure(cells []matrix.Cell, parallel int, virtual bool, progress io.Writer
 	}
 
 	env := &matrix.Env{Workload: matrix.Issue14, Slack: 2 * time.Millisecond}
+	if trace != "" {
+		f, err := os.Create(trace)
+		if err != nil {
+			return r, err
+		}
+		defer f.Close()
+		tw := bufio.NewWriter(f)
+		defer tw.Flush()
+		env.Trace = tw
+	}
 	redis, err := matrix.StartRedis()
 	if err != nil {
 		fmt.Fprintf(progress, "no redis: the redis_rate cells are skipped (%v)\n", err)
