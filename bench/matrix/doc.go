@@ -25,6 +25,11 @@
 // which prove what any client can reach on it (fiber_bound_test.go) and
 // hold headgate's clients to the told rate there (fiber_virtual_test.go).
 //
+// On a sliding-window counter no client can beat a bound that depends on
+// where in the server's window the batch starts (sliding_bound_test.go):
+// such a cell records that phase and its floor, the least makespan any
+// client could have from there (floor.go), and its table shows both.
+//
 // Run runs one cell over loopback or in-process: a quotatest server can
 // serve in-process (its Transport), so its cells also run inside a
 // testing/synctest bubble, in virtual time, where the figures are exact
