@@ -80,8 +80,11 @@ func (c *controller) apply(status int, f Feedback, sent, now, interval, burst in
 		changed = true
 	}
 	if fresh && c.pol.model != modelWindowed {
-		if s, ok := shapeOf(f, now, c.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
-			// (A pause that lasts until the reset covers the report's window.)
+		if s, ok := shapeOf(f, now, c.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) && s.until > p.until {
+			// (A pause that lasts until the reset covers the report's window;
+			// so does a server pause that ends after it: nothing goes until
+			// then, and a shape carried to the pause's end would hold the
+			// burst that goes then to what the report said remained.)
 			c.shape = s
 			changed = true
 		}

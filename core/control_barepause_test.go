@@ -19,9 +19,21 @@ import (
 // 1.11× the least makespan after the pause (httprate in the bench's
 // matrix). Nothing goes faster than told.
 func TestBatchBarePauseEndsWithTheBurst(t *testing.T) {
+	for _, phase := range []time.Duration{500 * ms, 900 * ms} {
+		t.Run(phase.String(), func(t *testing.T) { barePauseBatch(t, phase) })
+	}
+}
+
+// barePauseBatch runs TestBatchBarePauseEndsWithTheBurst's batch, started
+// phase into a window. At 0.5 s the pause comes mid-window, at the 166th
+// call paced; at 0.9 s within the burst that the first window's end lets
+// go, whose answers (admissions answered a millisecond later than
+// refusals) come after the pause's first refusal, reporting little
+// remaining until the window's end, long before the pause's.
+func barePauseBatch(t *testing.T, phase time.Duration) {
 	synctest.Test(t, func(t *testing.T) {
 		toYear2026()
-		time.Sleep(500 * ms) // mid-window: the pause comes mid-window too
+		time.Sleep(phase)
 		bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow,
 			Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds})
 		bt.told, bt.burst = PerSecond(100), 100
@@ -31,6 +43,9 @@ func TestBatchBarePauseEndsWithTheBurst(t *testing.T) {
 				for _, k := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
 					h.Del(k)
 				}
+			}
+			if status == http.StatusOK {
+				time.Sleep(ms) // admissions answered a little later than refusals
 			}
 		}
 		r := runBatch(t, bt)
@@ -70,6 +85,28 @@ func TestBarePause(t *testing.T) {
 		c.shape.until = tc.reportUntil
 		if got := c.barePause(tc.f, 2*s); got != tc.want {
 			t.Errorf("%s: barePause = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A report that runs out before the server's pause ends shapes nothing:
+// nothing goes until the pause ends, and a shape carried there would hold
+// the burst that goes then to what the report said remained (answers from
+// a burst the pause cut short, come after its first refusal). One that
+// runs past the pause's end shapes the pace as ever.
+func TestReportWithinAPauseShapesNothing(t *testing.T) {
+	s := int64(time.Second)
+	for _, tc := range []struct {
+		reset string
+		want  bool
+	}{{"1", false}, {"3", true}} {
+		c := newController(DefaultAdaptive(), DefaultMaxPause)
+		p := pause{until: 2 * s}
+		now := s / 10
+		f := ParseFeedback(http.StatusOK, quota("3", "100", tc.reset), time.Date(2026, 1, 1, 0, 0, 0, int(now), time.UTC))
+		c.apply(http.StatusOK, f, now, now, int64(10*ms), 100, false, &p)
+		if got := c.shape.until > now; got != tc.want {
+			t.Errorf("reset %s s, the pause until 2 s: shaped %v (%+v), want %v", tc.reset, got, c.shape, tc.want)
 		}
 	}
 }
