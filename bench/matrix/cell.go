@@ -97,9 +97,9 @@ type Result struct {
 	Leaked int // budget slots still held after the batch; must be 0
 
 	// Sliding-window servers (floor.go): how far into the server's window
-	// the batch started, and the least makespan any client could have had
-	// from there; 0 for other servers, and when told half (the told
-	// limit's ideal is the bound then).
+	// the batch started, and a greedy client's makespan from there (within
+	// 1 % of what any client can reach); 0 for other servers, and when
+	// told half (the told limit's ideal is the bound then).
 	Phase time.Duration
 	Floor time.Duration
 }

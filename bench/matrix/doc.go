@@ -27,8 +27,9 @@
 //
 // On a sliding-window counter no client can beat a bound that depends on
 // where in the server's window the batch starts (sliding_bound_test.go):
-// such a cell records that phase and its floor, the least makespan any
-// client could have from there (floor.go), and its table shows both.
+// such a cell records that phase and its floor from there, a greedy
+// client's makespan, within 1 % of that bound (floor.go), and its table
+// shows it.
 //
 // Run runs one cell over loopback or in-process: a quotatest server can
 // serve in-process (its Transport), so its cells also run inside a

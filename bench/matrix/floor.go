@@ -2,8 +2,10 @@ package matrix
 
 import "time"
 
-// The floor of a sliding-window cell: the least makespan any client can
-// reach there, for the batch's phase in the server's windows.
+// The floor of a sliding-window cell, for the batch's phase in the
+// server's windows: the makespan of a greedy client, which sends each call
+// the instant the counter admits it — within 1 % of the bound below, which
+// no client beats.
 //
 // A sliding-window counter admits at most L per window since the start of
 // the window the batch starts in, after the first L (the proof:
@@ -40,7 +42,7 @@ func (s slidingWindows) phase(t time.Time) time.Duration {
 	return d
 }
 
-// floor is the least makespan w's batch can have against the counter of
+// floor is the greedy makespan of w's batch against the counter of
 // w.Rate per window, started phase into one of its windows; with pause,
 // against the pause scenario's server, which pauses w.Pause at its
 // w.pauseAfter()-th admission and forgets what was spent when the pause

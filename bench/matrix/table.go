@@ -60,7 +60,7 @@ func Render(results []Result) string {
 		b.WriteString("\n")
 	}
 	if floors {
-		b.WriteString("(floor N×): on a sliding-window server, the least makespan any client could have, " +
+		b.WriteString("(floor N×): on a sliding-window server, a greedy client's makespan (within 1 % of what any client can reach), " +
 			"for where in the server's window the batch started (bench/matrix/floor.go)\n")
 	}
 	for _, s := range skipped {
