@@ -16,7 +16,7 @@ import (
 // second before the pause ends. The pause emptied the server's windows;
 // the report ran out long before. Had that report's burst of one carried
 // past the pause's end, the window the pause emptied would go at the pace:
-// 1.11× the least makespan after the pause (httprate in the bench's
+// 1.11× the floor after the pause (httprate in the bench's
 // matrix). Nothing goes faster than told.
 func TestBatchBarePauseEndsWithTheBurst(t *testing.T) {
 	for _, phase := range []time.Duration{500 * ms, 900 * ms} {
