@@ -69,6 +69,9 @@ func (c *controller) apply(status int, f Feedback, sent, now, interval, burst in
 	fresh := c.pol.fresher(observation{f: f, sent: sent})
 	v := c.pol.observe(observation{status: status, f: f, sent: sent, now: now, interval: interval, burst: burst, justNow: justNow})
 	changed := v.cut || v.grew
+	if v.pause > now && !v.whole && c.barePause(f, v.pause) {
+		v.whole = true
+	}
 	if c.pol.model == modelWindowed || v.whole {
 		c.shape = shape{} // a windowed quota is spent, then waited for: not spread
 	}
@@ -77,8 +80,11 @@ func (c *controller) apply(status int, f Feedback, sent, now, interval, burst in
 		changed = true
 	}
 	if fresh && c.pol.model != modelWindowed {
-		if s, ok := shapeOf(f, now, c.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) {
-			// (A pause that lasts until the reset covers the report's window.)
+		if s, ok := shapeOf(f, now, c.maxPause); ok && (f.Pause == 0 || f.Reset > f.Pause) && s.until > p.until {
+			// (A pause that lasts until the reset covers the report's window;
+			// so does a server pause that ends after it: nothing goes until
+			// then, and a shape carried to the pause's end would hold the
+			// burst that goes then to what the report said remained.)
 			c.shape = s
 			changed = true
 		}
@@ -102,6 +108,21 @@ func (c *controller) apply(status int, f Feedback, sent, now, interval, burst in
 		}
 	}
 	return v, changed
+}
+
+// barePause reports whether a refusal is a server pause ending at until
+// that reports no quota — a Retry-After alone, longer than the rounding
+// (onlyPause) — while no quota report runs past its end: nothing then says
+// any of the quota is still spent when it ends, and what the pause allows
+// (the burst: pauseAllowance) may go at once, as after a pause that
+// reports the whole quota back (verdict.whole). Without it, a report from
+// before the pause that held the burst to what remained (a sliding
+// window's Remaining 0 until its window's end) would carry past the
+// pause's end: the pace re-timed there starts from the one it allowed,
+// one request at once, and the quota the pause left whole goes at the
+// pace — the window that the server's pause emptied is spent late.
+func (c *controller) barePause(f Feedback, until int64) bool {
+	return f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 && c.pol.onlyPause(f) && c.shape.until <= until
 }
 
 // shapeOf returns the pace a response's quota report allows until the

@@ -209,8 +209,10 @@ func (c *control) observe(o observation) verdict {
 				v = c.cut(o, v)
 			}
 			v.probeAt, v.holdUntil, v.keepPlace = o.now+int64(f.Reset)+c.statedInterval(), o.now+int64(f.Pause), true
-			c.probe = probe{armed: true, holdUntil: v.holdUntil}
+			c.probe = probe{armed: true, holdUntil: v.holdUntil, turn: true}
 			return v
+		case p.turn && c.model == modelContinuous && int64(f.Pause) <= coarse && c.statedInterval() > 0:
+			return c.turnedEarly(o, v) // planned just after the turn, a hair early
 		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
 			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
 			c.kept.restart(v.pause)

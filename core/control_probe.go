@@ -18,6 +18,7 @@ type probe struct {
 	gap       int64 // (pause, or windows) how long after the last refused probe this one went
 	over      int64 // (pause) when the pause is over for sure: the end its reset gave, rounded down at worst, plus the rounding; 0: not known
 	near      bool  // armed by a near miss, at the pace before any cut
+	turn      bool  // planned just after the reset a refusal named, a whole rounding before its wait ends (turnsFirst)
 }
 
 // windowWait is the wait for a windowed server's spent quota: until the
@@ -132,4 +133,20 @@ func (c *control) reprobe(o observation, v verdict, p probe) verdict {
 // next call fits 1/L of a window after the reset; "2 s", reset "1 s").
 func turnsFirst(f Feedback) bool {
 	return f.Remaining == 0 && f.Reset >= 0 && int64(f.Reset)+coarse <= int64(f.Pause)
+}
+
+// turnedEarly answers a refused probe that was planned just after the
+// reset a sliding window's refusals named (p.turn), on a continuous quota
+// whose refusal now names a coarse wait (a whole second or less): the
+// window turned, and the probe reached the server a hair before the new
+// window's first call fits — a counter whose previous window admitted L
+// fits the next call 1/L of a window after its turn. One more probe goes
+// an interval of the server's stated rate later, the others held as
+// before; refused too, the wait is honoured. Honoured at once, it would
+// idle through the window that turned, which returns its quota a call
+// per interval (httprate's Retry-After is always its whole window).
+func (c *control) turnedEarly(o observation, v verdict) verdict {
+	v.probeAt, v.holdUntil, v.keepPlace = o.now+c.statedInterval(), o.now+int64(o.f.Pause), true
+	c.probe = probe{armed: true, holdUntil: v.holdUntil}
+	return v
 }

@@ -95,6 +95,13 @@ type Result struct {
 	RetryDelay time.Duration // its retry's arrival − the pause's end (negative: into the pause)
 
 	Leaked int // budget slots still held after the batch; must be 0
+
+	// Sliding-window servers (floor.go): how far into the server's window
+	// the batch started, and a greedy client's makespan from there (within
+	// 1 % of what any client can reach); 0 for other servers, and when
+	// told half (the told limit's ideal is the bound then).
+	Phase time.Duration
+	Floor time.Duration
 }
 
 // RefusedPct is the 429s as a percentage of the calls.
@@ -111,6 +118,14 @@ func (r Result) Ratio() float64 {
 		return 0
 	}
 	return float64(r.Makespan) / float64(r.Ideal)
+}
+
+// FloorRatio is the floor ÷ ideal, 0 when the cell has no floor.
+func (r Result) FloorRatio() float64 {
+	if r.Ideal <= 0 || r.Floor <= 0 {
+		return 0
+	}
+	return float64(r.Floor) / float64(r.Ideal)
 }
 
 // ideal is the shortest makespan a limit of rate per second with burst

@@ -161,6 +161,8 @@ func TestRender(t *testing.T) {
 		{Scenario: "half", Server: "s1", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second, ToldSlack: maxSlack},
 		{Scenario: "half", Server: "s2", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second, ToldSlack: 2500 * time.Microsecond},
 		{Scenario: "half", Server: "s3", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second},
+		{Scenario: "exact", Server: "s4", Client: "a", Calls: 500, Refused: 2, Makespan: 4600 * time.Millisecond, Ideal: 4 * time.Second,
+			Phase: 450 * time.Millisecond, Floor: 4580 * time.Millisecond},
 	})
 	for _, want := range []string{
 		"| server | a | b |",
@@ -170,6 +172,8 @@ func TestRender(t *testing.T) {
 		"| s2 | 1.00× · ±2.5 ms |",
 		"| s3 | 1.00× · ✓ |",
 		"– why not",
+		"| s4 | 0.4% · 1.15× (floor 1.15×) |  |",
+		"(floor N×): on a sliding-window server",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Render lacks %q:\n%s", want, out)

@@ -25,6 +25,12 @@
 // which prove what any client can reach on it (fiber_bound_test.go) and
 // hold headgate's clients to the told rate there (fiber_virtual_test.go).
 //
+// On a sliding-window counter no client can beat a bound that depends on
+// where in the server's window the batch starts (sliding_bound_test.go):
+// such a cell records that phase and its floor from there, a greedy
+// client's makespan, within 1 % of that bound (floor.go), and its table
+// shows it.
+//
 // Run runs one cell over loopback or in-process: a quotatest server can
 // serve in-process (its Transport), so its cells also run inside a
 // testing/synctest bubble, in virtual time, where the figures are exact

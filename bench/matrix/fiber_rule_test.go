@@ -3,7 +3,6 @@ package matrix
 import (
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -92,20 +91,6 @@ func fiberSlidingRule(phase time.Duration) ServerSpec {
 			})
 			return &Server{URL: "http://fiber.invalid", Base: handlerTransport{h}, Arrivals: rec.snapshot, Close: func() {}}, nil
 		}}
-}
-
-// handlerTransport serves each request with h, in-process.
-type handlerTransport struct{ h http.Handler }
-
-func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, req)
-	resp := rec.Result()
-	resp.Request = req
-	return resp, nil
 }
 
 // TestFiberRuleMatchesFiber sends requests one at a time, over loopback,

@@ -20,10 +20,16 @@ import (
 // httprateServer is go-chi/httprate's sliding-window counter, Rate per
 // second: X-RateLimit-Limit, -Remaining and -Reset (the window's end as a
 // Unix second, rounded down) on every response, and on a 429 Retry-After:
-// the whole window length.
+// the whole window length. Its windows (v0.16) start at the instant its
+// limiter is built, not on the second.
 var httprateServer = ServerSpec{Name: "go-chi/httprate · sliding window", Burst: windowBurst,
 	start: func(e serverEnv) (*Server, error) {
-		return netHTTPServer(e, httprate.LimitBy(e.w.Rate, time.Second, httprate.Key("*")), nil)
+		built := time.Now() // its windows' origin, within the microseconds LimitBy takes
+		s, err := netHTTPServer(e, httprate.LimitBy(e.w.Rate, time.Second, httprate.Key("*")), nil)
+		if err == nil {
+			s.Sliding = &slidingWindows{origin: built, length: time.Second, rounds: true}
+		}
+		return s, err
 	}}
 
 // redisRateServer is go-redis/redis_rate's GCRA on a real Redis, Rate per

@@ -78,6 +78,10 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 	var next, failed atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
+	if srv.Sliding != nil && c.Scenario.Factor >= 1 {
+		res.Phase = srv.Sliding.phase(start)
+		res.Floor = srv.Sliding.floor(w, res.Phase, c.Scenario.Pause)
+	}
 	for range w.Workers {
 		wg.Go(func() {
 			for id := int(next.Add(1)); id <= w.N; id = int(next.Add(1)) {

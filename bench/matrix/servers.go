@@ -21,6 +21,9 @@ type Server struct {
 	// when its pause began (zero if it did not).
 	Arrivals func() ([]Arrival, time.Time)
 	Close    func()
+	// Sliding is where the windows of a sliding-window counter turn, for
+	// the cell's floor (floor.go); nil for any other server.
+	Sliding *slidingWindows
 }
 
 // ServerSpec names a server and starts fresh instances of it.
@@ -92,6 +95,10 @@ func quotatestServer(name string, alg quotatest.Algorithm, style quotatest.Heade
 		if alg == quotatest.GCRA {
 			cfg.Burst = e.w.Burst
 		}
+		var sliding *slidingWindows
+		if alg == quotatest.SlidingWindow { // its windows are aligned as Truncate aligns them
+			sliding = &slidingWindows{origin: time.Now().Truncate(cfg.Period), length: cfg.Period}
+		}
 		arrivals := func() ([]Arrival, time.Time) {
 			var out []Arrival
 			for _, a := range p.Arrivals() {
@@ -106,7 +113,7 @@ func quotatestServer(name string, alg quotatest.Algorithm, style quotatest.Heade
 			if p, err = quotatest.New(cfg); err != nil {
 				return nil, err
 			}
-			return &Server{URL: "http://quotatest.invalid", Base: p.Transport(), Arrivals: arrivals, Close: func() {}}, nil
+			return &Server{URL: "http://quotatest.invalid", Base: p.Transport(), Arrivals: arrivals, Close: func() {}, Sliding: sliding}, nil
 		}
 		s, err := quotatest.NewServer(cfg)
 		if err != nil {
@@ -117,7 +124,7 @@ func quotatestServer(name string, alg quotatest.Algorithm, style quotatest.Heade
 		return &Server{URL: s.URL, Base: pool, Arrivals: arrivals, Close: func() {
 			pool.CloseIdleConnections()
 			s.Close()
-		}}, nil
+		}, Sliding: sliding}, nil
 	}}
 }
 
@@ -208,11 +215,11 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
-// netHTTPServer serves limit(ok) over loopback behind a recorder.
+// netHTTPServer serves limit(ok) over loopback behind a recorder; or
+// in-process, each request served by a direct call, when the limiter
+// needs no network (httprate's in-memory counter: its tests run it in
+// virtual time).
 func netHTTPServer(e serverEnv, limit func(http.Handler) http.Handler, closeExtra func()) (*Server, error) {
-	if e.inProcess {
-		return nil, errors.New("matrix: this server runs over loopback only")
-	}
 	rec := &recorder{w: e.w, pause: e.pause}
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		rec.admit()
@@ -220,7 +227,7 @@ func netHTTPServer(e serverEnv, limit func(http.Handler) http.Handler, closeExtr
 		_, _ = w.Write(okBody)
 	})
 	limited := limit(ok)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i, left := rec.arrive(r.URL.Path)
 		if left > 0 {
 			w.Header().Set("Retry-After", retryAfter(left))
@@ -230,7 +237,15 @@ func netHTTPServer(e serverEnv, limit func(http.Handler) http.Handler, closeExtr
 		sw := &statusWriter{ResponseWriter: w}
 		limited.ServeHTTP(sw, r)
 		rec.done(i, sw.status)
-	}))
+	})
+	if e.inProcess {
+		return &Server{URL: "http://in-process.invalid", Base: handlerTransport{front}, Arrivals: rec.snapshot, Close: func() {
+			if closeExtra != nil {
+				closeExtra()
+			}
+		}}, nil
+	}
+	ts := httptest.NewServer(front)
 	pool := loopbackPool(e.w)
 	return &Server{URL: ts.URL, Base: pool, Arrivals: rec.snapshot, Close: func() {
 		pool.CloseIdleConnections()
@@ -239,6 +254,21 @@ func netHTTPServer(e serverEnv, limit func(http.Handler) http.Handler, closeExtr
 			closeExtra()
 		}
 	}}, nil
+}
+
+// handlerTransport serves each request by calling h, in the caller's
+// goroutine.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, req)
+	resp := rec.Result()
+	resp.Request = req
+	return resp, nil
 }
 
 // Servers are the matrix's servers, in table order.

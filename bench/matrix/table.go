@@ -34,6 +34,7 @@ func Render(results []Result) string {
 		byKey[[3]string{r.Scenario, r.Server, r.Client}] = r
 	}
 	var skipped []string
+	floors := false
 	for _, sc := range scenarios {
 		fmt.Fprintf(&b, "**%s**: %s\n\n", sc, scenarioTitles[sc])
 		fmt.Fprintf(&b, "| server | %s |\n|---|%s\n", strings.Join(clients, " | "), strings.Repeat("--:|", len(clients)))
@@ -51,11 +52,16 @@ func Render(results []Result) string {
 					}
 				default:
 					cells = append(cells, r.Figures())
+					floors = floors || r.Floor > 0
 				}
 			}
 			fmt.Fprintf(&b, "| %s | %s |\n", s, strings.Join(cells, " | "))
 		}
 		b.WriteString("\n")
+	}
+	if floors {
+		b.WriteString("(floor N×): on a sliding-window server, a greedy client's makespan (within 1 % of what any client can reach), " +
+			"for where in the server's window the batch started (bench/matrix/floor.go)\n")
 	}
 	for _, s := range skipped {
 		fmt.Fprintf(&b, "– %s\n", s)
@@ -81,9 +87,9 @@ func (r Result) Figures() string {
 		if r.RetrySeen {
 			retry = signedMs(r.RetryDelay)
 		}
-		s = fmt.Sprintf("%.2f× · %d · %s", r.Ratio(), r.IntoKnown, retry)
+		s = fmt.Sprintf("%s · %d · %s", r.ratioText(), r.IntoKnown, retry)
 	default:
-		s = fmt.Sprintf("%.1f%% · %.2f×", r.RefusedPct(), r.Ratio())
+		s = fmt.Sprintf("%.1f%% · %s", r.RefusedPct(), r.ratioText())
 	}
 	if r.Failed > 0 {
 		s += fmt.Sprintf(" · **%d failed**", r.Failed)
@@ -92,6 +98,14 @@ func (r Result) Figures() string {
 		s += fmt.Sprintf(" · **%d leaked**", r.Leaked)
 	}
 	return s
+}
+
+// ratioText is makespan ÷ ideal, and the cell's floor when it has one.
+func (r Result) ratioText() string {
+	if f := r.FloorRatio(); f > 0 {
+		return fmt.Sprintf("%.2f× (floor %.2f×)", r.Ratio(), f)
+	}
+	return fmt.Sprintf("%.2f×", r.Ratio())
 }
 
 // signedMs formats d in whole milliseconds with its sign.

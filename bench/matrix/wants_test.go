@@ -107,9 +107,16 @@ var virtualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // runVirtual runs c in-process inside a synctest bubble.
 func runVirtual(t *testing.T, c Cell) Result {
 	t.Helper()
+	return runVirtualAt(t, c, 0)
+}
+
+// runVirtualAt runs c as runVirtual does, started phase past a whole
+// second.
+func runVirtualAt(t *testing.T, c Cell, phase time.Duration) Result {
+	t.Helper()
 	var r Result
 	synctest.Test(t, func(t *testing.T) {
-		time.Sleep(time.Until(virtualStart)) // instant, in virtual time
+		time.Sleep(time.Until(virtualStart.Add(phase))) // instant, in virtual time
 		env := &Env{Workload: Issue14, InProcess: true}
 		var err error
 		if r, err = env.Run(context.Background(), c); err != nil {
