@@ -215,13 +215,6 @@ func (a *aimd) observe(cfg Adaptive, refused bool, status int, sent, now int64) 
 	return false
 }
 
-// refused reports whether a response counts as a refusal for adaptive
-// throttling: a 429, a 503, or any response whose headers say the quota is
-// spent.
-func refused(status int, f Feedback) bool {
-	return f.Exhausted || status == 429 || status == 503
-}
-
 // Adaptive tunes adaptive throttling: the pacing rate's response to
 // refusals.
 //
