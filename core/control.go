@@ -23,7 +23,9 @@ import (
 //     the reset, but one probe goes when a continuous server would surely
 //     have refilled a token (Reset/Limit, the quota's own refill interval).
 //     The probe admitted with part of the quota spent: continuous; refused,
-//     or admitted with the whole quota back (the window turned): windowed.
+//     or admitted with the whole quota back (the window turned): windowed
+//     — but a reset that may be rounded down has its named end probed too
+//     (roundedResetProbe), where a bucket shows part of its quota back.
 //     A server seen counting refused requests (watchCounted) stays
 //     windowed: its turned window brings back only what the one before
 //     it left, and each spent window is waited out, never probed into.
