@@ -23,7 +23,9 @@ import (
 //     the reset, but one probe goes when a continuous server would surely
 //     have refilled a token (Reset/Limit, the quota's own refill interval).
 //     The probe admitted with part of the quota spent: continuous; refused,
-//     or admitted with the whole quota back (the window turned): windowed.
+//     or admitted with the whole quota back (the window turned): windowed
+//     — but a reset that may be rounded down has its named end probed too
+//     (roundedResetProbe), where a bucket shows part of its quota back.
 //     A server seen counting refused requests (watchCounted) stays
 //     windowed: its turned window brings back only what the one before
 //     it left, and each spent window is waited out, never probed into.
@@ -41,7 +43,8 @@ import (
 // server states (Limit per window: a near miss, see aboveStated; the pace
 // is trimmed by one request per window, see trim), and a refusal at a pace
 // the server was seen to keep (keptPace). A refusal whose quota turns at
-// its reset a second before its wait ends is no pause (turnsFirst). Any other
+// its reset a second before its wait ends is no pause (turnsFirst), unless
+// the server was seen to be a bucket (bucketSeen). Any other
 // refusal shows the pace above the server's and cuts the rate factor by
 // Adaptive.Decrease, down to the rate the server states at the lowest
 // when the pace was above it (once per burst: a response to a request sent before
@@ -64,9 +67,10 @@ type control struct {
 	last          quotaReport // the freshest quota report, by its request's send time
 	prevRemaining int         // the Remaining of the report before it; -1 when unknown
 	probe         probe
-	win           windows  // where a windowed server's windows turn
-	kept          keptPace // evidence that the server keeps up with a pace (control_kept.go)
-	counted       bool     // the server counts refused requests against its quota (watchCounted)
+	win           windows    // where a windowed server's windows turn
+	kept          keptPace   // evidence that the server keeps up with a pace (control_kept.go)
+	counted       bool       // the server counts refused requests against its quota (watchCounted)
+	bucket        bucketSeen // evidence that the quota is a bucket, not a window counter (control_bucket.go)
 }
 
 // quotaModel is how the controller believes the server's quota returns.
@@ -164,6 +168,9 @@ func (c *control) observe(o observation) verdict {
 	}
 	c.kept.observe(o, refusal, c.paced(o.interval))
 	c.watchCounted(o, refusal)
+	if !refusal && o.status < 400 {
+		c.bucket.observe(o.sent, c.last.limit, c.win.length)
+	}
 	fresh := c.fresher(o)
 	if fresh && f.Remaining >= 0 {
 		c.learn(o)
@@ -202,7 +209,7 @@ func (c *control) observe(o observation) verdict {
 			return c.reprobe(o, v, p)
 		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
 			return c.cut(o, v)
-		case turnsFirst(f):
+		case c.windowTurnsFirst(f):
 			// Refused before the reset its wave's refusals named: one more
 			// probe, just after it.
 			if c.aboveStated(o.interval) {
@@ -244,6 +251,9 @@ func (c *control) observe(o observation) verdict {
 			// Refused when a continuous server would surely have returned
 			// a token: windows.
 			c.model = modelWindowed
+			if w, ok := c.roundedResetProbe(o, v); ok {
+				return w
+			}
 		}
 		// The probe was refused: the wait was real. Honour it in full; on
 		// windows, one probe finds whether the window turned (a sliding
@@ -345,7 +355,7 @@ func (c *control) refused(o observation, v verdict) verdict {
 // comes no later, give or take that rounding, or no quota is reported) —
 // and not before it (turnsFirst).
 func (c *control) onlyPause(f Feedback) bool {
-	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse) && !turnsFirst(f)
+	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse) && !c.windowTurnsFirst(f)
 }
 
 // aboveStated reports whether the pace is above the rate the server's

@@ -195,3 +195,34 @@ func TestWantsInVirtualTime(t *testing.T) {
 		})
 	}
 }
+
+// Phases where the GitHub-style GCRA server (its reset an epoch second
+// rounded down) once missed the wants, each for every headgate client: a
+// reset a few ms away that is the bucket's full refill rounded down read as
+// a spent window (2×, learned), a server pause begun just before a whole
+// second read as a sliding window's turn and probed into (pause).
+func TestWantsAtUnluckyPhases(t *testing.T) {
+	const github = "quotatest GCRA · GitHub-style epoch reset (rounded down) + Retry-After"
+	for _, p := range []struct {
+		scenario string
+		phase    time.Duration
+	}{{"2x", 990 * time.Millisecond}, {"pause", 430 * time.Millisecond}, {"learned", 890 * time.Millisecond}} {
+		sc, _ := ScenarioByName(p.scenario)
+		srv, _ := ServerByName(github)
+		for _, cl := range Clients {
+			if !cl.Headgate {
+				continue
+			}
+			c := Cell{Server: srv, Scenario: sc, Client: cl}
+			t.Run(fmt.Sprintf("%s/%v/%s", p.scenario, p.phase, cl.Name), func(t *testing.T) {
+				r := runVirtualAt(t, c, p.phase)
+				for _, f := range append(sane(sc, r), wants(sc, r)...) {
+					t.Error(f)
+				}
+				if t.Failed() {
+					t.Log(summary(r))
+				}
+			})
+		}
+	}
+}
