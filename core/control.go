@@ -71,6 +71,7 @@ type control struct {
 	kept          keptPace   // evidence that the server keeps up with a pace (control_kept.go)
 	counted       bool       // the server counts refused requests against its quota (watchCounted)
 	bucket        bucketSeen // evidence that the quota is a bucket, not a window counter (control_bucket.go)
+	exactResets   bool       // a reset finer than whole seconds was seen: the server's resets say when its windows turn (justTurned)
 }
 
 // quotaModel is how the controller believes the server's quota returns.
@@ -175,6 +176,7 @@ func (c *control) observe(o observation) verdict {
 	if fresh && f.Remaining >= 0 {
 		c.learn(o)
 		c.watchWindows(o, refusal)
+		c.exactResets = c.exactResets || (f.Reset > 0 && int64(f.Reset)%coarse != 0)
 		c.prevRemaining = c.last.remaining
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
@@ -220,6 +222,8 @@ func (c *control) observe(o observation) verdict {
 			return v
 		case p.turn && c.model == modelContinuous && int64(f.Pause) <= coarse && c.statedInterval() > 0:
 			return c.turnedEarly(o, v) // planned just after the turn, a hair early
+		case !p.turn && !p.turned && c.turnedSpent(p, o):
+			return c.turnProbe(o, v) // maybe a sliding window's turn, a hair early
 		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
 			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
 			c.kept.restart(v.pause)

@@ -19,6 +19,8 @@ type probe struct {
 	over      int64 // (pause) when the pause is over for sure: the end its reset gave, rounded down at worst, plus the rounding; 0: not known
 	near      bool  // armed by a near miss, at the pace before any cut
 	turn      bool  // planned just after the reset a refusal named, a whole rounding before its wait ends (turnsFirst)
+	early     bool  // planned a stated interval before a coarse wait's end, on windows (windowWait)
+	turned    bool  // planned after a refusal that showed a window just turned (turnProbe)
 }
 
 // windowWait is the wait for a windowed server's spent quota: until the
@@ -41,14 +43,27 @@ func (c *control) windowWait(o observation, v verdict) verdict {
 	}
 	at := o.now + int64(o.f.Pause)
 	hold := at + coarse // if the probe's answer never comes
+	early := false
 	if e := c.win.end(o.now); e > o.now && e < at {
 		at, hold = e, max(at, e+coarse)
+	} else if c.justTurned(o.f) && c.exactResets && c.win.admitSent < o.now+int64(o.f.Reset)-c.win.length {
+		// Refused at a window's turn (its reset, to the ms, a whole
+		// window away) with nothing admitted since the turn: the wait
+		// ends at the next turn, the window between unspent. The probe
+		// goes a stated interval before, the last instant of that window
+		// (turnedSpent): a sliding-window counter has nearly all of it
+		// back there, spent before the turn weighs it. At the turn, the
+		// window before idle, the next one is whole, which reads as a
+		// fixed window's, and every other window idles (1.75× the ideal
+		// for the matrix's batch begun 10 ms before a turn). Refused,
+		// one more probe goes at the wait's end.
+		at, early = at-c.statedInterval(), true
 	}
 	if later := c.win.countable(at, c.counted); later > at {
-		at, hold = later, max(hold, later+coarse)
+		at, hold, early = later, max(hold, later+coarse), false
 	}
 	v.probeAt, v.holdUntil = at, hold
-	c.probe = probe{armed: true, holdUntil: hold}
+	c.probe = probe{armed: true, holdUntil: hold, early: early}
 	return v
 }
 
@@ -180,3 +195,50 @@ func (c *control) roundedResetProbe(o observation, v verdict) (verdict, bool) {
 // turn, one of its own intervals, even at a pace told twice too fast; well
 // before a bucket whose reset was rounded down is whole.
 const turnLag = 3
+
+// turnedSpent reports whether a refused probe p shows a sliding window
+// that turned with its quota still spent (justTurned), on a server whose
+// resets say when its windows turn (exactResets: a whole second may be
+// any time within it). A sliding-window counter whose window before
+// admitted its Limit fits its next call one stated interval after the
+// turn; a probe that reached it sooner is refused a hair early, and its
+// coarse wait, honoured, would idle through a window that returns its
+// quota a call per interval. On a continuous quota that is the evidence;
+// on windows, only for the probe planned a stated interval before a
+// coarse wait's end (p.early, windowWait): a fixed window is whole there.
+func (c *control) turnedSpent(p probe, o observation) bool {
+	switch c.model {
+	case modelContinuous:
+		return c.exactResets && c.justTurned(o.f)
+	case modelWindowed:
+		return p.early && c.justTurned(o.f)
+	}
+	return false
+}
+
+// justTurned reports whether a report of the quota spent for a coarse
+// wait names a window that began less than two stated intervals before
+// it: its reset is a whole window away, give or take those (any reset
+// within the second, rounded up to one). A sliding-window counter whose
+// window before admitted its Limit fits the first call one stated
+// interval after its turn and the next one after that: a request that
+// reached it sooner, a burst's or a pace's faster than the server's, was
+// refused a hair early. (A server seen counting refusals is windowed: its
+// turn brings back only what the window before left.)
+func (c *control) justTurned(f Feedback) bool {
+	s := c.statedInterval()
+	return !c.counted && s > 0 && f.Remaining == 0 && f.Pause > 0 && int64(f.Pause) <= coarse &&
+		int64(f.Reset)+2*s > c.win.length
+}
+
+// turnProbe answers a refused probe that shows a window turned with its
+// quota spent (turnedSpent): one more probe goes a stated interval later,
+// the others held as before (turnedEarly). Admitted with part of the quota
+// back, it shows the quota continuous; refused too, the wait is honoured.
+// Honoured at once, the wait would end at the next turn, a whole window
+// of quota idle.
+func (c *control) turnProbe(o observation, v verdict) verdict {
+	v = c.turnedEarly(o, v)
+	c.probe.turned = true // (refused too, the wait is honoured: no third probe)
+	return v
+}

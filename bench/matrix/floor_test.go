@@ -121,7 +121,9 @@ func greedyOn(t *testing.T, s ServerSpec, pause bool) time.Duration {
 // wait ends, what the windows since returned at once too (the counter
 // allows L·e at e into the next window). The pause: within 3 % of its
 // floor, nothing sent into the known pause, and the refused call's
-// retry within 20 ms of the pause's end.
+// retry within 20 ms of the pause's end. 990 ms: a batch begun a hair
+// before a turn, its first refusal at the turn (epoch resets and
+// httprate's; the IETF style's is open).
 func TestSlidingAtPhase(t *testing.T) {
 	var servers []ServerSpec
 	for _, s := range Servers {
@@ -142,9 +144,16 @@ func TestSlidingAtPhase(t *testing.T) {
 			clients = append(clients, c)
 		}
 	}
-	for _, phase := range []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 900 * time.Millisecond} {
+	for _, phase := range []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 900 * time.Millisecond, 990 * time.Millisecond} {
 		for _, c := range Cells(servers, scenarios, clients) {
 			t.Run(fmt.Sprintf("%v/%s", phase, cellKey(c)), func(t *testing.T) {
+				if phase == 990*time.Millisecond && strings.Contains(c.Server.Name, "IETF") {
+					// Open (issue 14): a burst 10 ms before a turn, refused at
+					// it, reads as a fixed window's until the next turn, the
+					// window between idle (1.75×); its whole-second resets do
+					// not say where the windows turn, as the epoch ones do.
+					t.Skip("open: whole-second resets at a batch begun 10 ms before a turn (1.75× the floor)")
+				}
 				at, httprate := phase, c.Server.Name == httprateServer.Name
 				if httprate {
 					c.Server, at = inProcessAt(c.Server, phase), 0
