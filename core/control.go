@@ -23,9 +23,7 @@ import (
 //     the reset, but one probe goes when a continuous server would surely
 //     have refilled a token (Reset/Limit, the quota's own refill interval).
 //     The probe admitted with part of the quota spent: continuous; refused,
-//     or admitted with the whole quota back (the window turned): windowed
-//     — but a reset that may be rounded down has its named end probed too
-//     (roundedResetProbe), where a bucket shows part of its quota back.
+//     or admitted with the whole quota back (the window turned): windowed.
 //     A server seen counting refused requests (watchCounted) stays
 //     windowed: its turned window brings back only what the one before
 //     it left, and each spent window is waited out, never probed into.
@@ -255,9 +253,6 @@ func (c *control) observe(o observation) verdict {
 			// Refused when a continuous server would surely have returned
 			// a token: windows.
 			c.model = modelWindowed
-			if w, ok := c.roundedResetProbe(o, v); ok {
-				return w
-			}
 		}
 		// The probe was refused: the wait was real. Honour it in full; on
 		// windows, one probe finds whether the window turned (a sliding

@@ -166,36 +166,6 @@ func (c *control) turnedEarly(o observation, v verdict) verdict {
 	return v
 }
 
-// roundedResetProbe answers the refused probe that showed windows when
-// its reset is not a whole number of seconds — an instant to the second
-// read against a finer clock (GitHub's epoch reset), which some servers
-// round down — and ends well before its Retry-After, rounded up: one probe
-// tries the window's end the reset names, turnLag after it, the others
-// held until the Retry-After. A fixed window that turned there gives its
-// whole quota back, and windows stay; a bucket gives part of it (observe:
-// continuous after all), its reset rounded down — a GCRA server whose
-// burst of 10, spent a hair before a whole second, reads "10 ms" though
-// it is whole in 100 ms, and refuses the probe sent at 5 ms; so does a
-// sliding window, which returns a call one of its intervals after its
-// turn. Waiting out the Retry-After instead would idle a second for every
-// burst. It reports whether it planned that probe.
-func (c *control) roundedResetProbe(o observation, v verdict) (verdict, bool) {
-	f := o.f
-	at := o.now + int64(f.Reset) + turnLag*c.paced(o.interval)
-	if f.Reset <= 0 || int64(f.Reset)%coarse == 0 || at >= o.now+int64(f.Pause) || c.probe.armed || c.probe.out {
-		return v, false
-	}
-	v.probeAt, v.holdUntil, v.keepPlace = at, o.now+int64(f.Pause), true
-	c.probe = probe{armed: true, holdUntil: v.holdUntil}
-	return v, true
-}
-
-// turnLag is how many paced intervals after a named window's end its probe
-// goes (roundedResetProbe): past a sliding window's first call after its
-// turn, one of its own intervals, even at a pace told twice too fast; well
-// before a bucket whose reset was rounded down is whole.
-const turnLag = 3
-
 // turnedSpent reports whether a refused probe p shows a sliding window
 // that turned with its quota still spent (justTurned), on a server whose
 // resets say when its windows turn (exactResets: a whole second may be
