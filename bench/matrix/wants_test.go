@@ -176,6 +176,9 @@ func TestWantsInVirtualTime(t *testing.T) {
 				return
 			}
 			failed := wants(c.Scenario, r)
+			if c.Scenario.Pause && c.Server.Name == unknowableEnd {
+				failed = knowableWants(failed)
+			}
 			entry := pendingEntry(c)
 			pending := entry != ""
 			if pending {
@@ -228,4 +231,26 @@ func TestWantsAtUnluckyPhases(t *testing.T) {
 			})
 		}
 	}
+}
+
+// unknowableEnd is the server whose pause's end no client can know within
+// its second: a fixed window's reset, rounded down, and no Retry-After.
+// TestRoundedDownPauseEndUnknowable shows no client can both send nothing
+// into such a pause and retry within 20 ms of its end; whether a batch
+// does depends on where the pause ends in its second and, at a whole
+// second, on the order the bubble runs the goroutines (a retry 30 ms late
+// in one CI run).
+const unknowableEnd = "quotatest fixed · GitHub-style epoch reset (rounded down) · no Retry-After"
+
+// knowableWants drops from failed what TestRoundedDownPauseEndUnknowable
+// shows no client can promise for unknowableEnd's pause: nothing sent into
+// it, the refused call's retry within 20 ms of its end.
+func knowableWants(failed []string) []string {
+	var kept []string
+	for _, f := range failed {
+		if !strings.Contains(f, "into the known pause") && !strings.HasPrefix(f, "the refused call's retry") {
+			kept = append(kept, f)
+		}
+	}
+	return kept
 }
