@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -86,30 +84,7 @@ func greedyOn(t *testing.T, s ServerSpec, pause bool) time.Duration {
 			t.Fatal(err)
 		}
 		defer srv.Close()
-		c := &http.Client{Transport: srv.Base}
-		start := time.Now()
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range w.Workers {
-			wg.Go(func() {
-				for id := next.Add(1); id <= int64(w.N); id = next.Add(1) {
-					for {
-						resp, err := c.Get(srv.URL + callPath(int(id)))
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						resp.Body.Close()
-						if resp.StatusCode == http.StatusOK {
-							break
-						}
-						time.Sleep(time.Millisecond)
-					}
-				}
-			})
-		}
-		wg.Wait()
-		makespan = time.Since(start)
+		makespan = greedyBatch(t, w, &http.Client{Transport: srv.Base}, srv.URL)
 	})
 	return makespan
 }

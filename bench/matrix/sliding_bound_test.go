@@ -92,30 +92,37 @@ func greedySliding(t *testing.T, pause bool, phase time.Duration) time.Duration 
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &http.Client{Transport: p.Transport()}
-		start := time.Now()
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range w.Workers {
-			wg.Go(func() {
-				for id := next.Add(1); id <= int64(w.N); id = next.Add(1) {
-					for {
-						resp, err := c.Get("http://quotatest.invalid" + callPath(int(id)))
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						resp.Body.Close()
-						if resp.StatusCode == http.StatusOK {
-							break
-						}
-						time.Sleep(time.Millisecond)
-					}
-				}
-			})
-		}
-		wg.Wait()
-		makespan = time.Since(start)
+		makespan = greedyBatch(t, w, &http.Client{Transport: p.Transport()}, "http://quotatest.invalid")
 	})
 	return makespan
+}
+
+// greedyBatch sends w's calls from w.Workers goroutines through c to base,
+// each call again 1 ms after every refusal until it is admitted, and
+// returns the time until the last was: the greedy client of
+// greedySliding and greedyOn.
+func greedyBatch(t *testing.T, w Workload, c *http.Client, base string) time.Duration {
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range w.Workers {
+		wg.Go(func() {
+			for id := next.Add(1); id <= int64(w.N); id = next.Add(1) {
+				for {
+					resp, err := c.Get(base + callPath(int(id)))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
 }
