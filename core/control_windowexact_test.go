@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -232,4 +233,61 @@ func TestBatchFixedWindowToldTwiceProbeAfterPause(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The same, step by step (a third of the runs above end so by goroutine
+// order): a window's burst goes; the refusal of its 101st call — a bare
+// Retry-After: 1 — comes back before the report that the window is spent,
+// and pauses the budget for a second; that report then arms a probe, its
+// hold planned a second from it, so the pause's end lets the probe go a
+// millisecond before that hold ends. The others wait for the probe's
+// answer, as long after it as the hold was planned to last: without the
+// hold moving with the probe, the next call went 1 ms after it, and the
+// probe's answer counted it.
+func TestProbePushedByAPauseStillGoesAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		toYear2026()
+		b, err := NewBudget(PerSecond(200), WithBurst(200))
+		if err != nil {
+			t.Fatal(err)
+		}
+		burst := make([]Permit, 101)
+		for i := range burst {
+			if burst[i], err = b.Acquire(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now()
+		time.Sleep(12 * ms)
+		burst[100].Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}}) // paused until 1.012 s
+		time.Sleep(ms)
+		burst[99].Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1"}})
+		if b.PauseRemaining() == 0 {
+			t.Fatal("no pause after the refusal")
+		}
+		went := make(chan time.Duration, 20)
+		for range cap(went) {
+			go func() {
+				p, err := b.Acquire(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				went <- time.Since(start)
+				p.Release() // no answer: the probe's never comes
+			}()
+		}
+		time.Sleep(1500 * ms)
+		synctest.Wait()
+		var ws []time.Duration
+		for len(went) > 0 {
+			ws = append(ws, <-went)
+		}
+		if len(ws) != 1 {
+			t.Errorf("by 1.5 s, %d calls went after the pause, at %v; want the probe alone, the others held for its answer", len(ws), ws)
+		}
+		for range cap(went) - len(ws) { // the hold ends with no answer: the rest go
+			<-went
+		}
+	})
 }

@@ -113,12 +113,18 @@ func (b *Budget) sentLocked(now, at int64) bool {
 	}
 	p.armed, p.out, p.sentAt = false, true, now
 	// A probe goes alone: the others are held until its answer. Its hold
-	// was planned from when it was armed; a server pause begun since may
-	// have pushed the probe past it — the calls the pause's end lets go
-	// would go with it, and its answer's Remaining would count them: part
-	// of a whole window read as a continuous quota's — and it then holds
-	// them a second past the probe should no answer come.
+	// was planned from when it was armed, for a probe at its turn (the
+	// gate, b.hold); a server pause begun since may have pushed the probe
+	// past it, or to within a round trip of its end — the calls the
+	// pause's end lets go, or the hold's end a millisecond later, would go
+	// before its answer came, and that answer's Remaining would count
+	// them: part of a whole window read as a continuous quota's. So the
+	// hold moves with the probe, as late as the probe went late, and is a
+	// second at least when it had passed.
 	hold := p.holdUntil
+	if late := now - b.hold; late > 0 {
+		hold += late
+	}
 	if hold <= now {
 		hold = now + coarse
 	}
