@@ -79,6 +79,14 @@ func (c *sendClock) RoundTrip(req *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(req)
 }
 
+// generousTimeout is the helpers' Redis timeout, but for the fail-open
+// helper's, which is its test's subject: as newStore's, a loaded machine
+// (four helpers, Redis and the race detector on two CPUs) can hold a call
+// past DefaultTimeout, and one such call takes the store down for its
+// probe interval — the process's calls fail for it (TestFleetOfFourProcessesSpendsOneBudget,
+// once in three runs under load), in a test about something else.
+var generousTimeout = WithTimeout(5 * time.Second)
+
 func helperMain(mode string) int {
 	env := func(k string) string { return os.Getenv("HG_" + k) }
 	atoi := func(k string) int { n, _ := strconv.Atoi(env(k)); return n }
@@ -101,7 +109,7 @@ func helperMain(mode string) int {
 // fleetHelper sends GETs to HG_URL as fast as its budget allows, from
 // HG_WORKERS goroutines, from HG_START (Unix ns) for HG_DUR.
 func fleetHelper(client *redis.Client, env func(string) string, atoi func(string) int) int {
-	store, err := New(client, env("KEY"))
+	store, err := New(client, env("KEY"), generousTimeout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -167,7 +175,7 @@ func fleetHelper(client *redis.Client, env func(string) string, atoi func(string
 // estimates 50 + (k×37 mod HG_COST) tokens, uses up to a quarter fewer
 // (the provider charges what it uses) and commits what it used.
 func tokensHelper(client *redis.Client, env func(string) string, atoi func(string) int) int {
-	store, err := New(client, env("KEY"))
+	store, err := New(client, env("KEY"), generousTimeout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -273,7 +281,7 @@ func failOpenHelper(client *redis.Client, env func(string) string, atoi func(str
 // and holds them (renewing) until it is killed.
 func leaseHelper(client *redis.Client, env func(string) string, atoi func(string) int) int {
 	ttl, _ := time.ParseDuration(env("LEASE_TTL"))
-	store, err := New(client, env("KEY"), WithMaxInFlight(atoi("MAX")), WithLeaseTTL(ttl))
+	store, err := New(client, env("KEY"), generousTimeout, WithMaxInFlight(atoi("MAX")), WithLeaseTTL(ttl))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
