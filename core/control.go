@@ -23,7 +23,10 @@ import (
 //     the reset, but one probe goes when a continuous server would surely
 //     have refilled a token (Reset/Limit, the quota's own refill interval).
 //     The probe admitted with part of the quota spent: continuous; refused,
-//     or admitted with the whole quota back (the window turned): windowed.
+//     or admitted with the whole quota back (the window turned): windowed
+//     — but at a pace above the rate the server states, a reset that may
+//     be rounded down has its named end probed first (control_rounded.go),
+//     where a bucket shows part of its quota back.
 //     A server seen counting refused requests (watchCounted) stays
 //     windowed: its turned window brings back only what the one before
 //     it left, and each spent window is waited out, never probed into.
@@ -205,6 +208,8 @@ func (c *control) observe(o observation) verdict {
 		}
 		v.endHold = true // the answer came: the refusal's own wait governs now
 		switch {
+		case p.named.at > 0 && !c.onlyPause(f): // a rounded-down reset's named end was no bucket's
+			return c.namedRefused(o, v, p)
 		case c.goesOn(p, f): // the wait goes on past its rounded-down reset
 			return c.reprobe(o, v, p)
 		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
@@ -249,10 +254,11 @@ func (c *control) observe(o observation) verdict {
 			c.probe = probe{armed: true, holdUntil: holdUntil, refillAt: refillAt}
 			return v
 		}
+		showed := false // this refusal showed windows
 		if c.model == modelUnknown && o.sent+concurrent >= refillAt {
 			// Refused when a continuous server would surely have returned
-			// a token: windows.
-			c.model = modelWindowed
+			// a token: windows — or a bucket whose reset was rounded down.
+			c.model, showed = modelWindowed, true
 		}
 		// The probe was refused: the wait was real. Honour it in full; on
 		// windows, one probe finds whether the window turned (a sliding
@@ -260,6 +266,9 @@ func (c *control) observe(o observation) verdict {
 		// what remains, one probe finds how much came back meanwhile.
 		v.keepPlace = true
 		if c.model == modelWindowed {
+			if showed {
+				return c.roundedResetProbe(o, v) // or windowWait's plan
+			}
 			return c.windowWait(o, v)
 		}
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)

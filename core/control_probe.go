@@ -21,6 +21,8 @@ type probe struct {
 	turn      bool  // planned just after the reset a refusal named, a whole rounding before its wait ends (turnsFirst)
 	early     bool  // planned a stated interval before a coarse wait's end, on windows (windowWait)
 	turned    bool  // planned after a refusal that showed a window just turned (turnProbe)
+
+	named namedEnd // (windows) it tries the end a reset maybe rounded down names, else this plan (control_rounded.go)
 }
 
 // windowWait is the wait for a windowed server's spent quota: until the

@@ -201,18 +201,16 @@ func TestWantsInVirtualTime(t *testing.T) {
 
 // Phases where the GitHub-style GCRA server (its reset an epoch second
 // rounded down) once missed the wants, each for every headgate client: a
+// reset a few ms away that is the bucket's full refill rounded down read as
+// a spent window (told 2× at 990 ms: 9.8×; learned at 890 ms: 1.23×), a
 // server pause begun just before a whole second read as a sliding window's
-// turn and probed into. (Told 2× at 990 ms and learned at 890 ms it still
-// misses them — 9.8× and 1.23×: a reset a few ms away, the bucket's refill
-// rounded down, reads as a spent window. The probe of the reset's named
-// end that fixed them sent hgresty and hgkit into httprate's spent windows
-// over loopback, 11 % 429s, and was taken out; issue 14 records it.)
+// turn and probed into (pause).
 func TestWantsAtUnluckyPhases(t *testing.T) {
 	const github = "quotatest GCRA · GitHub-style epoch reset (rounded down) + Retry-After"
 	for _, p := range []struct {
 		scenario string
 		phase    time.Duration
-	}{{"pause", 430 * time.Millisecond}} {
+	}{{"2x", 990 * time.Millisecond}, {"pause", 430 * time.Millisecond}, {"learned", 890 * time.Millisecond}} {
 		sc, _ := ScenarioByName(p.scenario)
 		srv, _ := ServerByName(github)
 		for _, cl := range Clients {

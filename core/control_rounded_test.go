@@ -1,0 +1,80 @@
+package core
+
+import "testing"
+
+// epochSecond is runCtl's epoch plus one second, as a Unix reset: at
+// 985 ms, GitHub's epoch reset for "whole at 1 s or later" (rounded down).
+const epochSecond = "1767225601"
+
+// spentBeforeASecond is the refusal that shows windows, a hair before a
+// whole second: the last token spent at 985 ms with the reset named at
+// 1 s, and the probe at the next paced turn refused with "Retry-After 1"
+// — a quota of limit that a continuous server would have refilled a token
+// of by then.
+func spentBeforeASecond(limit string, check func(t *testing.T, c *control, v verdict)) []ctlStep {
+	return []ctlStep{
+		{at: 985 * ms, sent: 985 * ms, status: 200, h: quota("0", limit, epochSecond)},
+		{at: 995 * ms, sent: 995 * ms, status: 429, h: withRetryAfter(quota("0", limit, epochSecond), "1"), check: check},
+	}
+}
+
+// A GCRA server of burst 10 at 50/s, told 100/s, spent at 0.985 s: whole
+// at 1.185 s, its reset rounded down reads "1 s", 15 ms away, and it
+// refuses the probe at the next paced turn. Read as windows, the budget
+// would wait out a Retry-After for every burst of ten (9.8× the ideal for
+// the matrix's GitHub-style GCRA told 2× at 990 ms); instead one probe
+// tries the end the reset names, three paced intervals after it, and the
+// part of the quota it finds back shows a bucket.
+func TestControlRoundedDownResetProbesTheNamedEnd(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, append(spentBeforeASecond("10", func(t *testing.T, c *control, v verdict) {
+		if c.model != modelWindowed || v.probeAt != int64(1030*ms) || v.holdUntil != int64(2995*ms) || v.pause != 0 || !v.keepPlace {
+			t.Errorf("verdict %+v, model %d: want windows for now, one probe at the named end plus three paced intervals (1.03 s), the others held as windowWait holds them (2.995 s), no pause", v, c.model)
+		}
+	}), ctlStep{at: 1031 * ms, sent: 1030 * ms, status: 200, h: quota("1", "10", "1767225602"), check: func(t *testing.T, c *control, v verdict) {
+		if c.model != modelContinuous || !v.release {
+			t.Errorf("verdict %+v, model %d: want continuous, the hold released", v, c.model)
+		}
+	}}))
+}
+
+// The same refusal from a fixed window of 10 a second: the probe at its
+// named end finds the whole quota back, and windows stay.
+func TestControlRoundedDownResetWindowTurnedStaysWindowed(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, append(spentBeforeASecond("10", nil),
+		ctlStep{at: 1031 * ms, sent: 1030 * ms, status: 200, h: quota("9", "10", "1767225602"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model != modelWindowed || !v.release {
+				t.Errorf("verdict %+v, model %d: want windows still, the hold released", v, c.model)
+			}
+		}}))
+}
+
+// A sliding window whose reset is rounded down too (httprate's) turns up
+// to a second past the end it names, and refuses every call before: the
+// probe of the named end refused, the wait is windowWait's — one probe at
+// the Retry-After's end — not a probe every interval of the stated rate
+// (the reset now reads 0: the named end seems to come first, turnsFirst),
+// each refused, until the window turns.
+func TestControlRoundedDownResetNamedEndRefusedWaitsAsWindows(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, append(spentBeforeASecond("10", nil),
+		ctlStep{at: 1031 * ms, sent: 1030 * ms, status: 429, h: withRetryAfter(quota("0", "10", epochSecond), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if c.model != modelWindowed || v.probeAt != int64(1995*ms) || v.holdUntil != int64(2995*ms) || v.pause != 0 || !v.keepPlace || v.cut {
+				t.Errorf("verdict %+v, model %d: want windows, one probe at the first refusal's Retry-After end (1.995 s), the others held until 2.995 s, no cut", v, c.model)
+			}
+		}}))
+}
+
+// At a pace within the rate the server states (100 a second, paced at
+// 100/s) the refusal is no bucket's — one whose Limit returns within the
+// second admits that pace — but a window counter's, whose named end is no
+// evidence: the wait is windowWait's, with no probe before it.
+func TestControlRoundedDownResetWithinStatedRateWaits(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, spentBeforeASecond("100", func(t *testing.T, c *control, v verdict) {
+		if c.model != modelWindowed || v.probeAt != int64(1995*ms) || v.holdUntil != int64(2995*ms) {
+			t.Errorf("verdict %+v, model %d: want windows, one probe at the Retry-After's end (1.995 s), the others held until 2.995 s", v, c.model)
+		}
+	}))
+}
