@@ -39,7 +39,9 @@ import (
 // server (its window ran out, the pace is not at fault) pause without
 // cutting the pace; so does a refusal while the pace is within the rate the
 // server states (Limit per window: a near miss, see aboveStated; the pace
-// is trimmed by one request per window, see trim), and a refusal at a pace
+// is trimmed by one request per window, see trim — at once, before any
+// near miss, once the quota is seen to be a sliding window's:
+// slidingTrim), and a refusal at a pace
 // the server was seen to keep (keptPace). A refusal whose quota turns at
 // its reset a second before its wait ends is no pause (turnsFirst), unless
 // the server was seen to be a bucket (bucketSeen). Any other
@@ -192,6 +194,9 @@ func (c *control) observe(o observation) verdict {
 				// only if some came back since the report before: a probe
 				// for a window's end that came before it finds what the
 				// window left, one less, and the rest go at once.)
+				if c.model == modelWindowed { // read as windows, then returning: a sliding window's
+					c.slidingTrim(o)
+				}
 				c.model = modelContinuous
 			}
 			if c.model == modelWindowed && f.Remaining == 0 && f.Pause > 0 {
