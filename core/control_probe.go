@@ -46,7 +46,7 @@ func (c *control) windowWait(o observation, v verdict) verdict {
 	early := false
 	if e := c.win.end(o.now); e > o.now && e < at {
 		at, hold = e, max(at, e+coarse)
-	} else if c.justTurned(o.f) && c.exactResets && c.win.admitSent < o.now+int64(o.f.Reset)-c.win.length {
+	} else if c.justTurned(o.f) && c.win.admitSent < o.now+int64(o.f.Reset)-c.win.length {
 		// Refused at a window's turn (its reset, to the ms, a whole
 		// window away) with nothing admitted since the turn: the wait
 		// ends at the next turn, the window between unspent. The probe
@@ -56,7 +56,15 @@ func (c *control) windowWait(o observation, v verdict) verdict {
 		// window before idle, the next one is whole, which reads as a
 		// fixed window's, and every other window idles (1.75× the ideal
 		// for the matrix's batch begun 10 ms before a turn). Refused,
-		// one more probe goes at the wait's end.
+		// one more probe goes a stated interval later (turnProbe).
+		// A reset in whole seconds (IETF's) cannot say whether the
+		// window turned at the refusal, and the probe goes early on it
+		// all the same: had the window turned an interval or two before
+		// the refusal, spent already (a batch begun on a turn), the
+		// probe costs one refusal more, where waiting out a window that
+		// turned at the refusal idles it; a fixed window spent before
+		// its reset has turned by then, unless the refusal came within
+		// an interval of its turn.
 		at, early = at-c.statedInterval(), true
 	}
 	if later := c.win.countable(at, c.counted); later > at {
