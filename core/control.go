@@ -32,7 +32,9 @@ import (
 //     less holds the callers until it, but one probe goes at the next paced
 //     turn; only when the probe is refused too is the full wait honoured.
 //   - Reports are ordered by when their request was sent: one from a
-//     request sent before the freshest report's never overrides it.
+//     request sent before the freshest report's never overrides it (but
+//     the last token spent within the burst of the freshest, answered
+//     after it, still arms the probe: burstSpent).
 //
 // Pace. A refusal that only says "pause" — a wait longer than the rounding
 // after which the quota is whole again — and a refusal from a windowed
@@ -279,7 +281,7 @@ func (c *control) observe(o observation) verdict {
 	switch {
 	case refusal:
 		return c.refused(o, v)
-	case fresh && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
+	case (fresh || c.burstSpent(o)) && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
 		// The last token is spent; until the reset on a windowed server.
 		if c.model == modelWindowed {
 			return c.windowWait(o, v)
@@ -291,6 +293,22 @@ func (c *control) observe(o observation) verdict {
 		return v
 	}
 	return c.grow(o, v)
+}
+
+// burstSpent reports whether a success that spent the last token, its
+// report not the freshest (its request sent before the freshest one's),
+// tells the quota spent now all the same: the freshest report left one
+// token, and this request left within a paced interval before that one's
+// — the same burst, which leaves over a few ms on a loaded machine and
+// reaches the server in another order than it left — and was answered
+// after it: the server decided it later, and it spent that token. (The
+// freshest report stays the freshest.) Read as stale, it arms no probe:
+// the first paced call after the burst goes unprobed, refused as a near
+// miss, and the probe after it is a second refusal where one finds the
+// model.
+func (c *control) burstSpent(o observation) bool {
+	l := c.last
+	return o.f.Remaining == 0 && l.remaining == 1 && o.now >= l.recv && o.sent >= l.sent-c.paced(o.interval)
 }
 
 // refused applies a refusal that is not a probe's answer.

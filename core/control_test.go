@@ -167,6 +167,26 @@ func TestControlPauseOnlyRefusalDoesNotCut(t *testing.T) {
 	})
 }
 
+// A burst leaves over a few ms on a loaded machine and reaches the server
+// in another order: the request that spent the last token may be one sent
+// before the freshest report's. Answered after that report, which left one
+// token, and sent within a paced interval before it, its spent quota arms
+// the probe all the same (burstSpent) — read as stale, the first paced
+// call after the burst went unprobed, refused as a near miss, and its
+// probe was a second refusal — and the freshest report stays the
+// freshest.
+func TestControlBurstSpentOutOfOrderArmsTheProbe(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, []ctlStep{
+		{at: 13 * ms, sent: 12 * ms, status: 200, h: quota("1", "100", "1")},
+		{at: 14 * ms, sent: 10 * ms, status: 200, h: quota("0", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.probeAt != int64(14*ms+ctlInterval) || v.holdUntil != int64(1014*ms) || c.last.sent != int64(12*ms) {
+				t.Errorf("verdict %+v, last report %+v: want a probe at 24ms, the rest held until 1.014s, the report sent at 12ms still the freshest", v, c.last)
+			}
+		}},
+	})
+}
+
 // Reports are ordered by their request's send time: a spent quota reported
 // for a request sent before the freshest report does not hold anyone.
 func TestControlEarlierReportNeverOverridesLater(t *testing.T) {
