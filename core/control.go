@@ -295,22 +295,6 @@ func (c *control) observe(o observation) verdict {
 	return c.grow(o, v)
 }
 
-// burstSpent reports whether a success that spent the last token, its
-// report not the freshest (its request sent before the freshest one's),
-// tells the quota spent now all the same: the freshest report left one
-// token, and this request left within a paced interval before that one's
-// — the same burst, which leaves over a few ms on a loaded machine and
-// reaches the server in another order than it left — and was answered
-// after it: the server decided it later, and it spent that token. (The
-// freshest report stays the freshest.) Read as stale, it arms no probe:
-// the first paced call after the burst goes unprobed, refused as a near
-// miss, and the probe after it is a second refusal where one finds the
-// model.
-func (c *control) burstSpent(o observation) bool {
-	l := c.last
-	return o.f.Remaining == 0 && l.remaining == 1 && o.now >= l.recv && o.sent >= l.sent-c.paced(o.interval)
-}
-
 // refused applies a refusal that is not a probe's answer.
 func (c *control) refused(o observation, v verdict) verdict {
 	f := o.f
