@@ -35,14 +35,18 @@ import (
 //     less holds the callers until it, but one probe goes at the next paced
 //     turn; only when the probe is refused too is the full wait honoured.
 //   - Reports are ordered by when their request was sent: one from a
-//     request sent before the freshest report's never overrides it.
+//     request sent before the freshest report's never overrides it (but
+//     the last token spent within the burst of the freshest, answered
+//     after it, still arms the probe: burstSpent).
 //
 // Pace. A refusal that only says "pause" — a wait longer than the rounding
 // after which the quota is whole again — and a refusal from a windowed
 // server (its window ran out, the pace is not at fault) pause without
 // cutting the pace; so does a refusal while the pace is within the rate the
 // server states (Limit per window: a near miss, see aboveStated; the pace
-// is trimmed by one request per window, see trim), and a refusal at a pace
+// is trimmed by one request per window, see trim — at once, before any
+// near miss, once the quota is seen to be a sliding window's:
+// slidingTrim), and a refusal at a pace
 // the server was seen to keep (keptPace). A refusal whose quota turns at
 // its reset a second before its wait ends is no pause (turnsFirst), unless
 // the server was seen to be a bucket (bucketSeen). Any other
@@ -195,6 +199,9 @@ func (c *control) observe(o observation) verdict {
 				// only if some came back since the report before: a probe
 				// for a window's end that came before it finds what the
 				// window left, one less, and the rest go at once.)
+				if c.model == modelWindowed { // read as windows, then returning: a sliding window's
+					c.slidingTrim(o)
+				}
 				c.model = modelContinuous
 			}
 			if c.model == modelWindowed && f.Remaining == 0 && f.Pause > 0 {
@@ -283,7 +290,7 @@ func (c *control) observe(o observation) verdict {
 	switch {
 	case refusal:
 		return c.refused(o, v)
-	case fresh && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
+	case (fresh || c.burstSpent(o)) && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
 		// The last token is spent; until the reset on a windowed server.
 		if c.model == modelWindowed {
 			return c.windowWait(o, v)

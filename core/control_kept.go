@@ -125,6 +125,26 @@ func (c *control) trim(o observation, limit int) {
 	c.growing = int64(c.factor * (1 - c.cfg.Decrease) / c.cfg.Increase * 1e9)
 }
 
+// slidingTrim trims the pace ahead of the near miss (trim) on a quota
+// that read as windows — a probe refused when a continuous server would
+// have had a token back — and then returned part of itself: a
+// sliding-window counter. Paced at exactly the rate it states, it refuses
+// a call a hair early in any window whose window before counted less than
+// its Limit (the weight of that one falls a call per interval while the
+// pace adds a call per interval: its estimate climbs by the shortfall);
+// one less per window, it never does. Only the pace the budget was told
+// is trimmed: a pace cut to the stated rate is CUBIC's plateau, which a
+// trim would restart growth from (the reports show room at the trimmed
+// pace), climbing back above that rate; it takes the near miss's trim,
+// if any. (A pace above the rate the server states is cut when refused.)
+func (c *control) slidingTrim(o observation) {
+	s, l := c.statedInterval(), c.last.limit
+	if c.factor < 1 || s <= 0 || l <= 1 || c.aboveStated(o.interval) || o.interval*int64(l-1) >= s*int64(l) {
+		return
+	}
+	c.trim(o, l)
+}
+
 // nearRefill is when a continuous server would surely have returned a
 // token after a near miss refused at o.now, if that comes no later than
 // the probe it arms, a paced interval at on: the refill of the quota the

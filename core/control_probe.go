@@ -25,6 +25,22 @@ type probe struct {
 	named namedEnd // (windows) it tries the end a reset maybe rounded down names, else this plan (control_rounded.go)
 }
 
+// burstSpent reports whether a success that spent the last token, its
+// report not the freshest (its request sent before the freshest one's),
+// tells the quota spent now all the same: the freshest report left one
+// token, and this request left within a paced interval before that one's
+// — the same burst, which leaves over a few ms on a loaded machine and
+// reaches the server in another order than it left — and was answered
+// after it: the server decided it later, and it spent that token. (The
+// freshest report stays the freshest.) Read as stale, it arms no probe:
+// the first paced call after the burst goes unprobed, refused as a near
+// miss, and the probe after it is a second refusal where one finds the
+// model.
+func (c *control) burstSpent(o observation) bool {
+	l := c.last
+	return o.f.Remaining == 0 && l.remaining == 1 && o.now >= l.recv && o.sent >= l.sent-c.paced(o.interval)
+}
+
 // windowWait is the wait for a windowed server's spent quota: until the
 // reported reset, or the end the windows predict when that is sooner (a
 // reset rounded up to a whole second may be most of a second late). One
@@ -48,7 +64,7 @@ func (c *control) windowWait(o observation, v verdict) verdict {
 	early := false
 	if e := c.win.end(o.now); e > o.now && e < at {
 		at, hold = e, max(at, e+coarse)
-	} else if c.justTurned(o.f) && c.exactResets && c.win.admitSent < o.now+int64(o.f.Reset)-c.win.length {
+	} else if c.justTurned(o.f) && c.win.admitSent < o.now+int64(o.f.Reset)-c.win.length {
 		// Refused at a window's turn (its reset, to the ms, a whole
 		// window away) with nothing admitted since the turn: the wait
 		// ends at the next turn, the window between unspent. The probe
@@ -58,7 +74,15 @@ func (c *control) windowWait(o observation, v verdict) verdict {
 		// window before idle, the next one is whole, which reads as a
 		// fixed window's, and every other window idles (1.75× the ideal
 		// for the matrix's batch begun 10 ms before a turn). Refused,
-		// one more probe goes at the wait's end.
+		// one more probe goes a stated interval later (turnProbe).
+		// A reset in whole seconds (IETF's) cannot say whether the
+		// window turned at the refusal, and the probe goes early on it
+		// all the same: had the window turned an interval or two before
+		// the refusal, spent already (a batch begun on a turn), the
+		// probe costs one refusal more, where waiting out a window that
+		// turned at the refusal idles it; a fixed window spent before
+		// its reset has turned by then, unless the refusal came within
+		// an interval of its turn.
 		at, early = at-c.statedInterval(), true
 	}
 	if later := c.win.countable(at, c.counted); later > at {

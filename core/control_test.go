@@ -76,31 +76,34 @@ func TestControlSpentSuccessProbesThenLearnsContinuous(t *testing.T) {
 
 // The probe refused with a wait, when a continuous server would surely have
 // returned a token (Reset/Limit after the report), shows windows: the wait
-// is honoured in full, and the pace is not cut (a window ran out, the pace
-// is not at fault). Refused sooner, it proves nothing: one more probe goes
-// when it would be (see TestControlEarlyRefusedProbeProbesAgain).
+// is honoured, and the pace is not cut (a window ran out, the pace is not
+// at fault). Refused sooner, it proves nothing: one more probe goes when
+// it would be (see TestControlEarlyRefusedProbeProbesAgain). The wait's
+// probe goes a stated interval before its end: a whole-second reset may
+// name a sliding window that turned at the refusal, whose last instant has
+// nearly all its quota back (windowWait).
 func TestControlRefusedProbeLearnsWindowed(t *testing.T) {
 	c := newControl(DefaultAdaptive())
 	runCtl(t, &c, []ctlStep{
 		{at: 1 * ms, sent: 0, status: 200, h: quota("0", "100", "1")},
 		{at: 12 * ms, sent: 11 * ms, status: 429, h: withRetryAfter(quota("0", "100", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
-			if c.model != modelWindowed || v.probeAt != int64(1012*ms) || v.cut || c.factor != 1 || !v.keepPlace {
-				t.Errorf("verdict %+v, model %d, factor %v: want windowed, a probe at the window's end (1.012s) kept for the caller, no cut", v, c.model, c.factor)
+			if c.model != modelWindowed || v.probeAt != int64(1002*ms) || v.cut || c.factor != 1 || !v.keepPlace {
+				t.Errorf("verdict %+v, model %d, factor %v: want windowed, a probe a stated interval before the wait's end (1.002s) kept for the caller, no cut", v, c.model, c.factor)
 			}
 		}},
-		// The window-end probe finds the whole quota back: windows stay,
-		// the hold ends, and the turn is seen.
-		{at: 1013 * ms, sent: 1012 * ms, status: 200, h: quota("99", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
+		// The probe finds the whole quota back: windows stay, the hold
+		// ends, and the turn is seen.
+		{at: 1003 * ms, sent: 1002 * ms, status: 200, h: quota("99", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
 			if c.model != modelWindowed || !v.release {
 				t.Errorf("verdict %+v, model %d: want the hold released, still windowed", v, c.model)
 			}
 		}},
 		// The next spent 200 waits for the window's end the turn predicts
-		// (2.013s), sooner than its reset rounded up (2.5s), where one probe
+		// (2.003s), sooner than its reset rounded up (2.5s), where one probe
 		// finds whether it turned.
 		{at: 1500 * ms, sent: 1499 * ms, status: 200, h: quota("0", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
-			if v.pause != 0 || v.probeAt != int64(2013*ms) {
-				t.Errorf("verdict %+v, want a probe at the predicted window end (2.013s)", v)
+			if v.pause != 0 || v.probeAt != int64(2003*ms) {
+				t.Errorf("verdict %+v, want a probe at the predicted window end (2.003s)", v)
 			}
 		}},
 	})
@@ -159,6 +162,26 @@ func TestControlPauseOnlyRefusalDoesNotCut(t *testing.T) {
 		{at: 3 * time.Second, sent: 2999 * ms, status: 429, h: withRetryAfter(quota("0", "10", "5"), "2"), check: func(t *testing.T, c *control, v verdict) {
 			if !v.cut || c.factor != 0.5 {
 				t.Errorf("verdict %+v, factor %v: the quota returns after the wait: want a cut", v, c.factor)
+			}
+		}},
+	})
+}
+
+// A burst leaves over a few ms on a loaded machine and reaches the server
+// in another order: the request that spent the last token may be one sent
+// before the freshest report's. Answered after that report, which left one
+// token, and sent within a paced interval before it, its spent quota arms
+// the probe all the same (burstSpent) — read as stale, the first paced
+// call after the burst went unprobed, refused as a near miss, and its
+// probe was a second refusal — and the freshest report stays the
+// freshest.
+func TestControlBurstSpentOutOfOrderArmsTheProbe(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	runCtl(t, &c, []ctlStep{
+		{at: 13 * ms, sent: 12 * ms, status: 200, h: quota("1", "100", "1")},
+		{at: 14 * ms, sent: 10 * ms, status: 200, h: quota("0", "100", "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.probeAt != int64(14*ms+ctlInterval) || v.holdUntil != int64(1014*ms) || c.last.sent != int64(12*ms) {
+				t.Errorf("verdict %+v, last report %+v: want a probe at 24ms, the rest held until 1.014s, the report sent at 12ms still the freshest", v, c.last)
 			}
 		}},
 	})

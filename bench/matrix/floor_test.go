@@ -97,8 +97,8 @@ func greedyOn(t *testing.T, s ServerSpec, pause bool) time.Duration {
 // allows L·e at e into the next window). The pause: within 3 % of its
 // floor, nothing sent into the known pause, and the refused call's
 // retry within 20 ms of the pause's end. 990 ms: a batch begun a hair
-// before a turn, its first refusal at the turn (epoch resets and
-// httprate's; the IETF style's is open).
+// before a turn, its first refusal at the turn (epoch resets, the IETF
+// style's whole-second ones and httprate's).
 func TestSlidingAtPhase(t *testing.T) {
 	var servers []ServerSpec
 	for _, s := range Servers {
@@ -122,13 +122,6 @@ func TestSlidingAtPhase(t *testing.T) {
 	for _, phase := range []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 900 * time.Millisecond, 990 * time.Millisecond} {
 		for _, c := range Cells(servers, scenarios, clients) {
 			t.Run(fmt.Sprintf("%v/%s", phase, cellKey(c)), func(t *testing.T) {
-				if phase == 990*time.Millisecond && strings.Contains(c.Server.Name, "IETF") {
-					// Open (issue 14): a burst 10 ms before a turn, refused at
-					// it, reads as a fixed window's until the next turn, the
-					// window between idle (1.75×); its whole-second resets do
-					// not say where the windows turn, as the epoch ones do.
-					t.Skip("open: whole-second resets at a batch begun 10 ms before a turn (1.75× the floor)")
-				}
 				if phase == 990*time.Millisecond && c.Scenario.Pause {
 					// Open (issue 14): as the bubble orders the goroutines, the
 					// pause after a burst begun 10 ms before a turn ends at its

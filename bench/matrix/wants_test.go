@@ -73,8 +73,11 @@ func sane(sc Scenario, r Result) []string {
 // Sliding windows: bench/matrix/sliding_bound_test.go shows no client can
 // beat 1.25× the ideal there (exact, 2×, learned), nor 1.057× the ideal +
 // pause after a pause: out of reach of the wants. Headgate is at 1.26×
-// with 0.4 % 429s (exact, learned: one near miss at a window's turn trims
-// the pace by one request per window; told 2× the same), and 1.060× after
+// with 0.2–0.4 % 429s (exact, learned: the first burst's probe, and on
+// the IETF style's whole-second resets its early probe for the window's
+// end; the pace is trimmed by one request per window once the quota that
+// read as windows returns part of itself, before any near miss; told 2×
+// the same), and 1.059× after
 // a pause (at the floor: its wait after the fresh quota is spent ends with one
 // probe, whose Remaining the rest spend at once).
 var issue14Pending = []struct {

@@ -1,0 +1,75 @@
+package core
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/headgate-go/headgate/core/quotatest"
+)
+
+// A batch begun 10 ms before a sliding window's turn spends its burst in
+// the window that ends, and the first probe reaches the server at the turn:
+// refused, a hair before the new window's first call fits, with a reset of
+// a whole window. On whole-second resets (IETF) that refusal reads as a
+// fixed window spent until its reset, and waited out, the new window idle
+// until the next turn, whose whole quota reads as a fixed window's again:
+// every other window idled (1.75× the ideal). The probe goes a stated
+// interval before the wait's end instead, the last instant of the window
+// that turned, which has nearly all of its quota back: the batch ends
+// within 3 % of the floor there, (N/L − φ)·W = 4.01 s
+// (bench/matrix/sliding_bound_test.go), with the told-exactly want's
+// 429s.
+func TestBatchSlidingWindowBegunBeforeATurn(t *testing.T) {
+	for _, s := range slidingStyles {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(990 * ms)))
+				bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
+				bt.told, bt.burst = PerSecond(100), 100
+				r := runBatch(t, bt)
+				const floor = 4010 * ms
+				x := float64(r.makespan) / float64(floor)
+				t.Logf("429s %d (%.1f%%), makespan %v = %.3f × the floor %v", r.refused, r.refusedPct(bt.n), r.makespan, x, floor)
+				if x > 1.03 || r.refusedPct(bt.n) > 0.5 {
+					t.Errorf("begun 10 ms before a turn: %.1f%% 429s, %.3f × the floor; want ≤ 0.5%% and ≤ 1.03×", r.refusedPct(bt.n), x)
+				}
+			})
+		})
+	}
+}
+
+// Told a sliding-window counter's exact rate, the budget draws no refusal
+// once its quota, having read as windows, returned part of itself (a
+// sliding window's, then): paced at exactly the rate the server states, a
+// window whose window before counted less than its Limit refuses a call a
+// hair early (the estimate climbs by the shortfall over the window), so
+// the pace is trimmed by one request per window at once, not after that
+// near miss (slidingTrim). Nothing arrives refused from the third window
+// on, at any phase (untrimmed: one near miss in the third window).
+func TestBatchSlidingWindowToldExactRateNoNearMiss(t *testing.T) {
+	for _, s := range slidingStyles {
+		for _, phase := range []time.Duration{0, 300 * ms, 700 * ms} {
+			t.Run(fmt.Sprintf("%s/%v", s.name, phase), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(phase)
+					time.Sleep(time.Until(start))
+					bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
+					bt.told, bt.burst = PerSecond(100), 100
+					r := runBatch(t, bt)
+					var late []time.Duration
+					for _, a := range r.arrivals {
+						if a.Outcome != quotatest.Admitted && !a.At.Before(start.Truncate(time.Second).Add(2*time.Second)) {
+							late = append(late, a.At.Sub(start))
+						}
+					}
+					t.Logf("429s %d, makespan %v; refused from the third window on at %v", r.refused, r.makespan, late)
+					if len(late) > 0 {
+						t.Errorf("refused from the third window on at %v (after the start); want none", late)
+					}
+				})
+			})
+		}
+	}
+}
