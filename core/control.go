@@ -221,6 +221,8 @@ func (c *control) observe(o observation) verdict {
 			return c.reprobe(o, v, p)
 		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
 			return c.cut(o, v)
+		case p.turn && f.Reset == 0 && f.Pause > 0:
+			return c.passedReset(o, v)
 		case c.windowTurnsFirst(f):
 			// Refused before the reset its wave's refusals named: one more
 			// probe, just after it.

@@ -167,6 +167,21 @@ func (c *control) reprobe(o observation, v verdict, p probe) verdict {
 	return v
 }
 
+// passedReset answers a refused probe planned just after a reset that had
+// come (turnsFirst, with a reset of 0), its reset still passed: the reset
+// was rounded down to a second that is no turn of the server's windows (a
+// window counter whose windows start off the whole second, as httprate's
+// start when its limiter is built, names its end rounded down up to a
+// second early) and it reads passed until the window really turns, so
+// probing just after it again would be refused at every paced turn, each
+// refusal read as the pace too fast, down to MinRate. The refusal's own
+// wait is honoured, the pace left as it is: the window ran out, not the
+// pace.
+func (c *control) passedReset(o observation, v verdict) verdict {
+	v.pause, v.allow, v.keepPlace = o.now+int64(o.f.Pause), pauseAllowance(o.f, o.burst), true
+	return v
+}
+
 // turnsFirst reports whether a refusal's spent quota turns at its reset a
 // whole rounding before the wait it names ends: a sliding-window counter's
 // window ends, and a sliver of its quota returns, well before the

@@ -175,3 +175,33 @@ func TestSlidingAtPhase(t *testing.T) {
 		}
 	}
 }
+
+// httprate starts its windows when its limiter is built, and names a
+// window's end as a Unix second rounded down: built 863 ms past a whole
+// second, its reset names an end up to 863 ms before the window really
+// turns, and reads as passed until then. A probe planned just after that
+// reset, refused with it still passed, honours the refusal's wait
+// (passedReset) instead of probing again at every paced turn, each
+// refusal read as the pace too fast down to MinRate: told exactly, a
+// batch begun 300–700 ms into such a window drew 23–63 refusals and
+// 1.51–1.61× the ideal. It still misses issue 14's wants there (3
+// refusals, 0.6 %; about 1.4× the ideal, the floor ~1.1–1.2×: the first
+// refusals cut the pace before the passed reset shows), which this test
+// does not claim: it holds the refusals to those 3.
+func TestHttprateOffTheSecond(t *testing.T) {
+	sc, _ := ScenarioByName("exact")
+	for _, cl := range Clients {
+		if !cl.Headgate {
+			continue
+		}
+		for _, phase := range []time.Duration{300 * time.Millisecond, 500 * time.Millisecond, 700 * time.Millisecond} {
+			t.Run(fmt.Sprintf("%s/%v", cl.Name, phase), func(t *testing.T) {
+				r := runVirtualAt(t, Cell{Server: inProcessAt(httprateServer, phase), Scenario: sc, Client: cl}, 863*time.Millisecond)
+				t.Logf("%s", summary(r))
+				if r.Refused > 3 || r.Failed > 0 || !r.Told {
+					t.Errorf("%d refusals (want ≤ 3), %d failed, told bound kept %v", r.Refused, r.Failed, r.Told)
+				}
+			})
+		}
+	}
+}
