@@ -76,6 +76,7 @@ type control struct {
 	kept          keptPace   // evidence that the server keeps up with a pace (control_kept.go)
 	counted       bool       // the server counts refused requests against its quota (watchCounted)
 	bucket        bucketSeen // evidence that the quota is a bucket, not a window counter (control_bucket.go)
+	named         namedEnds  // where the resets' named ends show the windows turn (control_rounded.go)
 	exactResets   bool       // a reset finer than whole seconds was seen: the server's resets say when its windows turn (justTurned)
 }
 
@@ -182,6 +183,9 @@ func (c *control) observe(o observation) verdict {
 		c.learn(o)
 		c.watchWindows(o, refusal)
 		c.exactResets = c.exactResets || (f.Reset > 0 && int64(f.Reset)%coarse != 0)
+		if f.Reset >= 0 && !(refusal && c.onlyPause(f)) {
+			c.named.observe(o.sent, o.now, int64(f.Reset), c.win.length)
+		}
 		c.prevRemaining = c.last.remaining
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
@@ -221,8 +225,8 @@ func (c *control) observe(o observation) verdict {
 			return c.reprobe(o, v, p)
 		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
 			return c.cut(o, v)
-		case p.turn && f.Reset == 0 && f.Pause > 0:
-			return c.passedReset(o, v)
+		case f.Reset == 0 && f.Pause > 0 && (p.turn || c.named.passed(o.now, 2*c.paced(o.interval))):
+			return c.passedReset(o, v, p)
 		case c.windowTurnsFirst(f):
 			// Refused before the reset its wave's refusals named: one more
 			// probe, just after it.

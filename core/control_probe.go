@@ -21,6 +21,7 @@ type probe struct {
 	turn      bool  // planned just after the reset a refusal named, a whole rounding before its wait ends (turnsFirst)
 	early     bool  // planned a stated interval before a coarse wait's end, on windows (windowWait)
 	turned    bool  // planned after a refusal that showed a window just turned (turnProbe)
+	passed    bool  // planned for the turn the named ends predict, after a reset that read passed (passedReset)
 
 	named namedEnd // (windows) it tries the end a reset maybe rounded down names, else this plan (control_rounded.go)
 }
@@ -174,11 +175,19 @@ func (c *control) reprobe(o observation, v verdict, p probe) verdict {
 // start when its limiter is built, names its end rounded down up to a
 // second early) and it reads passed until the window really turns, so
 // probing just after it again would be refused at every paced turn, each
-// refusal read as the pace too fast, down to MinRate. The refusal's own
-// wait is honoured, the pace left as it is: the window ran out, not the
-// pace.
-func (c *control) passedReset(o observation, v verdict) verdict {
-	v.pause, v.allow, v.keepPlace = o.now+int64(o.f.Pause), pauseAllowance(o.f, o.burst), true
+// refusal read as the pace too fast, down to MinRate. The pace is left as
+// it is (the window ran out, not the pace), and one probe goes a stated
+// interval after the turn the named ends predict (namedEnds.next), the
+// others held until the refusal's wait ends; refused there too, or with no
+// turn predicted before that wait ends, the wait is honoured.
+func (c *control) passedReset(o observation, v verdict, p probe) verdict {
+	end := o.now + int64(o.f.Pause)
+	if turn := c.named.next(o.now, c.win.length); !p.passed && turn > 0 && turn+c.statedInterval() < end {
+		v.probeAt, v.holdUntil, v.keepPlace = turn+c.statedInterval(), end, true
+		c.probe = probe{armed: true, holdUntil: end, turn: true, passed: true}
+		return v
+	}
+	v.pause, v.allow, v.keepPlace = end, pauseAllowance(o.f, o.burst), true
 	return v
 }
 

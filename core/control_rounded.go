@@ -6,7 +6,9 @@ package core
 // second as its reset, though it is whole up to a second later. Read
 // against a finer clock the reset is a few ms away, the probe at the next
 // paced turn is refused, and the bucket reads as a spent window: every
-// burst would then wait out a whole Retry-After.
+// burst would then wait out a whole Retry-After. And where a window
+// counter's named ends show its windows turn (namedEnds): off the whole
+// second, its reset reads passed until the window turns.
 
 // namedEnd is the wait a refused probe of a rounded-down reset's named
 // end falls back to: the spent window's, as windowWait planned it for the
@@ -62,4 +64,63 @@ func (c *control) namedRefused(o observation, v verdict, p probe) verdict {
 	v.probeAt, v.holdUntil, v.keepPlace = at, max(p.named.hold, at), true
 	c.probe = probe{armed: true, holdUntil: v.holdUntil, early: p.named.early}
 	return v
+}
+
+// namedEnds is what the resets' named ends show of a window counter's
+// windows: each response names its window's end, and the name moves a
+// window later when the window turns — so the response that first names
+// the next end shows the turn came by the time it was answered, and every
+// later turn a whole number of windows on. Reports close together pin it
+// closely; a loose pin only makes a probe after it late, never early.
+type namedEnds struct {
+	at     int64 // the latest end a report named (its answer's arrival plus its reset); 0: none
+	turnBy int64 // an instant a window had turned by; 0: none seen
+	width  int64 // how long before turnBy it may have turned: the send of the report before
+	prev   int64 // the latest send of a report that named at, or read it passed
+}
+
+// observe takes the end a fresh report names, reset after now, for a
+// request sent at sent, on windows of length w (0: not known yet). A reset
+// of 0 names no end: the one named before passed, and its window had not
+// turned when the request reached the server.
+func (n *namedEnds) observe(sent, now, reset, w int64) {
+	if reset == 0 {
+		if n.at > 0 {
+			n.prev = max(n.prev, sent)
+		}
+		return
+	}
+	at := now + reset
+	if w > 0 && n.at > 0 && at-n.at >= w/2 {
+		if width := now - n.prev; n.turnBy == 0 || width <= n.width {
+			n.turnBy, n.width = now, width
+		}
+	}
+	n.at, n.prev = at, sent
+}
+
+// passed reports whether a reset that reads passed (0) names an end that
+// came more than slack before now, or one never seen — a rounded-down
+// reset's, not a window turning now.
+func (n namedEnds) passed(now, slack int64) bool { return n.at == 0 || n.at < now-slack }
+
+// next is when the windows surely turn next after now, on windows of
+// length w: the turn pinned by a named end's move, a whole number of
+// windows on; and the end of the second the passed named end was rounded
+// down from (a window's end named as an epoch second rounded down is
+// reached within the second after it). 0: nothing known.
+func (n namedEnds) next(now, w int64) int64 {
+	if w <= 0 || n.at <= 0 {
+		return 0
+	}
+	var next int64
+	if named := n.at + (now-n.at)/w*w; n.at <= now && named+coarse > now { // the current window's named end, passed
+		next = named + coarse
+	}
+	if n.turnBy > 0 && n.turnBy <= now {
+		if t := n.turnBy + ((now-n.turnBy)/w+1)*w; next == 0 || t < next {
+			next = t
+		}
+	}
+	return next
 }

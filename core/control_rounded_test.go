@@ -78,3 +78,42 @@ func TestControlRoundedDownResetWithinStatedRateWaits(t *testing.T) {
 		}
 	}))
 }
+
+// httprate's windows turn where its limiter was built, here 685 ms past
+// each second, and each names its end as an epoch second rounded down: the
+// window [1.685 s, 2.685 s) names 2 s, and its reset reads passed (0) from
+// 2 s until it turns. The response that first names the next end (3 s,
+// a reset 1.309 s away) shows the turn came by its arrival, and every
+// turn after it a whole window on.
+func httprateTurnSeen() []ctlStep {
+	return []ctlStep{
+		{at: 701 * ms, sent: 700 * ms, status: 200, h: quota("40", "100", "1767225601")},
+		{at: 1681 * ms, sent: 1680 * ms, status: 200, h: quota("1", "100", "1767225601")}, // passed
+		{at: 1691 * ms, sent: 1690 * ms, status: 200, h: quota("9", "100", "1767225602")}, // the window turned
+	}
+}
+
+// The window spent at 3.6 s (it turns at 3.685 s, its reset read passed
+// since 3 s): the refusal's probe, refused with the reset still passed,
+// (the near miss's, a paced interval after it) goes next a stated interval
+// after the turn the named ends predict (3.691 s + 10 ms) — not at the
+// refusal's wait a second on — the others held until that wait ends, the
+// pace not cut; refused there too, the wait is honoured.
+func TestControlPassedResetProbesThePredictedTurn(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model, c.kept.first = modelContinuous, -1 // a sliding window, past its first refusal
+	refusal := withRetryAfter(quota("0", "100", "1767225603"), "1")
+	runCtl(t, &c, append(httprateTurnSeen(),
+		ctlStep{at: 3601 * ms, sent: 3600 * ms, status: 429, h: refusal}, // a near miss: its probe goes a paced interval on
+		ctlStep{at: 3612 * ms, sent: 3611101010, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
+			if v.pause != 0 || v.probeAt != int64(3701*ms) || v.holdUntil != int64(4612*ms) || !v.keepPlace || !c.probe.passed || v.cut {
+				t.Errorf("verdict %+v, probe %+v: want one probe at the predicted turn plus a stated interval (3.701 s), the others held until 4.612 s, no cut", v, c.probe)
+			}
+		}},
+		ctlStep{at: 3702 * ms, sent: 3701 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
+			if v.pause != int64(4702*ms) || v.probeAt != 0 {
+				t.Errorf("verdict %+v: want the wait honoured, until 4.702 s", v)
+			}
+		}},
+	))
+}

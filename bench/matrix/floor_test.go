@@ -177,29 +177,56 @@ func TestSlidingAtPhase(t *testing.T) {
 }
 
 // httprate starts its windows when its limiter is built, and names a
-// window's end as a Unix second rounded down: built 863 ms past a whole
-// second, its reset names an end up to 863 ms before the window really
-// turns, and reads as passed until then. A probe planned just after that
-// reset, refused with it still passed, honours the refusal's wait
-// (passedReset) instead of probing again at every paced turn, each
-// refusal read as the pace too fast down to MinRate: told exactly, a
-// batch begun 300–700 ms into such a window drew 23–63 refusals and
-// 1.51–1.61× the ideal. It still misses issue 14's wants there (3
-// refusals, 0.6 %; about 1.4× the ideal, the floor ~1.1–1.2×: the first
-// refusals cut the pace before the passed reset shows), which this test
-// does not claim: it holds the refusals to those 3.
+// window's end as a Unix second rounded down: built 685 or 863 ms past a
+// whole second, its reset names an end that much before the window really
+// turns, and reads as passed until then.
+//
+// Told exactly, a batch begun 300–700 ms into such a window: a probe
+// refused with the reset still passed honours the refusal's wait
+// (passedReset) instead of probing again at every paced turn, each refusal
+// read as the pace too fast down to MinRate (23–63 refusals and 1.51–1.61×
+// the ideal without it); so does a refusal whose reset reads passed when no
+// end was ever named, or one long passed (namedEnds.passed): its window
+// does not turn now, and a probe just after it is refused too, its
+// refusal read as the pace too fast (without it: 1.26–1.34× the floor, the
+// pace cut to half by that refusal). It still
+// misses issue 14's wants at 500 and 700 ms (3 refusals, 0.6 %; 1.12× and
+// 1.17× their floors of 1.12× and 1.07×: nothing but more refusals tells
+// where the window turns before the refusal's wait ends), which this test
+// does not claim: it holds the refusals to 3 and the makespan to 1.18×
+// the floor.
+//
+// The pause begun with the batch just after the limiter is built (as the
+// matrix's cells run over loopback): once the pause ends the burst spends
+// the window, the reset reads passed, and its probe goes just after the
+// turn the named ends predict — a window after the response that first
+// named the next window's end (namedEnds) — not at the refusal's wait a
+// second on (1.17× the ideal + pause without it; the floor 1.06×).
 func TestHttprateOffTheSecond(t *testing.T) {
-	sc, _ := ScenarioByName("exact")
+	exact, _ := ScenarioByName("exact")
+	pause, _ := ScenarioByName("pause")
 	for _, cl := range Clients {
 		if !cl.Headgate {
 			continue
 		}
-		for _, phase := range []time.Duration{300 * time.Millisecond, 500 * time.Millisecond, 700 * time.Millisecond} {
-			t.Run(fmt.Sprintf("%s/%v", cl.Name, phase), func(t *testing.T) {
-				r := runVirtualAt(t, Cell{Server: inProcessAt(httprateServer, phase), Scenario: sc, Client: cl}, 863*time.Millisecond)
-				t.Logf("%s", summary(r))
-				if r.Refused > 3 || r.Failed > 0 || !r.Told {
-					t.Errorf("%d refusals (want ≤ 3), %d failed, told bound kept %v", r.Refused, r.Failed, r.Told)
+		for _, build := range []time.Duration{685 * time.Millisecond, 863 * time.Millisecond} {
+			for _, phase := range []time.Duration{300 * time.Millisecond, 500 * time.Millisecond, 700 * time.Millisecond} {
+				t.Run(fmt.Sprintf("exact/%s/%v/%v", cl.Name, build, phase), func(t *testing.T) {
+					r := runVirtualAt(t, Cell{Server: inProcessAt(httprateServer, phase), Scenario: exact, Client: cl}, build)
+					t.Logf("%s; floor %.3f×", summary(r), r.FloorRatio())
+					if r.Refused > 3 || r.Failed > 0 || !r.Told || r.Ratio() > 1.18*r.FloorRatio() {
+						t.Errorf("%d refusals (want ≤ 3), %d failed, told bound kept %v, %.3f× the floor (want ≤ 1.18×)",
+							r.Refused, r.Failed, r.Told, r.Ratio()/r.FloorRatio())
+					}
+				})
+			}
+			t.Run(fmt.Sprintf("pause/%s/%v", cl.Name, build), func(t *testing.T) {
+				r := runVirtualAt(t, Cell{Server: inProcessAt(httprateServer, 0), Scenario: pause, Client: cl}, build)
+				t.Logf("%s; floor %.3f×", summary(r), r.FloorRatio())
+				if r.IntoKnown > 0 || r.Failed > 0 || !r.Told || r.Ratio() > 1.03*r.FloorRatio() ||
+					!r.RetrySeen || r.RetryDelay < 0 || r.RetryDelay > 20*time.Millisecond {
+					t.Errorf("%d into the known pause, %d failed, told bound kept %v, %.3f× the floor (want ≤ 1.03×), retry %v after the pause (seen %v)",
+						r.IntoKnown, r.Failed, r.Told, r.Ratio()/r.FloorRatio(), r.RetryDelay, r.RetrySeen)
 				}
 			})
 		}
