@@ -74,6 +74,7 @@ type control struct {
 	probe         probe
 	win           windows    // where a windowed server's windows turn
 	kept          keptPace   // evidence that the server keeps up with a pace (control_kept.go)
+	run           spentRun   // admissions since a report of the quota spent: how fast the server returns tokens (control_kept.go)
 	counted       bool       // the server counts refused requests against its quota (watchCounted)
 	bucket        bucketSeen // evidence that the quota is a bucket, not a window counter (control_bucket.go)
 	named         namedEnds  // where the resets' named ends show the windows turn (control_rounded.go)
@@ -174,6 +175,8 @@ func (c *control) observe(o observation) verdict {
 		return v // a failure says nothing about the quota
 	}
 	c.kept.observe(o, refusal, c.paced(o.interval))
+	kept := c.run.kept(o.sent, o.interval) // (read before this refusal ends its run)
+	c.run.observe(o, refusal)
 	c.watchCounted(o, refusal)
 	if !refusal && o.status < 400 {
 		c.bucket.observe(o.sent, c.last.limit, c.win.length)
@@ -295,7 +298,7 @@ func (c *control) observe(o observation) verdict {
 	}
 	switch {
 	case refusal:
-		return c.refused(o, v)
+		return c.refused(o, v, kept)
 	case (fresh || c.burstSpent(o)) && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
 		// The last token is spent; until the reset on a windowed server.
 		if c.model == modelWindowed {
@@ -310,8 +313,9 @@ func (c *control) observe(o observation) verdict {
 	return c.grow(o, v)
 }
 
-// refused applies a refusal that is not a probe's answer.
-func (c *control) refused(o observation, v verdict) verdict {
+// refused applies a refusal that is not a probe's answer; kept is the
+// factor the run of admissions it ended shows the server keeping (0: none).
+func (c *control) refused(o observation, v verdict, kept float64) verdict {
 	f := o.f
 	v.keepPlace = true
 	c.win.left = 0 // the window is spent, or paused: its allowance is no more
@@ -329,6 +333,8 @@ func (c *control) refused(o observation, v verdict) verdict {
 	}
 	near := c.kept.nearMiss(c.paced(o.interval), o.sent, o.now) // at a pace the server was seen to keep
 	switch above := c.aboveStated(o.interval); {
+	case !near && above && kept > c.factor*c.cfg.Decrease:
+		v = c.ease(o, v, kept)
 	case !near && above:
 		v = c.cut(o, v)
 	case !above && f.Limit > 1:
@@ -433,10 +439,10 @@ func (c *control) learn(o observation) {
 }
 
 // cut lowers the factor for a refusal that shows the pace above the
-// server's, unless its request was sent before the last cut, or at its
-// very instant (one burst counts once).
+// server's, unless it says nothing of the pace the last cut set
+// (beforeCut).
 func (c *control) cut(o observation, v verdict) verdict {
-	if !c.cfg.Enabled() || (o.sent <= c.cutAt && !o.justNow) {
+	if !c.cfg.Enabled() || c.beforeCut(o) {
 		return v
 	}
 	// Fast convergence (RFC 9438 4.7): refused below the rate that failed
@@ -491,6 +497,32 @@ func (c *control) grow(o observation, v verdict) verdict {
 	c.factor = min(1, w)
 	v.grew = true
 	v.restored = c.factor == 1
+	return v
+}
+
+// beforeCut reports whether a refusal says nothing of the pace the last
+// cut set: its request was sent before the cut's first paced turn — before
+// the cut, at its very instant (one burst counts once), or just after it,
+// planned at the pace before (a probe armed then, or the rest of a burst
+// that leaves over a few ms on a loaded machine).
+func (c *control) beforeCut(o observation) bool {
+	return !o.justNow && o.sent < c.cutAt+c.paced(o.interval)
+}
+
+// ease cuts the pace to the part of it a run of admissions at the quota
+// spent showed the server keeping (spentRun), when that is above what a
+// cut leaves: the refused pace was just above the server's, and halving it
+// would idle half the quota while CUBIC climbs back. The refused pace is
+// the plateau to be careful near.
+func (c *control) ease(o observation, v verdict, kept float64) verdict {
+	if !c.cfg.Enabled() || c.beforeCut(o) {
+		return v
+	}
+	c.failed = c.factor
+	c.factor = max(c.cfg.MinRate, min(c.factor, kept))
+	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
+	c.kept.forget()
+	v.cut = true
 	return v
 }
 

@@ -100,6 +100,45 @@ func (k *keptPace) nearMiss(paced, sent, now int64) bool {
 	return true
 }
 
+// spentRun is the evidence a refusal brings of how fast the server
+// returns tokens, when the quota was seen spent before it: every admission
+// of a request sent after a report of the quota spent (Remaining 0) is a
+// token the server returned, but one (a token left over, or a request
+// overtaken on the wire) — so a refusal that ends a run of n of them shows
+// the server keeping n − 1 tokens over the time from that report's
+// request to its own: a pace just above the server's, not twice it. A
+// report of room (Remaining above 0) ends the run: what it admitted since
+// may have been left over.
+type spentRun struct {
+	from int64 // when the request that reported the quota spent was sent; 0: no run open
+	n    int64 // admissions sent after it since
+}
+
+// observe counts one response: a refusal's evidence is read (kept) before.
+func (r *spentRun) observe(o observation, refusal bool) {
+	switch {
+	case refusal:
+		r.from = 0
+	case o.f.Remaining == 0 && r.from == 0:
+		r.from, r.n = o.sent, 0
+	case r.from == 0 || o.sent <= r.from:
+	case o.f.Remaining == 0:
+		r.n++
+	default:
+		r.from = 0
+	}
+}
+
+// kept is the factor of the configured pace, its interval interval, the
+// run the refusal of a request sent at sent ends shows the server keeping;
+// 0 when no run of at least three admissions shows one.
+func (r spentRun) kept(sent, interval int64) float64 {
+	if r.from == 0 || r.n < 3 || sent <= r.from {
+		return 0
+	}
+	return float64(r.n-1) * float64(interval) / float64(sent-r.from)
+}
+
 // restart counts the admissions before the first refusal afresh, from
 // the requests sent at at on: a server pause that ends with the whole
 // quota back is a fresh start, whose first burst may draw a near miss as a
