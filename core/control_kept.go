@@ -136,10 +136,12 @@ func (c *control) trim(o observation, limit int) {
 // next window whose window before counted less than its Limit (over
 // loopback, one or two such refusals in most batches told exactly: 0.6–
 // 0.8 % of 500 calls). The ceiling follows the rate the freshest report
-// states; 1 until a trim, or with no stated rate.
+// states; 1 until a trim, with no stated rate, or on a server seen
+// admitting more than twice its Limit within a window (bucketSeen: a
+// bucket that states its burst, whose stated rate is no limit).
 func (c *control) ceiling(interval int64) float64 {
 	l, w := c.last.limit, c.win.length
-	if !c.trimmed || l <= 1 || w <= 0 {
+	if !c.trimmed || c.bucket.seen || l <= 1 || w <= 0 {
 		return 1
 	}
 	return min(1, float64(interval)*float64(l-1)/float64(w))

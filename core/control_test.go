@@ -571,3 +571,28 @@ func TestControlTrimIsACeiling(t *testing.T) {
 	}
 	runCtl(t, &c, steps)
 }
+
+// A server seen admitting more than twice its Limit within a window is a
+// bucket whose stated rate is no limit (bucketSeen): a trim's ceiling,
+// one request per window below that rate, no longer holds growth back.
+func TestControlTrimNoCeilingOnABucket(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model, c.kept.first = modelContinuous, -1 // past its first refusal
+	steps := []ctlStep{
+		{at: 1 * ms, sent: 0, status: 200, h: quota("5", "100", "1")},
+		{at: 11 * ms, sent: 10 * ms, status: 429, h: withRetryAfter(quota("0", "100", "1"), "1")},
+	}
+	at := 1011 * ms
+	for ; at < 1311*ms; at += ms { // 300 admitted in 300 ms: more than twice the Limit of 100 per 1 s
+		steps = append(steps, ctlStep{at: at, sent: at - ms, status: 200, h: quota("1", "100", "1")})
+	}
+	for end := at + 5*time.Second; at < end; at += 10 * ms {
+		steps = append(steps, ctlStep{at: at, sent: at - ms, status: 200, h: quota("1", "100", "1")})
+	}
+	steps[len(steps)-1].check = func(t *testing.T, c *control, v verdict) {
+		if !c.trimmed || !c.bucket.seen || c.factor != 1 {
+			t.Errorf("trimmed %v, bucket seen %v, factor %v after 5 s of room; want a trim, a bucket, and 1 (no ceiling)", c.trimmed, c.bucket.seen, c.factor)
+		}
+	}
+	runCtl(t, &c, steps)
+}
