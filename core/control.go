@@ -58,7 +58,9 @@ import (
 // at first, flat near the factor that drew the cut, probing beyond it only
 // slowly. Its clock runs only while responses show room (Remaining above 0
 // or not reported): a server that reports its last token spent allows no
-// faster pace, and the factor never exceeds 1.
+// faster pace, and the factor never exceeds 1, nor, once the pace was
+// trimmed, one request per window below the rate the server states
+// (ceiling).
 type control struct {
 	cfg   Adaptive
 	model quotaModel
@@ -79,6 +81,7 @@ type control struct {
 	bucket        bucketSeen // evidence that the quota is a bucket, not a window counter (control_bucket.go)
 	named         namedEnds  // where the resets' named ends show the windows turn (control_rounded.go)
 	exactResets   bool       // a reset finer than whole seconds was seen: the server's resets say when its windows turn (justTurned)
+	trimmed       bool       // the pace was trimmed for a near miss at the stated rate: growth stops below it (ceiling)
 }
 
 // quotaModel is how the controller believes the server's quota returns.
@@ -490,7 +493,7 @@ func (c *control) grow(o observation, v verdict) verdict {
 	if !room {
 		return v
 	}
-	w := cubic(c.failed, c.cfg.Decrease, c.cfg.Increase, float64(c.growing)/1e9)
+	w := min(cubic(c.failed, c.cfg.Decrease, c.cfg.Increase, float64(c.growing)/1e9), c.ceiling(o.interval))
 	if w <= c.factor {
 		return v
 	}

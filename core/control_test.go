@@ -534,3 +534,65 @@ func TestControlRefusedNearMissProbeIsNoEvidenceOfWindows(t *testing.T) {
 		}},
 	})
 }
+
+// Trimmed for a near miss at the rate the server states (100 per 1 s),
+// the pace grows back no further than the trim, one request per window
+// below that rate (ceiling), however long the reports show a token of
+// room — a sliding-window counter paced there shows one whenever its
+// requests reach it a little after their turns — but up to the told rate
+// once the server states a higher one.
+func TestControlTrimIsACeiling(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model, c.kept.first = modelContinuous, -1 // past its first refusal
+	steps := []ctlStep{
+		{at: 1 * ms, sent: 0, status: 200, h: quota("5", "100", "1")},
+		{at: 11 * ms, sent: 10 * ms, status: 429, h: withRetryAfter(quota("0", "100", "1"), "1"), check: func(t *testing.T, c *control, v verdict) {
+			if v.cut || c.factor != 0.99 {
+				t.Errorf("verdict %+v, factor %v; want no cut, trimmed to 0.99", v, c.factor)
+			}
+		}},
+	}
+	at := 1011 * ms
+	for ; at < 6*time.Second; at += 10 * ms { // 5 s of room at the trimmed pace
+		steps = append(steps, ctlStep{at: at, sent: at - ms, status: 200, h: quota("1", "100", "1")})
+	}
+	steps[len(steps)-1].check = func(t *testing.T, c *control, v verdict) {
+		if c.factor != 0.99 {
+			t.Errorf("factor %v after 5 s of room at the trimmed pace, want 0.99 (the ceiling)", c.factor)
+		}
+	}
+	for end := at + 5*time.Second; at < end; at += 10 * ms { // the server states 200 per 1 s
+		steps = append(steps, ctlStep{at: at, sent: at - ms, status: 200, h: quota("100", "200", "1")})
+	}
+	steps[len(steps)-1].check = func(t *testing.T, c *control, v verdict) {
+		if c.factor != 1 {
+			t.Errorf("factor %v after 5 s of room at a stated 200/s, want 1 (the told rate)", c.factor)
+		}
+	}
+	runCtl(t, &c, steps)
+}
+
+// A server seen admitting more than twice its Limit within a window is a
+// bucket whose stated rate is no limit (bucketSeen): a trim's ceiling,
+// one request per window below that rate, no longer holds growth back.
+func TestControlTrimNoCeilingOnABucket(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model, c.kept.first = modelContinuous, -1 // past its first refusal
+	steps := []ctlStep{
+		{at: 1 * ms, sent: 0, status: 200, h: quota("5", "100", "1")},
+		{at: 11 * ms, sent: 10 * ms, status: 429, h: withRetryAfter(quota("0", "100", "1"), "1")},
+	}
+	at := 1011 * ms
+	for ; at < 1311*ms; at += ms { // 300 admitted in 300 ms: more than twice the Limit of 100 per 1 s
+		steps = append(steps, ctlStep{at: at, sent: at - ms, status: 200, h: quota("1", "100", "1")})
+	}
+	for end := at + 5*time.Second; at < end; at += 10 * ms {
+		steps = append(steps, ctlStep{at: at, sent: at - ms, status: 200, h: quota("1", "100", "1")})
+	}
+	steps[len(steps)-1].check = func(t *testing.T, c *control, v verdict) {
+		if !c.trimmed || !c.bucket.seen || c.factor != 1 {
+			t.Errorf("trimmed %v, bucket seen %v, factor %v after 5 s of room; want a trim, a bucket, and 1 (no ceiling)", c.trimmed, c.bucket.seen, c.factor)
+		}
+	}
+	runCtl(t, &c, steps)
+}

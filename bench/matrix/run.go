@@ -165,7 +165,8 @@ func (s *clientSide) firstRefusalSince(t time.Time) time.Time {
 	return first
 }
 
-// heard is a headgate client's budget's observer: it notes when the budget
+// heard is a headgate client's budget's observer: it notes, for the trace,
+// each change of the budget's rate, and when the budget
 // reported a refusal's wait (a Pushback), which it does at once after
 // applying it (Budget.apply emits its events as it unlocks). Until then
 // the budget cannot know of the pause: a refusal that reached the
@@ -173,6 +174,13 @@ func (s *clientSide) firstRefusalSince(t time.Time) time.Time {
 // goroutine that received it may wait a while for a CPU — while others,
 // granted their turns before, put their requests on the wire.
 func (s *clientSide) heard(e core.Event) {
+	if e.Reason == core.RateChanged && s.trace { // a line of the trace
+		now := time.Now()
+		s.mu.Lock()
+		s.tries = append(s.tries, try{sent: now, recv: now, note: fmt.Sprintf("rate %.3f -> %.3f/s", e.OldRate, e.NewRate)})
+		s.mu.Unlock()
+		return
+	}
 	if e.Reason != core.Pushback || !refusal(e.Status) {
 		return
 	}

@@ -12,7 +12,9 @@ import (
 // A cell's per-request trace (Env.Trace): when each try was sent and its
 // answer came (client side), when it reached the server and in which of the
 // server's whole-second windows, its status and the quota headers it
-// carried. It is what tells which requests a cell's 429s were and why.
+// carried, and each change of a headgate client's rate (adaptive
+// throttling: a cut, a trim, growth back) at the instant the budget
+// reported it. It is what tells which requests a cell's 429s were and why.
 
 // try is one request as the client saw it.
 type try struct {
@@ -20,6 +22,7 @@ type try struct {
 	sent, recv time.Time
 	status     int    // 0: no response
 	headers    string // the quota headers, as sent
+	note       string // not a request: what the budget reported at sent (heard)
 }
 
 // quotaHeaders are the headers a trace line shows.
@@ -43,7 +46,7 @@ func headersOf(h http.Header) string {
 // ms from start; arr is the arrival at the server (the call's k-th arrival
 // for its k-th try), win the arrival's whole Unix second counted from
 // start's and +ms its offset in that second (a quotatest fixed window is
-// the Unix second).
+// the Unix second); a note, at its instant, in the headers' column.
 func writeTrace(w io.Writer, name string, start time.Time, tries []try, arrivals []Arrival) {
 	byCall := map[int][]Arrival{}
 	for _, a := range arrivals {
@@ -55,6 +58,10 @@ func writeTrace(w io.Writer, name string, start time.Time, tries []try, arrivals
 	fmt.Fprintf(w, "# %s\n# sent_ms recv_ms arr_ms win+ms call status headers\n", name)
 	base := start.Unix()
 	for _, t := range tries {
+		if t.note != "" {
+			fmt.Fprintf(w, "%9.1f %9s %9s %8s %4s %3s %s\n", ms(t.sent), "", "", "", "", "", t.note)
+			continue
+		}
 		k := nth[t.call]
 		nth[t.call]++
 		arr, win := "-", "-"
