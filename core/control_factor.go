@@ -1,0 +1,106 @@
+package core
+
+// The factor on the configured pace: how a refusal cuts it, or eases it
+// when the pace was just above the server's, and how it grows back (CUBIC).
+
+// cut lowers the factor for a refusal that shows the pace above the
+// server's, unless it says nothing of the pace the last cut set
+// (beforeCut).
+func (c *control) cut(o observation, v verdict) verdict {
+	if !c.cfg.Enabled() || c.beforeCut(o) {
+		return v
+	}
+	// Fast convergence (RFC 9438 4.7): refused below the rate that failed
+	// last, the limit has dropped; aim lower than the refused rate.
+	failed := c.factor
+	if failed < c.failed {
+		failed = c.factor * (1 + c.cfg.Decrease) / 2
+	}
+	above := c.aboveStated(o.interval)
+	c.failed = failed
+	c.factor = max(c.cfg.MinRate, c.factor*c.cfg.Decrease)
+	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
+	if s := c.statedInterval(); above && s > 0 && float64(o.interval)/float64(s) > c.factor {
+		// Refused above the rate the server states: the cut lands on that
+		// rate, not below it, and it is CUBIC's plateau, the rate to be
+		// careful near.
+		c.factor = min(1, float64(o.interval)/float64(s))
+		c.failed = c.factor
+	}
+	c.kept.forget()
+	v.cut = true
+	return v
+}
+
+// grow restores the factor after a success, along the CUBIC curve from the
+// last cut, while the server reports room for more.
+func (c *control) grow(o observation, v verdict) verdict {
+	if !c.cfg.Enabled() || c.factor >= 1 || o.sent <= c.cutAt {
+		return v
+	}
+	room := o.f.Remaining != 0 && !c.probe.armed && !c.probe.out
+	if r := o.f.Remaining; r > 0 && r < c.prevRemaining && c.last.sent == o.sent {
+		// The quota drains at this pace: the server's is slower. Growth
+		// stops, and this pace is the one to be careful near.
+		room = false
+		if c.factor < c.failed { // on CUBIC's plateau at this pace: probe beyond it only slowly
+			c.failed = c.factor
+			c.growing = int64(c.factor * (1 - c.cfg.Decrease) / c.cfg.Increase * 1e9)
+		}
+	}
+	if room && o.now > c.grewAt {
+		c.growing += o.now - max(c.grewAt, c.cutAt)
+	}
+	c.grewAt = o.now
+	if !room {
+		return v
+	}
+	w := min(cubic(c.failed, c.cfg.Decrease, c.cfg.Increase, float64(c.growing)/1e9), c.ceiling(o.interval))
+	if w <= c.factor {
+		return v
+	}
+	c.factor = min(1, w)
+	v.grew = true
+	v.restored = c.factor == 1
+	return v
+}
+
+// beforeCut reports whether a refusal says nothing of the pace the last
+// cut set: its request was sent before the cut's first paced turn — before
+// the cut, at its very instant (one burst counts once), or just after it,
+// planned at the pace before (a probe armed then, or the rest of a burst
+// that leaves over a few ms on a loaded machine).
+func (c *control) beforeCut(o observation) bool {
+	return !o.justNow && o.sent < c.cutAt+c.paced(o.interval)
+}
+
+// ease cuts the pace to the part of it a run of admissions at the quota
+// spent showed the server keeping (spentRun), when that is above what a
+// cut leaves: the refused pace was just above the server's, and halving it
+// would idle half the quota while CUBIC climbs back. The refused pace is
+// the plateau to be careful near.
+func (c *control) ease(o observation, v verdict, kept float64) verdict {
+	if !c.cfg.Enabled() || c.beforeCut(o) {
+		return v
+	}
+	c.failed = c.factor
+	c.factor = max(c.cfg.MinRate, min(c.factor, kept))
+	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
+	c.kept.forget()
+	v.cut = true
+	return v
+}
+
+// cubic is the factor t seconds of growth after a cut from wMax by beta: the
+// CUBIC window W(t) = C(t-K)³ + wMax. K is the time a linear recovery at
+// increase per second would take to climb back to wMax; C makes W(0) =
+// beta × wMax. It rises fast at first, flattens near wMax at K, and
+// climbs beyond it slowly.
+func cubic(wMax, beta, increase, t float64) float64 {
+	k := wMax * (1 - beta) / increase
+	if k <= 0 {
+		return wMax
+	}
+	d := t - k
+	return wMax + wMax*(1-beta)*d*d*d/(k*k*k)
+}
