@@ -14,10 +14,13 @@ type windows struct {
 	turn   int64 // the latest instant a window is known to have begun by; 0: none seen
 
 	// Reports from requests sent at one instant form a group; Remaining
-	// rising from one group to the next is a turn.
-	sent    int64 // the latest group's send time
-	low     int   // the least Remaining in it
-	prevLow int   // the least Remaining in the group before; -1: none
+	// rising from one group to the next is a turn, if the server decided
+	// the group before first (ordered).
+	sent        int64 // the latest group's send time
+	low         int   // the least Remaining in it
+	lowRecv     int64 // when the first report of that least Remaining came
+	prevLow     int   // the least Remaining in the group before; -1: none
+	prevLowRecv int64 // when the first report of that one came
 
 	// Whether refused requests count (watchCounted).
 	admitSent   int64 // the latest send time of an admitted request that reported its quota; math.MinInt64: none
@@ -51,19 +54,32 @@ func (c *control) watchWindows(o observation, refusal bool) {
 	}
 	w := &c.win
 	if o.sent > w.sent {
-		w.sent, w.prevLow, w.low = o.sent, w.low, f.Remaining
-	} else {
-		w.low = min(w.low, f.Remaining)
+		w.sent, w.prevLow, w.prevLowRecv, w.low, w.lowRecv = o.sent, w.low, w.lowRecv, f.Remaining, o.now
+	} else if f.Remaining < w.low {
+		w.low, w.lowRecv = f.Remaining, o.now
 	}
 	switch {
 	case refusal:
 		if w.turn > 0 && o.sent >= w.turn+w.length {
 			w.turn = 0
 		}
-	case w.prevLow >= 0 && f.Remaining > w.prevLow && w.turn < w.sent:
+	case w.prevLow >= 0 && f.Remaining > w.prevLow && w.turn < w.sent && w.ordered(o.sent):
 		w.turn = o.now
 	}
 }
+
+// ordered reports whether a request sent at sent reached the server after
+// it had decided the request that reported the group before's least
+// Remaining: that answer had come when it was sent. Only then does its
+// Remaining, risen, show quota back. Sent sooner, within a burst that
+// leaves over a few ms on a loaded machine, it may have reached the
+// server first and been counted before that one: the rise is the order
+// of arrival, not a turn, and a turn read from it (its answer's instant,
+// mid-window) predicts every later end mid-window — on a server that
+// counts refusals, a probe into a spent window that costs the next one an
+// admission too (fiber's sliding window over loopback: one refusal in
+// every other window).
+func (w windows) ordered(sent int64) bool { return sent >= w.prevLowRecv }
 
 // policyWindow is the window of the report's binding IETF policy, or 0.
 func policyWindow(f Feedback) int64 {
