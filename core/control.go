@@ -231,7 +231,7 @@ func (c *control) observe(o observation) verdict {
 			return c.reprobe(o, v, p)
 		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
 			return c.cut(o, v)
-		case f.Reset == 0 && f.Pause > 0 && (p.turn || c.named.passed(o.now, 2*c.paced(o.interval))):
+		case p.turn && f.Reset == 0 && f.Pause > 0:
 			return c.passedReset(o, v, p)
 		case c.windowTurnsFirst(f):
 			// Refused before the reset its wave's refusals named: one more
@@ -336,7 +336,7 @@ func (c *control) refused(o observation, v verdict, kept float64) verdict {
 	}
 	near := c.kept.nearMiss(c.paced(o.interval), o.sent, o.now) // at a pace the server was seen to keep
 	switch above := c.aboveStated(o.interval); {
-	case !near && above && kept > c.factor*c.cfg.Decrease:
+	case !near && above && kept > c.cutLanding(o.interval):
 		v = c.ease(o, v, kept)
 	case !near && above:
 		v = c.cut(o, v)

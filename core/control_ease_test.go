@@ -104,3 +104,27 @@ func TestBatchToldTwiceTheDemosRate(t *testing.T) {
 		})
 	}
 }
+
+// A cut that lands on the rate the server states (told 100/s, 50 a
+// second stated) puts the pace within it; a refusal of a request sent
+// before the cut pace's first turn — planned at the pace before — is no
+// near miss at the stated rate, and does not trim it (nor set the ceiling
+// growth stops at).
+func TestControlRefusalBeforeTheCutPaceDoesNotTrim(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model, c.kept.first = modelContinuous, -1
+	refusal := withRetryAfter(quota("0", "50", "1"), "1")
+	runCtl(t, &c, []ctlStep{
+		{at: 1 * ms, sent: 0, status: 200, h: quota("5", "50", "1")},
+		{at: 6 * ms, sent: 5 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
+			if !v.cut || c.factor != 0.5 {
+				t.Errorf("verdict %+v, factor %v; want a cut to 0.5, onto the stated rate", v, c.factor)
+			}
+		}},
+		{at: 8 * ms, sent: 7 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
+			if c.factor != 0.5 || c.trimmed {
+				t.Errorf("verdict %+v, factor %v, trimmed %v; want the pace left at 0.5, untrimmed", v, c.factor, c.trimmed)
+			}
+		}},
+	})
+}

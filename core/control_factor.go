@@ -16,20 +16,26 @@ func (c *control) cut(o observation, v verdict) verdict {
 	if failed < c.failed {
 		failed = c.factor * (1 + c.cfg.Decrease) / 2
 	}
-	above := c.aboveStated(o.interval)
-	c.failed = failed
-	c.factor = max(c.cfg.MinRate, c.factor*c.cfg.Decrease)
-	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
-	if s := c.statedInterval(); above && s > 0 && float64(o.interval)/float64(s) > c.factor {
-		// Refused above the rate the server states: the cut lands on that
-		// rate, not below it, and it is CUBIC's plateau, the rate to be
-		// careful near.
-		c.factor = min(1, float64(o.interval)/float64(s))
-		c.failed = c.factor
+	plain := max(c.cfg.MinRate, c.factor*c.cfg.Decrease)
+	c.failed, c.factor = failed, c.cutLanding(o.interval)
+	if c.factor > plain {
+		c.failed = c.factor // landed on the stated rate: CUBIC's plateau, the rate to be careful near
 	}
+	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
 	c.kept.forget()
 	v.cut = true
 	return v
+}
+
+// cutLanding is the factor a cut leaves: the factor times Decrease, never
+// below MinRate — nor, refused above the rate the server states, below
+// that rate (the cut lands on it).
+func (c *control) cutLanding(interval int64) float64 {
+	landing := max(c.cfg.MinRate, c.factor*c.cfg.Decrease)
+	if s := c.statedInterval(); c.aboveStated(interval) && s > 0 {
+		landing = max(landing, min(1, float64(interval)/float64(s)))
+	}
+	return landing
 }
 
 // grow restores the factor after a success, along the CUBIC curve from the
@@ -84,7 +90,13 @@ func (c *control) ease(o observation, v verdict, kept float64) verdict {
 		return v
 	}
 	c.failed = c.factor
-	c.factor = max(c.cfg.MinRate, min(c.factor, kept))
+	c.factor = min(c.factor, kept)
+	// CUBIC's clock restarts from the refused pace: its curve begins at
+	// β × that, below the eased factor, and growth resumes only once it
+	// climbs back past it — careful near the rate that drew the refusal
+	// (restarted where the curve meets the eased factor instead, the pace
+	// climbed back into refusals: 1.15× the ideal for a GitHub-style bucket
+	// told 1.5× its rate, TestBatchGitHubBucketToldAboveItsRate).
 	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
 	c.kept.forget()
 	v.cut = true

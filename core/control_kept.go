@@ -107,8 +107,8 @@ func (k *keptPace) nearMiss(paced, sent, now int64) bool {
 // overtaken on the wire) — so a refusal that ends a run of n of them shows
 // the server keeping n − 1 tokens over the time from that report's
 // request to its own: a pace just above the server's, not twice it. A
-// report of room (Remaining above 0) ends the run: what it admitted since
-// may have been left over.
+// report of room (Remaining above 0), or of no quota, ends the run: what
+// it admitted since may have been left over.
 type spentRun struct {
 	from int64 // when the request that reported the quota spent was sent; 0: no run open
 	n    int64 // admissions sent after it since
@@ -154,7 +154,7 @@ func (k *keptPace) forget() { k.interval, k.run, k.excusing = 0, 0, false }
 // at exactly the rate the server states: a sliding-window counter paced at
 // it refuses the call at each window's turn; one less per window, never.
 func (c *control) trim(o observation, limit int) {
-	if !c.cfg.Enabled() || o.sent <= c.cutAt { // once per burst, as a cut
+	if !c.cfg.Enabled() || c.beforeCut(o) { // once per burst, as a cut
 		return
 	}
 	c.factor = max(c.cfg.MinRate, c.factor*float64(limit-1)/float64(limit))
@@ -174,8 +174,8 @@ func (c *control) trim(o observation, limit int) {
 // the pace was back at the stated rate, and refused a hair early in the
 // next window whose window before counted less than its Limit (over
 // loopback, one or two such refusals in most batches told exactly: 0.6–
-// 0.8 % of 500 calls). The ceiling follows the rate the freshest report
-// states; 1 until a trim, with no stated rate, or on a server seen
+// 0.8 % of 500 calls). The ceiling follows the rate the server states (the
+// freshest report's Limit per window, as aboveStated reads it); 1 until a trim, with no stated rate, or on a server seen
 // admitting more than twice its Limit within a window (bucketSeen: a
 // bucket that states its burst, whose stated rate is no limit).
 func (c *control) ceiling(interval int64) float64 {

@@ -91,18 +91,13 @@ func (n *namedEnds) observe(sent, now, reset, w int64) {
 		return
 	}
 	at := now + reset
-	if w > 0 && n.at > 0 && at-n.at >= w/2 {
+	if w > 0 && n.at > 0 && at-n.at >= w/2 && now-n.prev < w/2 { // (a delta reset rounded up creeps up to a second between reports far apart)
 		if width := now - n.prev; n.turnBy == 0 || width <= n.width {
 			n.turnBy, n.width = now, width
 		}
 	}
 	n.at, n.prev = at, sent
 }
-
-// passed reports whether a reset that reads passed (0) names an end that
-// came more than slack before now, or one never seen — a rounded-down
-// reset's, not a window turning now.
-func (n namedEnds) passed(now, slack int64) bool { return n.at == 0 || n.at < now-slack }
 
 // next is when the windows surely turn next after now, on windows of
 // length w: the turn pinned by a named end's move, a whole number of

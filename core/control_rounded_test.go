@@ -1,6 +1,13 @@
 package core
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/headgate-go/headgate/core/quotatest"
+)
 
 // epochSecond is runCtl's epoch plus one second, as a Unix reset: at
 // 985 ms, GitHub's epoch reset for "whole at 1 s or later" (rounded down).
@@ -94,20 +101,23 @@ func httprateTurnSeen() []ctlStep {
 }
 
 // The window spent at 3.6 s (it turns at 3.685 s, its reset read passed
-// since 3 s): the refusal's probe, refused with the reset still passed,
-// (the near miss's, a paced interval after it) goes next a stated interval
-// after the turn the named ends predict (3.691 s + 10 ms) — not at the
-// refusal's wait a second on — the others held until that wait ends, the
-// pace not cut; refused there too, the wait is honoured.
+// since 3 s): the refusal's probe (the near miss's, a paced interval after
+// it) is refused, and so is the probe just after the reset that seemed to
+// come (turnsFirst); with the reset still passed, one probe goes next a
+// stated interval after the turn the named ends predict (3.691 s + 10 ms)
+// — not at the refusal's wait a second on — the others held until that
+// wait ends, the pace not cut; refused there too, the wait is honoured.
 func TestControlPassedResetProbesThePredictedTurn(t *testing.T) {
 	c := newControl(DefaultAdaptive())
 	c.model, c.kept.first = modelContinuous, -1 // a sliding window, past its first refusal
 	refusal := withRetryAfter(quota("0", "100", "1767225603"), "1")
+	const nearProbe = 3611*ms + 101010 // a paced interval at 0.99 after the near miss
 	runCtl(t, &c, append(httprateTurnSeen(),
 		ctlStep{at: 3601 * ms, sent: 3600 * ms, status: 429, h: refusal}, // a near miss: its probe goes a paced interval on
-		ctlStep{at: 3612 * ms, sent: 3611101010, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
-			if v.pause != 0 || v.probeAt != int64(3701*ms) || v.holdUntil != int64(4612*ms) || !v.keepPlace || !c.probe.passed || v.cut {
-				t.Errorf("verdict %+v, probe %+v: want one probe at the predicted turn plus a stated interval (3.701 s), the others held until 4.612 s, no cut", v, c.probe)
+		ctlStep{at: 3612 * ms, sent: nearProbe, status: 429, h: refusal}, // a probe just after the reset (reads 0) follows
+		ctlStep{at: 3623 * ms, sent: 3622 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
+			if v.pause != 0 || v.probeAt != int64(3701*ms) || v.holdUntil != int64(4623*ms) || !v.keepPlace || !c.probe.passed || v.cut {
+				t.Errorf("verdict %+v, probe %+v: want one probe at the predicted turn plus a stated interval (3.701 s), the others held until 4.623 s, no cut", v, c.probe)
 			}
 		}},
 		ctlStep{at: 3702 * ms, sent: 3701 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
@@ -116,4 +126,31 @@ func TestControlPassedResetProbesThePredictedTurn(t *testing.T) {
 			}
 		}},
 	))
+}
+
+// A GCRA bucket of 10 whose reset is an epoch second rounded down
+// (GitHub-style, its Limit the burst): refilled within a tenth of a
+// second, its reset reads passed (0) on every response. Told 1.5× and 2×
+// its rate, the probe after the first burst's near miss is refused for
+// the pace, not for a window whose named end passed: read as a window's
+// passed reset (a refusal's wait honoured whole whenever no end was
+// named), the batch idled a second, 1.21–1.31× the ideal at most phases.
+func TestBatchGitHubBucketToldAboveItsRate(t *testing.T) {
+	for _, told := range []int{150, 200} {
+		for _, phase := range []time.Duration{0, 300 * time.Millisecond, 700 * time.Millisecond} {
+			t.Run(fmt.Sprintf("%d/s/%v", told, phase), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(phase)))
+					bt := issueBatch(quotatest.Config{Burst: 10, Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds})
+					bt.told, bt.burst = PerSecond(told), told/10
+					r := runBatch(t, bt)
+					x := float64(r.makespan) / float64(bt.ideal())
+					t.Logf("429s %d, makespan %v = %.3f× the ideal", r.refused, r.makespan, x)
+					if x > 1.05 {
+						t.Errorf("told %d/s: %.3f× the ideal, want ≤ 1.05×", told, x)
+					}
+				})
+			})
+		}
+	}
 }
