@@ -154,3 +154,24 @@ func TestBatchGitHubBucketToldAboveItsRate(t *testing.T) {
 		}
 	}
 }
+
+// A delta reset rounded up to the second ("1 s" all through a 1 s window)
+// names an end that creeps with the clock: two reports 600 ms apart name
+// ends 600 ms apart with no turn between them. Only reports less than half
+// a window apart pin a turn; an epoch reset that names the next window's
+// end pins it at its report's arrival.
+func TestNamedEndsPinOnlyCloseReports(t *testing.T) {
+	const w = int64(time.Second)
+	var n namedEnds
+	n.observe(0, int64(1*ms), w, w)
+	n.observe(int64(600*ms), int64(601*ms), w, w)
+	if n.turnBy != 0 {
+		t.Errorf("turn pinned at %v by reports 600 ms apart; want none", time.Duration(n.turnBy))
+	}
+	n = namedEnds{} // epoch resets: the window's end at 1 s, then the next one's at 2 s
+	n.observe(int64(400*ms), int64(401*ms), w-int64(401*ms), w)
+	n.observe(int64(610*ms), int64(611*ms), 2*w-int64(611*ms), w)
+	if n.turnBy != int64(611*ms) {
+		t.Errorf("turn pinned at %v; want 611ms, the arrival of the report that named the next end", time.Duration(n.turnBy))
+	}
+}
