@@ -128,3 +128,22 @@ func TestControlRefusalBeforeTheCutPaceDoesNotTrim(t *testing.T) {
 		}},
 	})
 }
+
+// A refused pace above the rate the server states (60/s against 50 a
+// second) is cut onto that rate; a run that shows less kept (0.41 of the
+// configured pace) does not ease it below where the cut lands (0.5).
+func TestControlEaseNeverBelowTheCutsLanding(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model, c.kept.first, c.factor = modelContinuous, -1, 0.6
+	var steps []ctlStep
+	for sent := 20 * ms; sent <= 200*ms; sent += 20 * ms {
+		steps = append(steps, ctlStep{at: sent + ms, sent: sent, status: 200, h: quota("0", "50", "1")})
+	}
+	steps = append(steps, ctlStep{at: 216 * ms, sent: 215 * ms, status: 429, h: withRetryAfter(quota("0", "50", "1"), "1"),
+		check: func(t *testing.T, c *control, v verdict) {
+			if !v.cut || c.factor != 0.5 {
+				t.Errorf("verdict %+v, factor %v; want the cut's landing on the stated rate, 0.5", v, c.factor)
+			}
+		}})
+	runCtl(t, &c, steps)
+}
