@@ -215,7 +215,10 @@ func (p *waiter) adoptable(now int64, key uint64) bool {
 // its turn comes at or after deadline). A retry layer that retries at once
 // (go-kit's lb.Retry) comes back before the wait ends: it waits in its
 // place. withSlot: the call holds no slot yet and takes the one the place
-// kept (WithMaxInFlight); a place that kept a slot is adopted only so.
+// kept (WithMaxInFlight), or a free one; without, the call holds a slot of
+// its own, and one its place kept is freed — a retry that came back while
+// every slot was taken waited for one, and its place may have taken the
+// next slot freed before it ran, but the place is still its.
 func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64) *waiter {
 	for p := b.queue.head; p != nil && p.kept(); p = p.next {
 		if !p.place || !p.takes(key) {
@@ -224,10 +227,16 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64
 		if withSlot && p.slot.idx1 == 0 && b.slotFreeLocked() && p.adoptable(now, key) && p.turn.sendAt < deadline {
 			p.slot = b.takeSlotLocked() // the one reserved for it
 		}
-		if (p.slot.idx1 > 0) != withSlot || !p.adoptable(now, key) || p.turn.sendAt >= deadline {
+		if withSlot && p.slot.idx1 == 0 || !p.adoptable(now, key) || p.turn.sendAt >= deadline {
 			continue
 		}
 		p.place, p.deadline, p.arrived, p.wake = false, deadline, now, make(chan struct{}, 1)
+		if !withSlot && p.slot.idx1 > 0 {
+			// The call holds a slot of its own (it waited for one, and a
+			// slot freed meanwhile went to its place): the place's is freed.
+			b.freeSlotLocked(p.slot)
+			p.slot = slotRef{}
+		}
 		if b.gateLocked() > now {
 			p.pauseEnd = b.gateLocked()
 		}

@@ -1,8 +1,10 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -351,4 +353,93 @@ func getter(t *testing.T, p *quotatest.Provider, b *Budget) func(path string) in
 		resp.Body.Close()
 		return resp.StatusCode
 	}
+}
+
+// A refused call whose retry came back while every slot was taken waits for
+// a slot, and the first one freed is its. When another frees before the
+// retry runs, its place takes that one (nobody waits for it now); the
+// retry, holding a slot of its own, still takes its place — the place's
+// slot freed — and goes the moment the pause ends, not once the place is
+// given up, behind the callers that queued meanwhile.
+func TestRetryThatWaitedForASlotKeepsItsPlace(t *testing.T) {
+	// One P: both slots free before the retry given the first one runs.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		p, err := quotatest.New(quotatest.Config{Requests: 10, Period: time.Second, Headers: quotatest.RetryAfterSeconds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := MustBudget(PerSecond(10), WithBurst(2), WithoutAdaptive(), WithMaxInFlight(3))
+		c := &http.Client{Transport: NewTransport(p.Transport(), b)}
+		send := func(path string, want int) *http.Response {
+			resp, err := c.Get("http://api.test" + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != want {
+				t.Errorf("%s: status %d, want %d", path, resp.StatusCode, want)
+			}
+			return resp
+		}
+		held, err := b.Acquire(context.Background()) // a call in flight
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		p.PauseFor(2 * time.Second)
+		p.SetLatency(200 * time.Millisecond) // a and b both on their way when the pause is known
+		var refusedA *http.Response
+		var wg sync.WaitGroup
+		wg.Go(func() { refusedA = send("/refused/a", http.StatusTooManyRequests) }) // its body left open: a slot held
+		wg.Go(func() {
+			time.Sleep(100 * time.Millisecond) // its turn
+			// Its slot goes to a's place, kept first; its retry finds none free.
+			send("/refused/b", http.StatusTooManyRequests).Body.Close()
+			send("/refused/b", http.StatusOK).Body.Close()
+		})
+		other := func() { send("/other", http.StatusOK).Body.Close() }
+		wg.Go(func() {
+			time.Sleep(150 * time.Millisecond) // a caller waiting for a slot: slots freed go to the places
+			other()
+		})
+		time.Sleep(400 * time.Millisecond)
+		synctest.Wait() // b's retry waits for a slot
+		p.SetLatency(0)
+		if b.InFlight() != 3 {
+			t.Fatalf("InFlight = %d, want every slot taken while b's retry waits", b.InFlight())
+		}
+		refusedA.Body.Close() // its slot is b's retry's
+		held.Release()        // a slot for b's place: its retry has one
+		wg.Go(func() { send("/refused/a", http.StatusOK).Body.Close() })
+		for range 2 { // more callers that arrive during the pause
+			wg.Go(func() {
+				time.Sleep(time.Millisecond)
+				other()
+			})
+		}
+		end := start.Add(400*time.Millisecond + b.PauseRemaining())
+		wg.Wait()
+		want := end.Sub(start)
+		var retries []time.Duration
+		first := time.Duration(0)
+		for _, a := range p.Arrivals() {
+			switch {
+			case a.Outcome != quotatest.Admitted:
+			case strings.HasPrefix(a.Path, "/refused/"):
+				retries = append(retries, a.At.Sub(start))
+			case first == 0:
+				first = a.At.Sub(start)
+			}
+		}
+		t.Logf("the retries sent at %v, the first other caller at %v", retries, first)
+		if len(retries) != 2 || retries[0] != want || retries[1] != want {
+			t.Errorf("retries at %v, want both at the pause's end (%v)", retries, want)
+		}
+		if first <= want {
+			t.Errorf("the first other caller sent at %v, want it after the retries, which the burst lets go at the pause's end (%v)", first, want)
+		}
+		if n := b.InFlight(); n != 0 {
+			t.Errorf("InFlight = %d after every call, want 0: a kept place leaked its slot", n)
+		}
+	})
 }
