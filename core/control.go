@@ -231,7 +231,7 @@ func (c *control) observe(o observation) verdict {
 			return c.reprobe(o, v, p)
 		case f.Pause <= 0: // a refusal that names no wait: the pace is too fast
 			return c.cut(o, v)
-		case p.turn && f.Reset == 0 && f.Pause > 0:
+		case f.Reset == 0 && f.Pause > 0 && (p.turn || c.statedInterval() == 0 && c.windowNotPace(o)):
 			return c.passedReset(o, v, p)
 		case c.windowTurnsFirst(f):
 			// Refused before the reset its wave's refusals named: one more

@@ -179,7 +179,10 @@ func (c *control) reprobe(o observation, v verdict, p probe) verdict {
 // it is (the window ran out, not the pace), and one probe goes a stated
 // interval after the turn the named ends predict (namedEnds.next), the
 // others held until the refusal's wait ends; refused there too, or with no
-// turn predicted before that wait ends, the wait is honoured.
+// turn predicted before that wait ends, the wait is honoured, and the
+// refused call's retry goes alone when it ends: a window counter has had
+// its quota back since its turn, somewhere in that wait, and the answer's
+// Remaining is what the rest spend at once (refillProbe).
 func (c *control) passedReset(o observation, v verdict, p probe) verdict {
 	end := o.now + int64(o.f.Pause)
 	if turn := c.named.next(o.now, c.win.length); !p.passed && turn > 0 && turn+c.statedInterval() < end {
@@ -187,8 +190,20 @@ func (c *control) passedReset(o observation, v verdict, p probe) verdict {
 		c.probe = probe{armed: true, holdUntil: end, turn: true, passed: true}
 		return v
 	}
-	v.pause, v.allow, v.keepPlace = end, pauseAllowance(o.f, o.burst), true
-	return v
+	v.pause, v.keepPlace = end, true
+	return c.refillProbe(v)
+}
+
+// windowNotPace reports whether a refusal, its reset read passed, came at a
+// pace of at most the server's Limit per second: no bucket whose Limit is
+// its burst refuses there — its reset (the time to full, an epoch second
+// rounded down) reads passed only when it refills in under a second, more
+// than Limit per second — so a window ran out, not the pace: the window
+// counter's end is waited for (passedReset), the pace left as it is. (Told
+// above a bucket's rate, its Limit a tenth of the pace per second, the
+// refusal shows the pace: TestBatchGitHubBucketToldAboveItsRate.)
+func (c *control) windowNotPace(o observation) bool {
+	return o.f.Reset == 0 && o.f.Limit > 0 && c.paced(o.interval)*int64(o.f.Limit) >= coarse
 }
 
 // turnsFirst reports whether a refusal's spent quota turns at its reset a

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -106,7 +107,9 @@ func httprateTurnSeen() []ctlStep {
 // come (turnsFirst); with the reset still passed, one probe goes next a
 // stated interval after the turn the named ends predict (3.691 s + 10 ms)
 // — not at the refusal's wait a second on — the others held until that
-// wait ends, the pace not cut; refused there too, the wait is honoured.
+// wait ends, the pace not cut; refused there too, the wait is honoured,
+// and the refused call's retry goes alone when it ends: what the window
+// counter has had back since its turn is in its answer.
 func TestControlPassedResetProbesThePredictedTurn(t *testing.T) {
 	c := newControl(DefaultAdaptive())
 	c.model, c.kept.first = modelContinuous, -1 // a sliding window, past its first refusal
@@ -121,8 +124,8 @@ func TestControlPassedResetProbesThePredictedTurn(t *testing.T) {
 			}
 		}},
 		ctlStep{at: 3702 * ms, sent: 3701 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
-			if v.pause != int64(4702*ms) || v.probeAt != 0 {
-				t.Errorf("verdict %+v: want the wait honoured, until 4.702 s", v)
+			if v.pause != int64(4702*ms) || v.probeAt != int64(4702*ms) || v.allow != 1 {
+				t.Errorf("verdict %+v: want the wait honoured, until 4.702 s, and then one probe alone (its answer's Remaining released)", v)
 			}
 		}},
 	))
@@ -174,4 +177,36 @@ func TestNamedEndsPinOnlyCloseReports(t *testing.T) {
 	if n.turnBy != int64(611*ms) {
 		t.Errorf("turn pinned at %v; want 611ms, the arrival of the report that named the next end", time.Duration(n.turnBy))
 	}
+}
+
+// httprate begun mid-window (a limiter that has run a while): its window
+// [0.685 s, 1.685 s) names its end as 1 s, read passed by the batch that
+// spends it at 1.185 s. The near miss's probe refused too, at 100/s — no
+// more than the Limit of 100 a second, which no bucket whose reset reads
+// passed refuses (it refills faster) — and with no window length known
+// yet (no reset has read more than 0): the window ran out, not the pace.
+// The pace is not cut, and no probe goes "just after the reset" (passed:
+// it would be the next paced call, refused again); the refusal's wait is
+// honoured, and its end probed alone: the answer's Remaining, what the
+// counter has had back since its turn, goes at once.
+func TestControlPassedResetWithinTheLimitPerSecondWaitsUncut(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	refusal := withRetryAfter(quota("0", "100", "1767225601"), "1")
+	var steps []ctlStep
+	for rem := 9; rem >= 0; rem-- { // the burst the budget was told, all admitted
+		steps = append(steps, ctlStep{at: 1186 * ms, sent: 1185 * ms, status: 200, h: quota(strconv.Itoa(rem), "100", "1767225601")})
+	}
+	runCtl(t, &c, append(steps,
+		ctlStep{at: 1196 * ms, sent: 1195 * ms, status: 429, h: refusal}, // a near miss: its probe goes a paced interval on
+		ctlStep{at: 1207 * ms, sent: 1206 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
+			if v.cut || c.factor != 1 || v.pause != int64(2207*ms) || v.probeAt != int64(2207*ms) || v.allow != 1 {
+				t.Errorf("verdict %+v, factor %.3f: want no cut, the wait honoured until 2.207 s and one probe alone then", v, c.factor)
+			}
+		}},
+		ctlStep{at: 2208 * ms, sent: 2207 * ms, status: 200, h: quota("53", "100", "1767225602"), check: func(t *testing.T, c *control, v verdict) {
+			if !v.release || v.remaining != 53 {
+				t.Errorf("verdict %+v: want the 53 the answer reports released at once", v)
+			}
+		}},
+	))
 }
