@@ -61,13 +61,8 @@ func TestSlidingFloor(t *testing.T) {
 // inProcessAt is s served in-process, its batch started phase after the
 // server (httprate's windows start when its limiter is built).
 func inProcessAt(s ServerSpec, phase time.Duration) ServerSpec {
-	start := s.start
+	s = Aged(s, phase)
 	s.InProcess = true
-	s.start = func(e serverEnv) (*Server, error) {
-		srv, err := start(e)
-		time.Sleep(phase)
-		return srv, err
-	}
 	return s
 }
 

@@ -307,6 +307,23 @@ func ServerByName(name string) (ServerSpec, bool) {
 	return ServerSpec{}, false
 }
 
+// Aged is s with its batch started age after the server (its limiter
+// built): a limiter that has run a while, as every production one has.
+// httprate starts its windows when it is built, so its windows then turn
+// mid-batch; quotatest's are on the Unix second whatever its age.
+func Aged(s ServerSpec, age time.Duration) ServerSpec {
+	if age <= 0 {
+		return s
+	}
+	start := s.start
+	s.start = func(e serverEnv) (*Server, error) {
+		srv, err := start(e)
+		time.Sleep(age)
+		return srv, err
+	}
+	return s
+}
+
 // errNoRedis is the error of a redis_rate cell started without redis.
 var errNoRedis = errors.New("matrix: redis_rate needs a redis-server (StartRedis)")
 

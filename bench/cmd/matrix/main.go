@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,6 +70,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	onlyScenarios := fs.String("scenarios", "", "run only these scenarios, comma-separated (exact, 2x, half, pause, learned)")
 	trace := fs.String("trace", "", "write every loopback cell's per-request trace (send, answer, arrival, window, status, quota headers) to this file")
 	onlyClients := fs.String("clients", "", "run only these clients: names or name prefixes, comma-separated")
+	age := fs.Duration("age", 0, "start each loopback batch this long after its server: a limiter that has run a while (httprate's windows, begun when it is built, then turn mid-batch)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -101,6 +103,12 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		}
 		if *onlyClients != "" {
 			clients = pick(matrix.ClientByName, strings.Split(*onlyClients, ",")...)
+		}
+		if *age > 0 {
+			servers = slices.Clone(servers)
+			for i := range servers {
+				servers[i] = matrix.Aged(servers[i], *age)
+			}
 		}
 		cells := matrix.Cells(servers, scenarios, clients)
 		if len(cells) == 0 {
