@@ -109,6 +109,15 @@ type Turn struct {
 // wait (the server's pause, or its hold until a probe's turn), and Refused
 // is set only for a refusal that shows the pace above the server's.
 //
+// The store keeps one adaptive factor for the fleet by the controller's
+// rules, applied once across it: a refusal lowers it to the Factor the
+// reporting budget's controller decided, once per burst (a request sent
+// before the last decrease does not lower it again); a success whose quota
+// report shows room (Remaining not 0, or no Reset reported) grows it along
+// the CUBIC curve (cubic) from that decrease toward Plateau, the curve's
+// clock running only while reports show room; other responses change
+// nothing.
+//
 // Its quota report (Remaining, Limit, Reset, and Quotas for the extra
 // dimensions) shapes the shared pace as it shapes a budget's own until the
 // reset: never spend what remains faster than it returns. The zero values
@@ -118,8 +127,16 @@ type Report struct {
 	Pause   time.Duration // how long every budget on the store waits; 0 for none
 	Allow   int           // how many may go at once when the pause ends (the quota's limit); 0: the burst
 	Refused bool          // an adaptive decrease (a 429 without it restores nothing either)
-	Sent    int64         // when the request was sent, on the store's clock (Turn.At)
-	Pace    Pace
+	// Factor and Plateau, with Refused, are what the budget's controller
+	// decided: the factor to lower the shared one to (its cut, or its ease
+	// to the pace the server was seen keeping), and the factor to be
+	// careful near as it recovers (CUBIC's W_max). The store takes them
+	// when Factor is below its own and the request was sent after its
+	// last decrease. 0: a cut by Pace.Adaptive.Decrease from the store's
+	// factor, which is the plateau.
+	Factor, Plateau float64
+	Sent            int64 // when the request was sent, on the store's clock (Turn.At)
+	Pace            Pace
 
 	Remaining int           // requests the quota has left; < 0: unknown
 	Limit     int           // the quota's limit; < 0: unknown

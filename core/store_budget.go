@@ -19,6 +19,9 @@ type storePacer struct {
 	skew      atomic.Int64
 	skewKnown atomic.Bool
 	dims      []DimPace // the extra dimensions' configured pace; read-only after NewBudget
+	// cutSeen is when (b.now) this budget last saw the shared factor
+	// fall; guarded by the budget's lock.
+	cutSeen int64
 }
 
 // turn is Acquire's turn when the state is in a Store: one call to Take
@@ -56,8 +59,9 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		return 0, false, err
 	}
 	b.lock()
-	b.ctl.pol.factor = t.Factor // mirror the store's shared factor
+	p.mirror(t.Factor)
 	pauseSeen := b.pause.until
+	took := b.now()
 	b.unlock()
 	reason := Paced
 	if t.Factor < 1 {
@@ -76,21 +80,38 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		p.keep(r, t)
 		return t.At, false, nil
 	}
+	// A cut seen while the call waits stretches what is left of its wait
+	// from the instant it was seen, as the store stretched its queue
+	// (gcra.setPace): the call keeps its place in the fleet's order, at
+	// the cut pace. (Taken again instead, each waiting call left its turn
+	// reserved and unsent and took one behind the whole queue: a fleet
+	// sent nothing for up to a second after each cut.)
+	due, f := took+int64(t.Wait), t.Factor
 	timer := time.NewTimer(t.Wait)
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-		timer.Stop()
-		p.s.Refund(context.WithoutCancel(ctx), t)
-		return 0, false, ctx.Err()
-	}
-	b.lock()
-	pausedSince := b.pause.until > pauseSeen && b.pause.until > b.now()
-	cutSince := b.ctl.pol.factor < t.Factor
-	b.unlock()
-	if pausedSince || cutSince {
-		p.s.Refund(context.WithoutCancel(ctx), t)
-		return 0, true, nil
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			p.s.Refund(context.WithoutCancel(ctx), t)
+			return 0, false, ctx.Err()
+		}
+		b.lock()
+		pausedSince := b.pause.until > pauseSeen && b.pause.until > b.now()
+		now, cf, seen := b.now(), b.ctl.pol.factor, p.cutSeen
+		b.unlock()
+		if pausedSince {
+			p.s.Refund(context.WithoutCancel(ctx), t)
+			return 0, true, nil
+		}
+		if cf < f {
+			from := max(seen, took)
+			due, f = from+int64(float64(due-from)*f/cf), cf
+		}
+		if due <= now {
+			break
+		}
+		timer.Reset(time.Duration(due - now))
 	}
 	if t.Paused {
 		reason = Paused
@@ -98,6 +119,15 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 	p.keep(r, t)
 	b.emit(Event{Reason: reason, Wait: t.Wait})
 	return t.At, false, nil
+}
+
+// mirror takes the store's shared factor f, under the budget's lock.
+func (p *storePacer) mirror(f float64) {
+	b := p.b
+	if f < b.ctl.pol.factor {
+		p.cutSeen = b.now()
+	}
+	b.ctl.pol.factor = f
 }
 
 // hasDim reports whether the budget has an extra dimension named name.
@@ -152,9 +182,10 @@ func (p *storePacer) pace() Pace {
 //   - the quota report, to shape the shared pace, unless the quota is
 //     windowed (spent, then waited for: not spread).
 //
-// The shared factor stays the store's (cut by Adaptive.Decrease, restored
-// by Adaptive.Increase per second): the controller's recovery curve is a
-// budget's own.
+// The shared factor stays the store's: a cut carries the factor and the
+// plateau the controller decided, which the store takes once per burst
+// across the fleet, and recovers along the same CUBIC curve
+// (fleetFactor).
 func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	b := p.b
 	pace := p.pace()
@@ -170,14 +201,23 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	// request sent before its last decrease does not decrease it again),
 	// not by this budget's cuts alone.
 	b.ctl.pol.cutAt = math.MinInt64
-	old := b.ctl.pol.factor // the store's, as last mirrored
+	old, plateau := b.ctl.pol.factor, b.ctl.pol.failed            // the store's factor, as last mirrored
+	answer := b.ctl.pol.probe.out && at >= b.ctl.pol.probe.sentAt // the probe's answer
 	v := b.ctl.pol.observe(observation{status: status, f: f, sent: at, now: now,
 		interval: int64(pace.Interval), burst: int64(pace.Burst), justNow: justNow})
-	b.ctl.pol.factor = old // the shared factor is the store's: v.cut reports the cut
-	until, allow := fleetWait(&b.ctl.pol, v, isRefusal(status, f), f.Pause, now)
+	decided := b.ctl.pol.factor
+	// The shared factor is the store's: v.cut reports the controller's cut,
+	// to decided, careful near its plateau (failed), which it keeps only
+	// if the store takes the cut.
+	b.ctl.pol.factor = old
+	until, allow := fleetWait(&b.ctl.pol, v, isRefusal(status, f), answer, f.Pause, now)
 	windowed := b.ctl.pol.model == modelWindowed || v.whole
-	b.unlock()
 	r := Report{Status: status, Allow: int(allow), Refused: v.cut, Sent: sent, Pace: pace}
+	if v.cut {
+		r.Factor, r.Plateau = decided, b.ctl.pol.failed
+		b.ctl.pol.failed = plateau
+	}
+	b.unlock()
 	if until > now {
 		r.Pause = time.Duration(until - now)
 	}
@@ -209,7 +249,10 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	}
 	b.lock()
 	old = b.ctl.pol.factor
-	b.ctl.pol.factor = st.Factor
+	p.mirror(st.Factor)
+	if v.cut && st.Factor == r.Factor {
+		b.ctl.pol.failed = r.Plateau // the store took the cut
+	}
 	b.unlock()
 	if st.Factor < old || (st.Factor == 1 && old < 1) {
 		rate := r.Pace.Interval.Seconds()
@@ -224,19 +267,34 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 //   - a server's pause is shared as it is;
 //   - a windowed quota's spent window is waited for until its turn, when
 //     one request goes and the shared pace follows;
-//   - any other refusal's wait is honoured in full: its own, or the
-//     controller's bound if later (nothing goes into a wait that may be
-//     real);
+//   - a refusal with a coarse wait (a whole second), not the
+//     probe's answer, holds the fleet until the probe the controller
+//     armed (as a budget holds its callers), and one goes then: told
+//     twice the rate, a fleet that waited each such refusal in full lost
+//     a second per wave (2.5× the ideal);
+//   - any other refusal's wait is honoured in full — the probe's refusal
+//     among them: its own, or the controller's bound if later (nothing
+//     goes into a wait a probe showed real);
 //   - a success's hold (the quota spent, its model not known) is not
 //     shared: the pace goes on, as on a server that refills continuously.
 //
 // The controller's probe is out from then: the first request this budget
 // sends at or after it answers as the probe.
-func fleetWait(c *control, v verdict, refusal bool, wait time.Duration, now int64) (until, allow int64) {
+func fleetWait(c *control, v verdict, refusal, answer bool, wait time.Duration, now int64) (until, allow int64) {
 	until, allow = v.pause, v.allow
 	switch {
 	case c.model == modelWindowed && v.probeAt > until:
 		until, allow = v.probeAt, 1
+	case refusal && !answer && int64(wait) == coarse && (v.probeAt > now || c.probe.armed || c.probe.out):
+		// A coarse wait (a whole second, maybe rounded up from a few ms;
+		// an exact wait, as a Retry-After in ms, says when and is
+		// honoured) that no probe answered yet: the probe the controller
+		// armed goes at its turn, as a budget's own does, and the shared
+		// pace follows; the rest of the wave waits for that probe's
+		// answer. The probe refused, its own wait is honoured in full.
+		if v.probeAt > until {
+			until, allow = v.probeAt, 1
+		}
 	case refusal:
 		// (The refusal's own wait at the least: it may answer an earlier
 		// probe, whose hold ends sooner.)

@@ -86,25 +86,30 @@ func TestStoreCutRetimesTheWaitingCalls(t *testing.T) {
 	})
 }
 
-// A 429 the budget's controller found no cut (a server pause, a near miss)
-// shows no room either: it neither cuts the shared factor nor restores it;
-// the next success restores Increase per second since the cut.
+// A 429 the budget's controller found no cut (a near miss) shows no room
+// either: it neither cuts the shared factor nor grows it; the next success
+// that shows room grows it along the CUBIC curve from the cut, and a
+// success that reports the quota spent does not.
 func TestStoreA429WithoutACutRestoresNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewMemoryStore()
-		p := Pace{Interval: 10 * time.Millisecond, Burst: 1, Adaptive: DefaultAdaptive()}
+		a := DefaultAdaptive()
+		p := Pace{Interval: 10 * time.Millisecond, Burst: 1, Adaptive: a}
 		ctx := context.Background()
 		turn, err := s.Take(ctx, p, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range []struct {
+		// (The successes' requests sent after the cut: "just now".)
+		spent := Report{Status: 200, Sent: math.MaxInt64, Pace: p, Remaining: 0, Limit: 10, Reset: time.Second}
+		for i, c := range []struct {
 			r    Report
 			want float64
 		}{
 			{Report{Status: 429, Refused: true, Sent: turn.At, Pace: p}, 0.5},
-			{Report{Status: 429, Pause: 30 * time.Second, Sent: turn.At, Pace: p}, 0.5},
-			{Report{Status: 200, Sent: turn.At, Pace: p}, 0.7},
+			{Report{Status: 429, Sent: turn.At, Pace: p}, 0.5},
+			{spent, 0.5},
+			{Report{Status: 200, Sent: math.MaxInt64, Pace: p, Remaining: -1, Limit: -1, Reset: -1}, cubic(1, a.Decrease, a.Increase, 1)},
 		} {
 			time.Sleep(time.Second)
 			st, err := s.Report(ctx, c.r)
@@ -112,7 +117,7 @@ func TestStoreA429WithoutACutRestoresNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			if math.Abs(st.Factor-c.want) > 1e-9 {
-				t.Errorf("after a %d (refused: %v) a second later: factor %v, want %v", c.r.Status, c.r.Refused, st.Factor, c.want)
+				t.Errorf("report %d, a %d (refused: %v, remaining %d) a second later: factor %v, want %v", i, c.r.Status, c.r.Refused, c.r.Remaining, st.Factor, c.want)
 			}
 		}
 	})
