@@ -19,9 +19,15 @@ type storePacer struct {
 	skew      atomic.Int64
 	skewKnown atomic.Bool
 	dims      []DimPace // the extra dimensions' configured pace; read-only after NewBudget
-	// cutSeen is when (b.now) this budget last saw the shared factor
-	// fall; guarded by the budget's lock.
-	cutSeen int64
+	// The fleet's progress through its queue of turns: prog at progAt
+	// (b.now), advancing at the shared factor as this budget last saw it
+	// — so a call waits for the progress its turn was due at, and a change
+	// of the factor re-times every waiting call as the store re-timed its
+	// queue (gcra.setPace); changed is closed (and replaced) when the
+	// factor changes, to wake them. Guarded by the budget's lock.
+	prog    float64
+	progAt  int64
+	changed chan struct{}
 }
 
 // turn is Acquire's turn when the state is in a Store: one call to Take
@@ -80,38 +86,48 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		p.keep(r, t)
 		return t.At, false, nil
 	}
-	// A cut seen while the call waits stretches what is left of its wait
-	// from the instant it was seen, as the store stretched its queue
-	// (gcra.setPace): the call keeps its place in the fleet's order, at
-	// the cut pace. (Taken again instead, each waiting call left its turn
+	// The call waits until the fleet's progress reaches its turn's: a cut
+	// the budget sees while it waits stretches what is left of its wait, a
+	// recovery shortens it, as the store re-times its queue — the call
+	// keeps its place in the fleet's order, at the pace of the moment.
+	// (Taken again after a cut instead, each waiting call left its turn
 	// reserved and unsent and took one behind the whole queue: a fleet
 	// sent nothing for up to a second after each cut.)
-	due, f := took+int64(t.Wait), t.Factor
+	b.lock()
+	due := p.progress(took) + float64(t.Wait)*t.Factor
+	b.unlock()
 	timer := time.NewTimer(t.Wait)
 	defer timer.Stop()
 	for {
+		b.lock()
+		if p.changed == nil {
+			p.changed = make(chan struct{})
+		}
+		changed := p.changed
+		b.unlock()
 		select {
 		case <-timer.C:
+		case <-changed:
 		case <-ctx.Done():
 			p.s.Refund(context.WithoutCancel(ctx), t)
 			return 0, false, ctx.Err()
 		}
 		b.lock()
-		pausedSince := b.pause.until > pauseSeen && b.pause.until > b.now()
-		now, cf, seen := b.now(), b.ctl.pol.factor, p.cutSeen
+		now := b.now()
+		pausedSince := b.pause.until > pauseSeen && b.pause.until > now
+		left := due - p.progress(now)
+		f := b.ctl.pol.factor
 		b.unlock()
-		if pausedSince {
+		if left >= 1 {
+			timer.Stop()
+			timer.Reset(time.Duration(left / f))
+			continue
+		}
+		if pausedSince { // due inside a pause heard of since: behind it
 			p.s.Refund(context.WithoutCancel(ctx), t)
 			return 0, true, nil
 		}
-		if cf < f {
-			from := max(seen, took)
-			due, f = from+int64(float64(due-from)*f/cf), cf
-		}
-		if due <= now {
-			break
-		}
-		timer.Reset(time.Duration(due - now))
+		break
 	}
 	if t.Paused {
 		reason = Paused
@@ -121,13 +137,26 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 	return t.At, false, nil
 }
 
-// mirror takes the store's shared factor f, under the budget's lock.
+// mirror takes the store's shared factor f, under the budget's lock, and
+// wakes the waiting calls if it changed.
 func (p *storePacer) mirror(f float64) {
 	b := p.b
-	if f < b.ctl.pol.factor {
-		p.cutSeen = b.now()
+	if f == b.ctl.pol.factor {
+		return
 	}
+	now := b.now()
+	p.prog, p.progAt = p.progress(now), now
 	b.ctl.pol.factor = f
+	if p.changed != nil {
+		close(p.changed)
+	}
+	p.changed = make(chan struct{})
+}
+
+// progress is the fleet's progress at now (b.now, not before the last
+// change), under the budget's lock.
+func (p *storePacer) progress(now int64) float64 {
+	return p.prog + float64(now-p.progAt)*p.b.ctl.pol.factor
 }
 
 // hasDim reports whether the budget has an extra dimension named name.
@@ -297,8 +326,14 @@ func fleetWait(c *control, v verdict, refusal, answer bool, wait time.Duration, 
 		}
 	case refusal:
 		// (The refusal's own wait at the least: it may answer an earlier
-		// probe, whose hold ends sooner.)
-		if w := max(v.holdUntil, now+int64(wait)); w > until {
+		// probe, whose hold ends sooner. A probe planned when the wait
+		// ends goes then, and the shared pace follows it: the hold after
+		// it is a budget's own, until the probe's answer.)
+		w := max(v.holdUntil, now+int64(wait))
+		if v.probeAt >= now+int64(wait) {
+			w = max(v.pause, v.probeAt)
+		}
+		if w > until {
 			until, allow = w, 1
 		}
 	}

@@ -13,7 +13,10 @@ import "math"
 //     the server was seen keeping), and takes the plateau it named
 //     (Report.Plateau, CUBIC's W_max) — unless its request was sent
 //     before the last decrease (one burst of refusals counts once,
-//     whichever budget reports it), or the factor is already as low;
+//     whichever budget reports it). It never raises the factor, but an
+//     ease to the pace it already has (the server kept all of it) still
+//     restarts the recovery's clock from the plateau, as the
+//     controller's ease does: the fleet does not climb on into refusals;
 //   - a success (below 500, not a 429) of a request sent after the last
 //     decrease grows it along the CUBIC curve from that decrease toward
 //     the plateau (cubic), while the responses show room: the curve's
@@ -56,13 +59,11 @@ func (a *fleetFactor) observe(cfg Adaptive, r Report, now, paused int64) bool {
 		if !(plateau > 0 && plateau <= 1) {
 			plateau = a.factor
 		}
-		to = max(cfg.MinRate, to)
-		if to >= a.factor {
-			return false
-		}
-		a.factor, a.plateau = to, max(to, plateau)
+		old := a.factor
+		a.factor = min(a.factor, max(cfg.MinRate, to))
+		a.plateau = max(a.factor, plateau)
 		a.lastDecrease, a.grewAt, a.growing = now, now, 0
-		return true
+		return a.factor != old
 	case r.Status < 500 && r.Status != 429 && a.factor < 1 && r.Sent > a.lastDecrease:
 		room := r.Remaining != 0 || r.Reset <= 0
 		if room && now > a.grewAt {
