@@ -18,9 +18,12 @@ import (
 //
 // A budget on a store still serves its own callers' slots locally
 // (WithMaxInFlight is per budget). A call waits for the turn the store gave
-// it; if the budget hears of a pause meanwhile (a response it sent), or of
-// a decrease (its own report, or the factor a later turn brought), the
-// call takes a turn again, behind the pause or at the cut pace. A pause
+// it; if the budget hears of a pause meanwhile (a response it sent) that
+// holds at the call's turn, the call takes a turn again, behind the pause.
+// A change of the shared factor the budget sees (its own report, or the
+// factor a later turn brought) re-times the waiting calls as the store
+// re-times its queue: what is left of each wait stretches at a cut and
+// shrinks as the factor recovers, and each call keeps its place. A pause
 // another budget reported re-times only the calls that take their turn
 // after it, and so does a quota report (Remaining/Reset), which shapes the
 // shared pace as it does a budget's own. Check covers the store's pause

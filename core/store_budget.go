@@ -94,7 +94,7 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 	// reserved and unsent and took one behind the whole queue: a fleet
 	// sent nothing for up to a second after each cut.)
 	b.lock()
-	due := p.progress(took) + float64(t.Wait)*t.Factor
+	due := p.progress(took) + float64(t.Wait)*sharedFactor(t.Factor)
 	b.unlock()
 	timer := time.NewTimer(t.Wait)
 	defer timer.Stop()
@@ -141,6 +141,7 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 // wakes the waiting calls if it changed.
 func (p *storePacer) mirror(f float64) {
 	b := p.b
+	f = sharedFactor(f)
 	if f == b.ctl.pol.factor {
 		return
 	}
@@ -151,6 +152,16 @@ func (p *storePacer) mirror(f float64) {
 		close(p.changed)
 	}
 	p.changed = make(chan struct{})
+}
+
+// sharedFactor is a store's factor f, or 1 when f is outside (0, 1] (a
+// Store that does not keep one): a call never goes before its turn, nor
+// waits forever, for a factor no store should report.
+func sharedFactor(f float64) float64 {
+	if f > 0 && f <= 1 {
+		return f
+	}
+	return 1
 }
 
 // progress is the fleet's progress at now (b.now, not before the last

@@ -132,9 +132,9 @@ func TestStoreFleetEasesRatherThanHalves(t *testing.T) {
 }
 
 // A cut reaches the calls already waiting for a turn the store gave at
-// the faster pace: they take their turn again, at the cut pace, as a
-// budget in memory re-times its queue — they do not go at the pace that
-// drew the refusal.
+// the faster pace: what is left of their waits stretches to the cut pace,
+// as a budget in memory re-times its queue — they do not go at the pace
+// that drew the refusal.
 func TestStoreCutRetimesTheWaitingCalls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewMemoryStore()
