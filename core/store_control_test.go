@@ -210,6 +210,34 @@ func TestStoreA429WithoutACutRestoresNothing(t *testing.T) {
 	})
 }
 
+// The shared factor's recovery clock does not run while the fleet is
+// paused: nothing sent then showed room. A success that shows room after
+// the pause grows the factor by the time since the pause ended, not since
+// the cut.
+func TestStoreRecoveryClockStopsInAPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		a := DefaultAdaptive()
+		p := Pace{Interval: 10 * time.Millisecond, Burst: 1, Adaptive: a}
+		ctx := context.Background()
+		if _, err := s.Report(ctx, Report{Status: 429, Refused: true, Sent: math.MaxInt64, Pace: p}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if _, err := s.Report(ctx, Report{Status: 429, Pause: 2 * time.Second, Sent: math.MaxInt64, Pace: p}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Second) // the pause ends 1 s before the success
+		st, err := s.Report(ctx, Report{Status: 200, Sent: math.MaxInt64, Pace: p, Remaining: -1, Limit: -1, Reset: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := cubic(1, a.Decrease, a.Increase, 1); math.Abs(st.Factor-want) > 1e-9 {
+			t.Errorf("a success 1 s after a pause that began 0.5 s after the cut: factor %v, want %v (1 s of recovery)", st.Factor, want)
+		}
+	})
+}
+
 // A budget on a store reports RateChanged for the fleet's factor: a
 // decrease when the store's falls, not when its own controller's verdict
 // grew a factor the store then did not (the shared factor recovers by the
