@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/headgate-go/headgate/core"
 )
@@ -66,5 +68,21 @@ func TestFleetEasesRatherThanHalves(t *testing.T) {
 	early.Release()
 	if st, err := a.Status(ctx); err != nil || st.Factor != eased {
 		t.Errorf("after the other process's refusal of a request sent before the decrease: factor %v (%v), want %v (one burst counts once)", st.Factor, err, eased)
+	}
+}
+
+// TestReportWithAFactorOutOfRange: a Report whose Factor or Plateau is
+// not a factor (NaN, infinite, negative, above 1) cuts by the pace's
+// Decrease from the store's factor, as core.MemoryStore does — no script
+// error.
+func TestReportWithAFactorOutOfRange(t *testing.T) {
+	ctx := context.Background()
+	p := core.Pace{Interval: time.Millisecond, Burst: 1, Adaptive: core.DefaultAdaptive()}
+	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1, 2} {
+		s := newStore(t)
+		st, err := s.Report(ctx, core.Report{Status: 429, Refused: true, Factor: f, Plateau: f, Sent: math.MaxInt64, Pace: p})
+		if err != nil || st.Factor != 0.5 {
+			t.Errorf("a refusal with factor and plateau %v = %+v, %v; want the factor halved, no error", f, st, err)
+		}
 	}
 }
