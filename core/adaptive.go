@@ -21,8 +21,9 @@ import (
 //     hold, the end of a hold, a kept place) on the scheduler's state,
 //     re-timing the waiters when apply reports a change.
 //
-// A store-backed budget keeps the earlier policy in its Store (MemoryStore
-// runs aimd) and only mirrors the shared factor here.
+// A store-backed budget shares its verdicts through its Store, which keeps
+// the fleet's factor (MemoryStore runs fleetFactor) and only mirrors it
+// here.
 type controller struct {
 	maxPause   time.Duration // read-only after construction
 	pol        control       // the policy
@@ -171,50 +172,6 @@ func pauseAllowance(f Feedback, burst int64) int64 {
 	}
 }
 
-// aimd is the earlier adaptive throttling, which MemoryStore (and
-// redisstore's script) still run for a fleet: a multiplier on the
-// configured rate, decreased on refusals and restored with time on
-// successes.
-type aimd struct {
-	factor       float64 // in [MinRate, 1]
-	lastDecrease int64   // when it was last decreased
-	lastChange   int64   // when it last changed
-}
-
-func newAIMD() aimd { return aimd{factor: 1, lastDecrease: math.MinInt64} }
-
-// observe applies one response at now, sent at sent: a refusal that shows
-// the pace too fast (refused: the budget's controller judged it) multiplies
-// the factor by Decrease unless the request was sent before the last
-// decrease (one burst counts once); other responses below 500 but a 429
-// (a pause, a near miss: no room shown) restore Increase per second since
-// the last change. Other 5xx change nothing. It reports whether the factor
-// changed.
-func (a *aimd) observe(cfg Adaptive, refused bool, status int, sent, now int64) bool {
-	if !cfg.Enabled() {
-		return false
-	}
-	switch {
-	case refused:
-		if sent < a.lastDecrease {
-			return false
-		}
-		old := a.factor
-		a.factor = max(cfg.MinRate, a.factor*cfg.Decrease)
-		a.lastDecrease, a.lastChange = now, now
-		return a.factor != old
-	case status < 500 && status != 429 && a.factor < 1:
-		since := float64(now-a.lastChange) / 1e9
-		if since <= 0 {
-			return false
-		}
-		a.factor = min(1, a.factor+cfg.Increase*since)
-		a.lastChange = now
-		return true
-	}
-	return false
-}
-
 // Adaptive tunes adaptive throttling: the pacing rate's response to
 // refusals.
 //
@@ -232,9 +189,8 @@ func (a *aimd) observe(cfg Adaptive, refused bool, status int, sent, now int64) 
 // per second would take; it climbs only while responses show room (never
 // while they report the quota spent or draining), up to the configured
 // rate. Other 5xx responses and transport errors change nothing. (A budget
-// WithStore keeps the earlier rule for now: every refusal that shows the
-// pace too fast decreases — a server pause, the quota whole when it ends,
-// does not — and recovery is linear at Increase per second.)
+// WithStore shares the factor with its fleet by the same rules, applied
+// once across it: see fleetFactor.)
 type Adaptive struct {
 	Decrease float64 // multiplier on a refusal, in (0, 1]; default 0.5
 	MinRate  float64 // floor, as a fraction of the configured rate, in (0, 1]; default 0.1

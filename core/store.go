@@ -18,9 +18,12 @@ import (
 //
 // A budget on a store still serves its own callers' slots locally
 // (WithMaxInFlight is per budget). A call waits for the turn the store gave
-// it; if the budget hears of a pause meanwhile (a response it sent), or of
-// a decrease (its own report, or the factor a later turn brought), the
-// call takes a turn again, behind the pause or at the cut pace. A pause
+// it; if the budget hears of a pause meanwhile (a response it sent) that
+// holds at the call's turn, the call takes a turn again, behind the pause.
+// A change of the shared factor the budget sees (its own report, or the
+// factor a later turn brought) re-times the waiting calls as the store
+// re-times its queue: what is left of each wait stretches at a cut and
+// shrinks as the factor recovers, and each call keeps its place. A pause
 // another budget reported re-times only the calls that take their turn
 // after it, and so does a quota report (Remaining/Reset), which shapes the
 // shared pace as it does a budget's own. Check covers the store's pause
@@ -109,6 +112,15 @@ type Turn struct {
 // wait (the server's pause, or its hold until a probe's turn), and Refused
 // is set only for a refusal that shows the pace above the server's.
 //
+// The store keeps one adaptive factor for the fleet by the controller's
+// rules, applied once across it: a refusal lowers it to the Factor the
+// reporting budget's controller decided, once per burst (a request sent
+// before the last decrease does not lower it again); a success whose quota
+// report shows room (Remaining not 0, or no Reset reported) grows it along
+// the CUBIC curve (cubic) from that decrease toward Plateau, the curve's
+// clock running only while reports show room; other responses change
+// nothing.
+//
 // Its quota report (Remaining, Limit, Reset, and Quotas for the extra
 // dimensions) shapes the shared pace as it shapes a budget's own until the
 // reset: never spend what remains faster than it returns. The zero values
@@ -118,8 +130,16 @@ type Report struct {
 	Pause   time.Duration // how long every budget on the store waits; 0 for none
 	Allow   int           // how many may go at once when the pause ends (the quota's limit); 0: the burst
 	Refused bool          // an adaptive decrease (a 429 without it restores nothing either)
-	Sent    int64         // when the request was sent, on the store's clock (Turn.At)
-	Pace    Pace
+	// Factor and Plateau, with Refused, are what the budget's controller
+	// decided: the factor to lower the shared one to (its cut, or its ease
+	// to the pace the server was seen keeping), and the factor to be
+	// careful near as it recovers (CUBIC's W_max). The store takes them
+	// when Factor is below its own and the request was sent after its
+	// last decrease. 0: a cut by Pace.Adaptive.Decrease from the store's
+	// factor, which is the plateau.
+	Factor, Plateau float64
+	Sent            int64 // when the request was sent, on the store's clock (Turn.At)
+	Pace            Pace
 
 	Remaining int           // requests the quota has left; < 0: unknown
 	Limit     int           // the quota's limit; < 0: unknown

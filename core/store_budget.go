@@ -19,6 +19,15 @@ type storePacer struct {
 	skew      atomic.Int64
 	skewKnown atomic.Bool
 	dims      []DimPace // the extra dimensions' configured pace; read-only after NewBudget
+	// The fleet's progress through its queue of turns: prog at progAt
+	// (b.now), advancing at the shared factor as this budget last saw it
+	// — so a call waits for the progress its turn was due at, and a change
+	// of the factor re-times every waiting call as the store re-timed its
+	// queue (gcra.setPace); changed is closed (and replaced) when the
+	// factor changes, to wake them. Guarded by the budget's lock.
+	prog    float64
+	progAt  int64
+	changed chan struct{}
 }
 
 // turn is Acquire's turn when the state is in a Store: one call to Take
@@ -56,8 +65,9 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		return 0, false, err
 	}
 	b.lock()
-	b.ctl.pol.factor = t.Factor // mirror the store's shared factor
+	p.mirror(t.Factor)
 	pauseSeen := b.pause.until
+	took := b.now()
 	b.unlock()
 	reason := Paced
 	if t.Factor < 1 {
@@ -76,21 +86,48 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		p.keep(r, t)
 		return t.At, false, nil
 	}
-	timer := time.NewTimer(t.Wait)
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-		timer.Stop()
-		p.s.Refund(context.WithoutCancel(ctx), t)
-		return 0, false, ctx.Err()
-	}
+	// The call waits until the fleet's progress reaches its turn's: a cut
+	// the budget sees while it waits stretches what is left of its wait, a
+	// recovery shortens it, as the store re-times its queue — the call
+	// keeps its place in the fleet's order, at the pace of the moment.
+	// (Taken again after a cut instead, each waiting call left its turn
+	// reserved and unsent and took one behind the whole queue: a fleet
+	// sent nothing for up to a second after each cut.)
 	b.lock()
-	pausedSince := b.pause.until > pauseSeen && b.pause.until > b.now()
-	cutSince := b.ctl.pol.factor < t.Factor
+	due := p.progress(took) + float64(t.Wait)*sharedFactor(t.Factor)
 	b.unlock()
-	if pausedSince || cutSince {
-		p.s.Refund(context.WithoutCancel(ctx), t)
-		return 0, true, nil
+	timer := time.NewTimer(t.Wait)
+	defer timer.Stop()
+	for {
+		b.lock()
+		if p.changed == nil {
+			p.changed = make(chan struct{})
+		}
+		changed := p.changed
+		b.unlock()
+		select {
+		case <-timer.C:
+		case <-changed:
+		case <-ctx.Done():
+			p.s.Refund(context.WithoutCancel(ctx), t)
+			return 0, false, ctx.Err()
+		}
+		b.lock()
+		now := b.now()
+		pausedSince := b.pause.until > pauseSeen && b.pause.until > now
+		left := due - p.progress(now)
+		f := b.ctl.pol.factor
+		b.unlock()
+		if left >= 1 {
+			timer.Stop()
+			timer.Reset(time.Duration(left / f))
+			continue
+		}
+		if pausedSince { // due inside a pause heard of since: behind it
+			p.s.Refund(context.WithoutCancel(ctx), t)
+			return 0, true, nil
+		}
+		break
 	}
 	if t.Paused {
 		reason = Paused
@@ -98,6 +135,39 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 	p.keep(r, t)
 	b.emit(Event{Reason: reason, Wait: t.Wait})
 	return t.At, false, nil
+}
+
+// mirror takes the store's shared factor f, under the budget's lock, and
+// wakes the waiting calls if it changed.
+func (p *storePacer) mirror(f float64) {
+	b := p.b
+	f = sharedFactor(f)
+	if f == b.ctl.pol.factor {
+		return
+	}
+	now := b.now()
+	p.prog, p.progAt = p.progress(now), now
+	b.ctl.pol.factor = f
+	if p.changed != nil {
+		close(p.changed)
+	}
+	p.changed = make(chan struct{})
+}
+
+// sharedFactor is a store's factor f, or 1 when f is outside (0, 1] (a
+// Store that does not keep one): a call never goes before its turn, nor
+// waits forever, for a factor no store should report.
+func sharedFactor(f float64) float64 {
+	if f > 0 && f <= 1 {
+		return f
+	}
+	return 1
+}
+
+// progress is the fleet's progress at now (b.now, not before the last
+// change), under the budget's lock.
+func (p *storePacer) progress(now int64) float64 {
+	return p.prog + float64(now-p.progAt)*p.b.ctl.pol.factor
 }
 
 // hasDim reports whether the budget has an extra dimension named name.
@@ -152,9 +222,10 @@ func (p *storePacer) pace() Pace {
 //   - the quota report, to shape the shared pace, unless the quota is
 //     windowed (spent, then waited for: not spread).
 //
-// The shared factor stays the store's (cut by Adaptive.Decrease, restored
-// by Adaptive.Increase per second): the controller's recovery curve is a
-// budget's own.
+// The shared factor stays the store's: a cut carries the factor and the
+// plateau the controller decided, which the store takes once per burst
+// across the fleet, and recovers along the same CUBIC curve
+// (fleetFactor).
 func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	b := p.b
 	pace := p.pace()
@@ -170,14 +241,23 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	// request sent before its last decrease does not decrease it again),
 	// not by this budget's cuts alone.
 	b.ctl.pol.cutAt = math.MinInt64
-	old := b.ctl.pol.factor // the store's, as last mirrored
+	old, plateau := b.ctl.pol.factor, b.ctl.pol.failed            // the store's factor, as last mirrored
+	answer := b.ctl.pol.probe.out && at >= b.ctl.pol.probe.sentAt // the probe's answer
 	v := b.ctl.pol.observe(observation{status: status, f: f, sent: at, now: now,
 		interval: int64(pace.Interval), burst: int64(pace.Burst), justNow: justNow})
-	b.ctl.pol.factor = old // the shared factor is the store's: v.cut reports the cut
-	until, allow := fleetWait(&b.ctl.pol, v, isRefusal(status, f), f.Pause, now)
+	decided := b.ctl.pol.factor
+	// The shared factor is the store's: v.cut reports the controller's cut,
+	// to decided, careful near its plateau (failed), which it keeps only
+	// if the store takes the cut.
+	b.ctl.pol.factor = old
+	until, allow := fleetWait(&b.ctl.pol, v, isRefusal(status, f), answer, f.Pause, now)
 	windowed := b.ctl.pol.model == modelWindowed || v.whole
-	b.unlock()
 	r := Report{Status: status, Allow: int(allow), Refused: v.cut, Sent: sent, Pace: pace}
+	if v.cut {
+		r.Factor, r.Plateau = decided, b.ctl.pol.failed
+		b.ctl.pol.failed = plateau
+	}
+	b.unlock()
 	if until > now {
 		r.Pause = time.Duration(until - now)
 	}
@@ -209,7 +289,10 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 	}
 	b.lock()
 	old = b.ctl.pol.factor
-	b.ctl.pol.factor = st.Factor
+	p.mirror(st.Factor)
+	if v.cut && st.Factor == r.Factor {
+		b.ctl.pol.failed = r.Plateau // the store took the cut
+	}
 	b.unlock()
 	if st.Factor < old || (st.Factor == 1 && old < 1) {
 		rate := r.Pace.Interval.Seconds()
@@ -224,23 +307,44 @@ func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
 //   - a server's pause is shared as it is;
 //   - a windowed quota's spent window is waited for until its turn, when
 //     one request goes and the shared pace follows;
-//   - any other refusal's wait is honoured in full: its own, or the
-//     controller's bound if later (nothing goes into a wait that may be
-//     real);
+//   - a refusal with a coarse wait (a whole second), not the
+//     probe's answer, holds the fleet until the probe the controller
+//     armed (as a budget holds its callers), and one goes then: told
+//     twice the rate, a fleet that waited each such refusal in full lost
+//     a second per wave (2.5× the ideal);
+//   - any other refusal's wait is honoured in full — the probe's refusal
+//     among them: its own, or the controller's bound if later (nothing
+//     goes into a wait a probe showed real);
 //   - a success's hold (the quota spent, its model not known) is not
 //     shared: the pace goes on, as on a server that refills continuously.
 //
 // The controller's probe is out from then: the first request this budget
 // sends at or after it answers as the probe.
-func fleetWait(c *control, v verdict, refusal bool, wait time.Duration, now int64) (until, allow int64) {
+func fleetWait(c *control, v verdict, refusal, answer bool, wait time.Duration, now int64) (until, allow int64) {
 	until, allow = v.pause, v.allow
 	switch {
 	case c.model == modelWindowed && v.probeAt > until:
 		until, allow = v.probeAt, 1
+	case refusal && !answer && int64(wait) == coarse && (v.probeAt > now || c.probe.armed || c.probe.out):
+		// A coarse wait (a whole second, maybe rounded up from a few ms;
+		// an exact wait, as a Retry-After in ms, says when and is
+		// honoured) that no probe answered yet: the probe the controller
+		// armed goes at its turn, as a budget's own does, and the shared
+		// pace follows; the rest of the wave waits for that probe's
+		// answer. The probe refused, its own wait is honoured in full.
+		if v.probeAt > until {
+			until, allow = v.probeAt, 1
+		}
 	case refusal:
 		// (The refusal's own wait at the least: it may answer an earlier
-		// probe, whose hold ends sooner.)
-		if w := max(v.holdUntil, now+int64(wait)); w > until {
+		// probe, whose hold ends sooner. A probe planned when the wait
+		// ends goes then, and the shared pace follows it: the hold after
+		// it is a budget's own, until the probe's answer.)
+		w := max(v.holdUntil, now+int64(wait))
+		if v.probeAt >= now+int64(wait) {
+			w = max(v.pause, v.probeAt)
+		}
+		if w > until {
 			until, allow = w, 1
 		}
 	}

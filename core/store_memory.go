@@ -15,9 +15,9 @@ type MemoryStore struct {
 	epoch time.Time
 
 	mu    sync.Mutex
-	g     gcra  // guarded by mu
-	aimd  aimd  // guarded by mu
-	pause pause // guarded by mu
+	g     gcra        // guarded by mu
+	f     fleetFactor // guarded by mu
+	pause pause       // guarded by mu
 	// dims are the extra dimensions by name, created by the first Take or
 	// Report that names them; guarded by mu.
 	dims map[string]*storeDim
@@ -33,7 +33,7 @@ type MemoryStore struct {
 
 // NewMemoryStore returns an empty MemoryStore: an idle quota, no pause.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{epoch: time.Now(), g: newGCRA(0, 0), aimd: newAIMD(), last: idle}
+	return &MemoryStore{epoch: time.Now(), g: newGCRA(0, 0), f: newFleetFactor(), last: idle}
 }
 
 func (s *MemoryStore) now() int64 { return int64(time.Since(s.epoch)) }
@@ -42,7 +42,7 @@ func (s *MemoryStore) now() int64 { return int64(time.Since(s.epoch)) }
 // The shared factor and the quota report slow it, as a budget's controller
 // does (controller.pace).
 func (s *MemoryStore) paceLocked(p Pace, now int64) {
-	interval, burst := s.shape.slow(now, int64(float64(p.Interval)/s.aimd.factor), int64(p.Burst))
+	interval, burst := s.shape.slow(now, int64(float64(p.Interval)/s.f.factor), int64(p.Burst))
 	if s.g.interval == 0 {
 		s.g.interval, s.g.burst = interval, burst
 		return
@@ -112,7 +112,7 @@ func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Tu
 	}
 	return Turn{
 		Granted: ok, Wait: time.Duration(t.sendAt - now), At: t.sendAt,
-		Paused: s.pause.holds(now, t.sendAt), Status: s.pause.status, Factor: s.aimd.factor,
+		Paused: s.pause.holds(now, t.sendAt), Status: s.pause.status, Factor: s.f.factor,
 		Token: tok,
 	}, nil
 }
@@ -190,7 +190,7 @@ func (s *MemoryStore) Report(_ context.Context, r Report) (StoreStatus, error) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.aimd.observe(r.Pace.Adaptive, r.Refused, r.Status, r.Sent, now)
+	s.f.observe(r.Pace.Adaptive, r, now, s.pause.until)
 	s.shapeLocked(r, now)
 	s.paceLocked(r.Pace, now)
 	s.dimsLocked(r.Pace, now) // re-paced now, as a budget re-paces on a report
@@ -228,8 +228,8 @@ func (s *MemoryStore) Status(context.Context) (StoreStatus, error) {
 
 // Adopt brings the store up to the shared state another store reported:
 // a pause that lasts at least st.Pause from now (with st.PauseStatus; a
-// longer pause is kept), and the adaptive factor st.Factor, counted as
-// changed and decreased just now. A store that fails open over to a
+// longer pause is kept), and the adaptive factor st.Factor, a lower one
+// counted as decreased just now from the factor before. A store that fails open over to a
 // MemoryStore (redisstore's WithFailOpen) adopts each status its shared
 // store returns, so that it starts from what the fleet knew.
 func (s *MemoryStore) Adopt(st StoreStatus) {
@@ -239,16 +239,11 @@ func (s *MemoryStore) Adopt(st StoreStatus) {
 	if st.Pause > 0 && s.pause.extend(now+int64(st.Pause), st.PauseStatus) && s.g.interval > 0 {
 		s.g.floorAfterPause(s.pause.until, 1) // what the server holds then is not known here
 	}
-	if st.Factor > 0 && st.Factor <= 1 && st.Factor != s.aimd.factor {
-		if st.Factor < s.aimd.factor {
-			s.aimd.lastDecrease = now
-		}
-		s.aimd.factor, s.aimd.lastChange = st.Factor, now
-	}
+	s.f.adopt(st.Factor, now)
 }
 
 func (s *MemoryStore) statusLocked(now int64) StoreStatus {
-	return StoreStatus{Pause: time.Duration(max(0, s.pause.until-now)), PauseStatus: s.pause.status, Factor: s.aimd.factor}
+	return StoreStatus{Pause: time.Duration(max(0, s.pause.until-now)), PauseStatus: s.pause.status, Factor: s.f.factor}
 }
 
 // memoryToken is a MemoryStore turn's refund token: the GCRA state before

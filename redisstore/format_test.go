@@ -28,7 +28,9 @@ func TestStateOfAnotherFormatFailsEveryCall(t *testing.T) {
 			return s.client.HSet(ctx, s.state[0], "ep", time.Now().Unix(), "tat", 0, "iv", int64(p.Interval), "bu", 1).Err()
 		}},
 		{"other version", func(s *Store) error {
-			return s.client.Set(ctx, s.state[0], "\x03"+strings.Repeat("\x00", 80), 0).Err()
+			// version 2: the string state before the shared factor's
+			// plateau and growth clock (fp, gw, gt) replaced lc
+			return s.client.Set(ctx, s.state[0], "\x02"+strings.Repeat("\x00", 80), 0).Err()
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

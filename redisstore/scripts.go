@@ -25,7 +25,10 @@ import "github.com/redis/go-redis/v9"
 // map (cmsgpack) of:
 //
 //	ld   the last adaptive decrease, ns since ep [never]
-//	lc   the last adaptive change, ns since ep [0]
+//	fp   the factor's plateau, the one to be careful near (CUBIC's
+//	     W_max) [1]
+//	gw   the last response that could grow the factor, ns since ep [never]
+//	gt   the time the factor grew since the last decrease, ns [0]
 //	la   the latest send time granted to a budget with extra dimensions,
 //	     ns since ep: such turns go in the order they are taken [idle]
 //	qi, qb
@@ -55,9 +58,9 @@ import "github.com/redis/go-redis/v9"
 //	ARGV[3]           the idle TTL, ms
 //	ARGV[4]           the rebase threshold, seconds
 //
-// The GCRA, pause, AIMD and quota-shape arithmetic is the same as core's
+// The GCRA, pause, shared-factor and quota-shape arithmetic is the same as core's
 // (gcra.reserve, gcra.reserveAt, gcra.cancel, gcra.settle, gcra.setPace,
-// gcra.floorAfterPause, aimd.observe, pause.extend, shapeOf, shape.slow),
+// gcra.floorAfterPause, fleetFactor.observe, cubic, pause.extend, shapeOf, shape.slow),
 // operation for operation, so that a Redis store and a
 // core.MemoryStore decide alike; store_test.go checks it step by step.
 const prologue = head + machinery
@@ -67,7 +70,7 @@ const prologue = head + machinery
 const head = `
 if redis.replicate_commands then redis.replicate_commands() end
 local IDLE = -4611686018427387904
-local HEAD, VERSION = '<Bdddddddddd', 2
+local HEAD, VERSION = '<Bdddddddddd', 3
 local key = KEYS[1]
 -- fmt writes x exactly: an integer (every time, interval and count) as
 -- one, which is the cheaper format, anything else (the factor) in 17 digits.
@@ -94,7 +97,7 @@ local function load(sec, nsec)
   if not sec then sec, nsec = clock() end
   local v = redis.call('GET', key)
   local s = {ep = sec, tat = IDLE, iv = 0, bu = 0, pu = IDLE, ps = 0, f = 1, qu = IDLE,
-    lc = 0, la = IDLE, qi = 0, qb = 0, d = {}, dims = {}, found = false}
+    fp = 1, gt = 0, la = IDLE, qi = 0, qb = 0, d = {}, dims = {}, found = false}
   if v then
     if string.byte(v) ~= VERSION then
       error({err = 'headgate: redis store: ' .. key .. ' holds state of format ' .. tostring(string.byte(v)) ..
@@ -104,7 +107,7 @@ local function load(sec, nsec)
     _, s.ep, s.tat, _, s.iv, s.bu, s.pu, s.ps, s.f, s.qu, _, pos = struct.unpack(HEAD, v)
     if pos <= #v then
       local x = cmsgpack.unpack(string.sub(v, pos))
-      s.ld, s.lc, s.la, s.qi, s.qb = x.ld, x.lc, x.la, x.qi, x.qb
+      s.ld, s.fp, s.gw, s.gt, s.la, s.qi, s.qb = x.ld, x.fp, x.gw, x.gt, x.la, x.qi, x.qb
       for name, e in pairs(x.d) do
         local g = {tat = e.t, iv = e.i, bu = e.b, qi = e.qi, qb = e.qb, qu = e.qu,
           seq = e.n, floor = e.f, marks = {}}
@@ -122,8 +125,8 @@ local function load(sec, nsec)
     s.pu = math.max(IDLE, s.pu - shift)
     s.la = math.max(IDLE, s.la - shift)
     s.qu = math.max(IDLE, s.qu - shift)
-    s.lc = s.lc - shift
     if s.ld then s.ld = s.ld - shift end
+    if s.gw then s.gw = s.gw - shift end
     for _, g in pairs(s.d) do
       g.tat = math.max(IDLE, g.tat - shift)
       g.qu = math.max(IDLE, g.qu - shift)
@@ -167,8 +170,8 @@ local function save(s)
     ds[name] = {t = g.tat, i = g.iv, b = g.bu, qi = g.qi, qb = g.qb, qu = g.qu, n = g.seq, f = g.floor, m = m}
   end
   local v = struct.pack(HEAD, VERSION, s.ep, s.tat, -1, s.iv, s.bu, s.pu, s.ps, s.f, s.qu, dt)
-  if any or s.ld or s.lc ~= 0 or s.la ~= IDLE or s.qi ~= 0 or s.qb ~= 0 then
-    v = v .. cmsgpack.pack({ld = s.ld, lc = s.lc, la = s.la, qi = s.qi, qb = s.qb, d = ds})
+  if any or s.ld or s.fp ~= 1 or s.gw or s.gt ~= 0 or s.la ~= IDLE or s.qi ~= 0 or s.qb ~= 0 then
+    v = v .. cmsgpack.pack({ld = s.ld, fp = s.fp, gw = s.gw, gt = s.gt, la = s.la, qi = s.qi, qb = s.qb, d = ds})
   end
   local ahead = math.max(0, s.tat - s.now, s.pu - s.now, dt - s.now)
   redis.call('SET', key, v, 'PX', tonumber(ARGV[3]) + math.ceil(ahead / 1e6))
@@ -295,7 +298,7 @@ else
 end
 if ARGV[8] == '0' then
   local v = redis.call('GET', KEYS[1])
-  if v and string.byte(v) == 2 then
+  if v and string.byte(v) == 3 then
     local _, ep, tat, xp, iv, bu, pu, ps, f, qu, dt = struct.unpack('<Bdddddddddd', v)
     local d = sec - ep
     local now = d * 1e9 + nsec
@@ -473,43 +476,61 @@ save(s)
 return 1
 `)
 
-// reportScript applies one response: AIMD (aimd.observe), the quota
-// reports (shapeOf; a pause that lasts until the reset covers the report's
-// window), the pace, then the pause (pause.extend, gcra.floorAfterPause).
+// reportScript applies one response: the shared factor (core's
+// fleetFactor.observe, cubic), the quota reports (shapeOf; a pause that
+// lasts until the reset covers the report's window), the pace, then the
+// pause (pause.extend, gcra.floorAfterPause).
 //
 //	ARGV[5] the configured interval, ns   ARGV[6] the burst
 //	ARGV[7] adaptive on (1/0)   ARGV[8] Decrease   ARGV[9] MinRate   ARGV[10] Increase
-//	ARGV[11] refused (1/0)   ARGV[12] status   ARGV[13] pause, ns
-//	ARGV[14] allowed at once after the pause   ARGV[15], ARGV[16] sent (seconds, ns)
-//	ARGV[17] remaining   ARGV[18] limit   ARGV[19] reset, ns: the quota report
-//	ARGV[20] k, then per extra dimension's quota report: name, remaining, limit, reset
+//	ARGV[11] refused (1/0)   ARGV[12] the factor decided   ARGV[13] its plateau
+//	ARGV[14] status   ARGV[15] pause, ns
+//	ARGV[16] allowed at once after the pause   ARGV[17], ARGV[18] sent (seconds, ns)
+//	ARGV[19] remaining   ARGV[20] limit   ARGV[21] reset, ns: the quota report
+//	ARGV[22] k, then per extra dimension's quota report: name, remaining, limit, reset
 //	then k2, then per extra dimension of the pace: name, interval, burst
 //
 // It returns {pause left, pause status, factor}.
 var reportScript = redis.NewScript(prologue + `
 local s = load()
 if ARGV[7] == '1' then
-  local status = tonumber(ARGV[12])
+  local status = tonumber(ARGV[14])
+  local sent = abs(s, ARGV[17], ARGV[18])
+  local ld = s.ld or IDLE
   if ARGV[11] == '1' then
-    if s.ld == nil or abs(s, ARGV[15], ARGV[16]) >= s.ld then
-      s.f = math.max(tonumber(ARGV[9]), s.f * tonumber(ARGV[8]))
-      s.ld, s.lc = s.now, s.now
+    if sent >= ld then
+      local to, pl = tonumber(ARGV[12]), tonumber(ARGV[13])
+      if not (to > 0 and to <= 1) then to = s.f * tonumber(ARGV[8]) end
+      if not (pl > 0 and pl <= 1) then pl = s.f end
+      s.f = math.min(s.f, math.max(tonumber(ARGV[9]), to))
+      s.fp = math.max(s.f, pl)
+      s.ld, s.gw, s.gt = s.now, s.now, 0
     end
-  elseif status < 500 and status ~= 429 and s.f < 1 then
-    local since = (s.now - s.lc) / 1e9
-    if since > 0 then
-      s.f = math.min(1, s.f + tonumber(ARGV[10]) * since)
-      s.lc = s.now
+  elseif status < 500 and status ~= 429 and s.f < 1 and sent > ld then
+    local gw = s.gw or IDLE
+    local room = tonumber(ARGV[19]) ~= 0 or tonumber(ARGV[21]) <= 0
+    if room and s.now > gw then s.gt = s.gt + s.now - math.max(gw, ld, math.min(s.pu, s.now)) end
+    s.gw = math.max(gw, s.now)
+    if room then
+      -- cubic(fp, Decrease, Increase, gt)
+      local beta, inc, wmax = tonumber(ARGV[8]), tonumber(ARGV[10]), s.fp
+      local k = wmax * (1 - beta) / inc
+      local w = wmax
+      if k > 0 then
+        local d = s.gt / 1e9 - k
+        w = wmax + wmax * (1 - beta) * d * d * d / (k * k * k)
+      end
+      if w > s.f then s.f = math.min(1, w) end
     end
   end
 end
-local p = tonumber(ARGV[13])
-local qi, qb, qu = shapeOf(tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19]), s.now)
-if qi and (p == 0 or tonumber(ARGV[19]) > p) then s.qi, s.qb, s.qu = qi, qb, qu end
+local p = tonumber(ARGV[15])
+local qi, qb, qu = shapeOf(tonumber(ARGV[19]), tonumber(ARGV[20]), tonumber(ARGV[21]), s.now)
+if qi and (p == 0 or tonumber(ARGV[21]) > p) then s.qi, s.qb, s.qu = qi, qb, qu end
 local quotas, byName = {}, {}
-local kq = tonumber(ARGV[20])
+local kq = tonumber(ARGV[22])
 for j = 1, kq do
-  local o = 20 + (j - 1) * 4
+  local o = 22 + (j - 1) * 4
   local qi, qb, qu = shapeOf(tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), s.now)
   if qi then
     quotas[#quotas + 1] = {ARGV[o + 1], qi, qb, qu}
@@ -518,7 +539,7 @@ for j = 1, kq do
 end
 pace(s, tonumber(ARGV[5]), tonumber(ARGV[6]))
 -- the extra dimensions are re-paced now, as a budget re-paces on a report
-local od = 21 + kq * 4
+local od = 23 + kq * 4
 for j = 1, tonumber(ARGV[od]) do
   local o = od + (j - 1) * 3
   local g = dim(s, ARGV[o + 1], true)
@@ -527,8 +548,8 @@ for j = 1, tonumber(ARGV[od]) do
   dimPace(s, g, tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), math.max(s.now, s.pu))
 end
 if p > 0 and s.now + p > s.pu then
-  s.pu, s.ps = s.now + p, tonumber(ARGV[12])
-  local allow = math.min(math.max(tonumber(ARGV[14]), 1), s.bu)
+  s.pu, s.ps = s.now + p, tonumber(ARGV[14])
+  local allow = math.min(math.max(tonumber(ARGV[16]), 1), s.bu)
   s.tat = math.max(s.tat, s.pu + (s.bu - allow) * s.iv)
 end
 -- every dimension's report is kept, one not paced yet too (dim makes no

@@ -244,7 +244,7 @@ func (s *Store) Report(ctx context.Context, r core.Report) (core.StoreStatus, er
 	}
 	ss, sn := split(r.Sent)
 	args := []any{int64(r.Pace.Interval), r.Pace.Burst, on, a.Decrease, a.MinRate, a.Increase,
-		bit(r.Refused), r.Status, int64(r.Pause), allow, ss, sn,
+		bit(r.Refused), r.Factor, r.Plateau, r.Status, int64(r.Pause), allow, ss, sn,
 		r.Remaining, r.Limit, int64(r.Reset), len(r.Quotas)}
 	for _, q := range r.Quotas {
 		args = append(args, q.Name, q.Remaining, q.Limit, int64(q.Reset))

@@ -151,6 +151,10 @@ func genOps(seed uint64, n int, dims bool) []op {
 			}
 			status := []int{200, 200, 200, 429, 503, 500, 404}[r.IntN(7)]
 			o.report = core.Report{Status: status, Refused: (status == 429 || status == 503) && r.IntN(3) != 0 || r.IntN(10) == 0} // (a 429 the controller found no cut: a pause, a near miss)
+			if o.report.Refused && r.IntN(4) != 0 {                                                                                // the factor and plateau a controller decided (else the store's Decrease)
+				o.report.Factor = []float64{0.05, 0.3, 0.5, 0.77, 0.99, 1.5}[r.IntN(6)]
+				o.report.Plateau = []float64{0, 0.4, 0.8, 1, 2}[r.IntN(5)]
+			}
 			if r.IntN(3) == 0 {
 				o.report.Pause = time.Duration(r.Int64N(int64(2 * time.Second)))
 				o.report.Allow = r.IntN(12)
@@ -227,8 +231,8 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 			if err != nil {
 				return append(out, "error: "+err.Error())
 			}
-			out = append(out, fmt.Sprintf("report(%d, pause %v, allow %d, refused %v, sent turn %d, quota %d/%d/%v %v) = %+v",
-				r.Status, r.Pause, r.Allow, r.Refused, o.turn, r.Remaining, r.Limit, r.Reset, r.Quotas, s))
+			out = append(out, fmt.Sprintf("report(%d, pause %v, allow %d, refused %v to %v/%v, sent turn %d, quota %d/%d/%v %v) = %+v",
+				r.Status, r.Pause, r.Allow, r.Refused, r.Factor, r.Plateau, o.turn, r.Remaining, r.Limit, r.Reset, r.Quotas, s))
 		case 'c':
 			if err := st.Settle(ctx, turns[o.turn], o.actual); err != nil {
 				return append(out, "error: "+err.Error())
@@ -250,7 +254,8 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 // Redis scripts (with the same clock injected) and requires the same answer
 // to every call: the turn, its wait, the tat around it, the pause, the
 // adaptive factor. This is what makes the Lua a faithful port of core's
-// GCRA (reserve, cancel, setPace, floorAfterPause), pause and AIMD.
+// GCRA (reserve, cancel, setPace, floorAfterPause), pause and shared factor
+// (fleetFactor: the controller's decided factor, CUBIC recovery).
 //
 // With dims, the takes also reserve costs in two extra dimensions and some
 // turns are settled (Settle): the dimensions' FIFO, their send-time

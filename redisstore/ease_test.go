@@ -1,0 +1,88 @@
+package redisstore
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/headgate-go/headgate/core"
+)
+
+// TestFleetEasesRatherThanHalves: two processes' budgets on one key. A
+// run of admissions that each report the quota spent, then a refusal,
+// shows the fleet's pace just above the server's: the reporting budget's
+// controller eases the pace to what the run showed the server keeping
+// (n − 1 tokens over the run's span), and the script takes that factor for
+// the whole fleet — not half (the earlier rule, which left a fleet told
+// twice the rate idling half the quota). (The first refusal, with no run
+// before it, halves.) A refusal from the other process,
+// of a request sent before that decrease, is the same burst: it lowers
+// nothing more.
+func TestFleetEasesRatherThanHalves(t *testing.T) {
+	a := newStore(t)
+	b := otherProcess(t, a)
+	ctx := context.Background()
+	ba := core.MustBudget(core.PerSecond(100), core.WithBurst(1), core.WithStore(a))
+	bb := core.MustBudget(core.PerSecond(100), core.WithBurst(1), core.WithStore(b))
+	spent := http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1"}}
+	first, err := ba.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Observe(http.StatusTooManyRequests, nil) // no wait named, no run before it: the pace halves
+	first.Release()
+	cut, err := b.Status(ctx)
+	if err != nil || cut.Factor != 0.5 {
+		t.Fatalf("after a refusal that names no wait: factor %v (%v), want 0.5", cut.Factor, err)
+	}
+	for range 8 {
+		p, err := ba.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Observe(http.StatusOK, spent)
+		p.Release()
+	}
+	early, err := bb.Acquire(ctx) // sent before the decrease
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ba.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Observe(http.StatusTooManyRequests, spent)
+	p.Release()
+	st, err := b.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eased := st.Factor
+	t.Logf("the fleet's factor after the refusal: %v", eased)
+	if eased <= 0.25 || eased >= 0.5 {
+		t.Fatalf("the fleet's factor after a refusal ending a run the server kept = %v, want eased: above the halving's 0.25, below 0.5", eased)
+	}
+	early.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}})
+	early.Release()
+	if st, err := a.Status(ctx); err != nil || st.Factor != eased {
+		t.Errorf("after the other process's refusal of a request sent before the decrease: factor %v (%v), want %v (one burst counts once)", st.Factor, err, eased)
+	}
+}
+
+// TestReportWithAFactorOutOfRange: a Report whose Factor or Plateau is
+// not a factor (NaN, infinite, negative, above 1) cuts by the pace's
+// Decrease from the store's factor, as core.MemoryStore does — no script
+// error.
+func TestReportWithAFactorOutOfRange(t *testing.T) {
+	ctx := context.Background()
+	p := core.Pace{Interval: time.Millisecond, Burst: 1, Adaptive: core.DefaultAdaptive()}
+	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1, 2} {
+		s := newStore(t)
+		st, err := s.Report(ctx, core.Report{Status: 429, Refused: true, Factor: f, Plateau: f, Sent: math.MaxInt64, Pace: p})
+		if err != nil || st.Factor != 0.5 {
+			t.Errorf("a refusal with factor and plateau %v = %+v, %v; want the factor halved, no error", f, st, err)
+		}
+	}
+}
