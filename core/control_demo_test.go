@@ -1,0 +1,79 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/headgate-go/headgate/core/quotatest"
+)
+
+// After a cut, the pace runs at the server's own: its reports flicker
+// between a token of room and none, and each report of room ends the run
+// of spent reports, so a refusal just after one finds no such run. The
+// run from the cut's refusal still shows the server keeping 9 tokens in
+// the 210 ms since its answer (the quota spent at both ends): the pace is
+// eased to 0.43 of the configured one, not halved again to 0.25.
+func TestControlRefusalAfterACutEasesFromTheCut(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model, c.kept.first = modelContinuous, -1
+	refusal := withRetryAfter(quota("0", "10", "1"), "1")
+	steps := []ctlStep{
+		{at: 5 * ms, sent: 4 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
+			if !v.cut || c.factor != 0.5 {
+				t.Errorf("verdict %+v, factor %v; want a cut to 0.5", v, c.factor)
+			}
+		}},
+	}
+	for i, sent := 0, 25*ms; sent <= 205*ms; i, sent = i+1, sent+20*ms { // the probe at the cut pace's turn, then the pace
+		steps = append(steps, ctlStep{at: sent + ms, sent: sent, status: 200, h: quota(fmt.Sprint((i+1)%2), "10", "1")})
+	}
+	steps = append(steps, ctlStep{at: 216 * ms, sent: 215 * ms, status: 429, h: refusal,
+		check: func(t *testing.T, c *control, v verdict) {
+			want := 9 * float64(ctlInterval) / float64(210*ms)
+			if !v.cut || math.Abs(c.factor-want) > 1e-9 {
+				t.Errorf("verdict %+v, factor %v; want the pace eased to %.3f", v, c.factor, want)
+			}
+		}})
+	runCtl(t, &c, steps)
+}
+
+// make demo's misconfigured scenario as it runs: the server (GCRA, 400/s,
+// burst 40, GitHub-style headers) and the budget told twice its rate with
+// its exact burst and 16 in flight, the wire 0–1 ms late at random. The
+// first wave's refusals cut the pace onto the server's; the refusal of a
+// pace grown a hair above it eases the pace (the run since the cut shows
+// the server keeping it), never halves it again: the batch ends within
+// 10 % of the ideal at every phase of the server's second (1.10–1.14× at
+// a third of them when the refusal read only the run since the last
+// report of the quota spent).
+func TestBatchToldTwiceTheDemosRateWithItsBurst(t *testing.T) {
+	for _, jitter := range []time.Duration{0, 300 * time.Microsecond, time.Millisecond} {
+		for _, phase := range []time.Duration{0, 100, 200, 300, 400, 500, 600, 700, 800, 900} {
+			t.Run(fmt.Sprint(jitter, "/", phase*time.Millisecond), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					time.Sleep(phase * time.Millisecond)
+					bt := batch{server: quotatest.Config{Requests: 400, Period: time.Second, Burst: 40,
+						Headers: quotatest.XRateLimitEpoch | quotatest.RetryAfterSeconds},
+						n: 600, workers: 100, latency: 200 * time.Microsecond, maxInFlight: 16}
+					bt.told, bt.burst = PerSecond(800), 40
+					if jitter > 0 {
+						bt.late = func(sent, _ time.Time) time.Duration {
+							h := uint64(sent.UnixNano()) * 0x9E3779B97F4A7C15 // a hash of the send time
+							return time.Duration(h>>33) % jitter
+						}
+					}
+					r := runBatch(t, bt)
+					ideal := time.Duration(bt.n-40) * 2500 * time.Microsecond
+					x := float64(r.makespan) / float64(ideal)
+					t.Logf("429s %d, makespan %v = %.3f× the ideal %v", r.refused, r.makespan, x, ideal)
+					if x > 1.10 {
+						t.Errorf("told twice the demo's rate: %.3f× the ideal, want ≤ 1.10×", x)
+					}
+				})
+			})
+		}
+	}
+}
