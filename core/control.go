@@ -290,6 +290,9 @@ func (c *control) observe(o observation) verdict {
 			}
 			return c.windowWait(o, v)
 		}
+		if p.near && c.model == modelContinuous && int64(f.Pause) <= coarse && c.aboveStated(o.interval) {
+			return c.nearRefused(o, v) // the near miss was none: the pace is cut, and probed once more
+		}
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		if c.model == modelContinuous && f.Remaining >= 0 {
 			v = c.refillProbe(v)

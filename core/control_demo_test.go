@@ -40,6 +40,37 @@ func TestControlRefusalAfterACutEasesFromTheCut(t *testing.T) {
 	runCtl(t, &c, steps)
 }
 
+// A near miss excused at the pace kept (keptPace) arms a probe at that
+// pace's next turn. Refused for a whole-second wait on a continuous
+// quota, the miss was none: the pace is cut, and one more probe goes at
+// the cut pace's next turn — the probe a first refusal at that pace would
+// send — the others held until the wait ends. (Honoured at once, a GCRA
+// server's "1 s", rounded up from the few ms to its next token, idled
+// every caller for a second: make demo told twice its server's rate, 1.8×
+// the ideal.)
+func TestControlRefusedNearMissProbeProbesAtTheCutPace(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model, c.kept.first, c.kept.interval = modelContinuous, -1, int64(ctlInterval)
+	refusal := withRetryAfter(quota("0", "10", "1"), "1")
+	runCtl(t, &c, []ctlStep{
+		{at: 101 * ms, sent: 100 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
+			if v.cut || v.probeAt != int64(111*ms) || !c.probe.near {
+				t.Errorf("verdict %+v, probe %+v; want a near miss, its probe at the pace's next turn, 111ms", v, c.probe)
+			}
+		}},
+		{at: 112 * ms, sent: 111 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
+			if !v.cut || c.factor != 0.5 || v.pause != 0 || v.probeAt != int64(132*ms) || v.holdUntil != int64(1112*ms) {
+				t.Errorf("verdict %+v, factor %v; want a cut to 0.5, no pause, one more probe at the cut pace's turn (132ms), the others held until 1.112s", v, c.factor)
+			}
+		}},
+		{at: 133 * ms, sent: 132 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
+			if v.pause != int64(1133*ms) {
+				t.Errorf("verdict %+v; want the wait honoured (until 1.133s) once the probe at the cut pace is refused too", v)
+			}
+		}},
+	})
+}
+
 // make demo's misconfigured scenario as it runs: the server (GCRA, 400/s,
 // burst 40, GitHub-style headers) and the budget told twice its rate with
 // its exact burst and 16 in flight, the wire 0–1 ms late at random. The
