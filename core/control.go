@@ -82,6 +82,7 @@ type control struct {
 	named         namedEnds  // where the resets' named ends show the windows turn (control_rounded.go)
 	exactResets   bool       // a reset finer than whole seconds was seen: the server's resets say when its windows turn (justTurned)
 	trimmed       bool       // the pace was trimmed for a near miss at the stated rate: growth stops below it (ceiling)
+	hind          hindsight  // a first refusal's cut the answers after it may show a near miss (control_hindsight.go)
 }
 
 // quotaModel is how the controller believes the server's quota returns.
@@ -176,6 +177,15 @@ func (c *control) observe(o observation) verdict {
 	refusal := isRefusal(o.status, f)
 	if !refusal && o.status >= 500 {
 		return v // a failure says nothing about the quota
+	}
+	first := int64(-1) // the wave's admissions before this refusal, if it is the first
+	if refusal && c.kept.first >= 0 && o.sent >= c.kept.after {
+		first = c.kept.first
+	}
+	if refusal && o.sent >= c.hind.until {
+		c.hind = hindsight{} // (a refusal of the wave is the same near miss)
+	} else if !refusal && o.status < 400 {
+		v = c.hindsightAdmit(o, v)
 	}
 	c.kept.observe(o, refusal, c.paced(o.interval))
 	kept := c.run.kept(o.sent, o.interval) // (read before this refusal ends its run)
@@ -290,6 +300,9 @@ func (c *control) observe(o observation) verdict {
 			}
 			return c.windowWait(o, v)
 		}
+		if p.near && c.model == modelContinuous && int64(f.Pause) <= coarse && c.aboveStated(o.interval) {
+			return c.nearRefused(o, v) // the near miss was none: the pace is cut, and probed once more
+		}
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		if c.model == modelContinuous && f.Remaining >= 0 {
 			v = c.refillProbe(v)
@@ -301,7 +314,10 @@ func (c *control) observe(o observation) verdict {
 	}
 	switch {
 	case refusal:
-		return c.refused(o, v, kept)
+		factor, failed := c.factor, c.failed
+		v = c.refused(o, v, kept)
+		c.armHindsight(o, v, first, factor, failed)
+		return v
 	case (fresh || c.burstSpent(o)) && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
 		// The last token is spent; until the reset on a windowed server.
 		if c.model == modelWindowed {

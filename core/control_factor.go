@@ -23,6 +23,7 @@ func (c *control) cut(o observation, v verdict) verdict {
 	}
 	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
 	c.kept.forget()
+	c.run.cut(o.now)
 	v.cut = true
 	return v
 }
@@ -99,6 +100,7 @@ func (c *control) ease(o observation, v verdict, kept float64) verdict {
 	// told 1.5× its rate, TestBatchGitHubBucketToldAboveItsRate).
 	c.cutAt, c.grewAt, c.growing = o.now, o.now, 0
 	c.kept.forget()
+	c.run.cut(o.now)
 	v.cut = true
 	return v
 }

@@ -231,6 +231,28 @@ func (c *control) turnedEarly(o observation, v verdict) verdict {
 	return v
 }
 
+// nearRefused answers the refused probe of a near miss (p.near: armed at
+// the pace the miss was excused at) on a continuous quota, whose refusal
+// names a coarse wait (a whole second or less): the miss was none, the
+// pace is above the server's. It is cut, and one more probe goes at the
+// cut pace's next turn — the probe that a first refusal at that pace
+// would send — the others held until the wait ends; refused too, the wait
+// is honoured. Honoured at once, a GCRA server's Retry-After, a whole
+// second rounded up from the few ms to its next token, idled the callers
+// for that second (make demo told twice its server's rate, its first
+// wave's near miss probed at the told pace: 1.8× the ideal).
+func (c *control) nearRefused(o observation, v verdict) verdict {
+	v = c.cut(o, v)
+	wait, at := int64(o.f.Pause), c.paced(o.interval)
+	if wait <= at {
+		v.pause, v.allow = o.now+wait, 1
+		return v
+	}
+	v.probeAt, v.holdUntil = o.now+at, o.now+wait
+	c.probe = probe{armed: true, holdUntil: v.holdUntil}
+	return v
+}
+
 // turnedSpent reports whether a refused probe p shows a sliding window
 // that turned with its quota still spent (justTurned), on a server whose
 // resets say when its windows turn (exactResets: a whole second may be

@@ -25,7 +25,7 @@ func runCtl(t *testing.T, c *control, steps []ctlStep) {
 		v := c.observe(observation{status: s.status, f: f, sent: int64(s.sent), now: int64(s.at),
 			interval: int64(ctlInterval), burst: 10})
 		if c.probe.armed { // the budget sends the probe at its turn
-			c.probe = probe{out: true, sentAt: v.probeAt, holdUntil: c.probe.holdUntil, refillAt: c.probe.refillAt, turn: c.probe.turn, named: c.probe.named, passed: c.probe.passed}
+			c.probe = probe{out: true, sentAt: v.probeAt, holdUntil: c.probe.holdUntil, refillAt: c.probe.refillAt, turn: c.probe.turn, named: c.probe.named, passed: c.probe.passed, near: c.probe.near}
 		}
 		t.Run("", func(t *testing.T) {
 			t.Helper()
