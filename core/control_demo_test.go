@@ -169,38 +169,3 @@ func TestControlFirstCutKeptWhenALaterCallIsRefused(t *testing.T) {
 	)
 	runCtl(t, &c, steps)
 }
-
-// make demo's default scenario over a wire that shuffles the burst: the
-// budget told the server's exact rate and burst (GCRA, 400/s, burst 40,
-// GitHub-style headers), 16 in flight, each request up to 3 or 6 ms late
-// on its way and on its way back. A first refusal read before the rest of
-// the burst's admissions is a near miss in hindsight, and the batch ends
-// within 5 % of the ideal at every phase (1.77× at about one phase in 40
-// when the cut it drew was kept: the pace stayed at half, CUBIC flat).
-func TestBatchToldTheDemosRateOverAShuffledWire(t *testing.T) {
-	for _, jitter := range []time.Duration{3 * time.Millisecond, 6 * time.Millisecond} {
-		for _, phase := range []time.Duration{0, 100, 200, 300, 400, 500, 600, 700, 800, 900} {
-			t.Run(fmt.Sprint(jitter, "/", phase*time.Millisecond), func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) {
-					time.Sleep(phase * time.Millisecond)
-					bt := batch{server: quotatest.Config{Requests: 400, Period: time.Second, Burst: 40,
-						Headers: quotatest.XRateLimitEpoch | quotatest.RetryAfterSeconds},
-						n: 600, workers: 100, latency: 200 * time.Microsecond, maxInFlight: 16}
-					bt.told, bt.burst = PerSecond(400), 40
-					hash := func(sent time.Time, salt uint64) time.Duration {
-						return time.Duration((uint64(sent.UnixNano())+salt)*0x9E3779B97F4A7C15>>33) % jitter
-					}
-					bt.late = func(sent, _ time.Time) time.Duration { return hash(sent, 0) }
-					bt.back = func(sent time.Time) time.Duration { return hash(sent, 7) }
-					r := runBatch(t, bt)
-					ideal := time.Duration(bt.n-40) * 2500 * time.Microsecond
-					x := float64(r.makespan) / float64(ideal)
-					t.Logf("429s %d, makespan %v = %.3f× the ideal %v", r.refused, r.makespan, x, ideal)
-					if x > 1.05 {
-						t.Errorf("told the demo's exact rate: %.3f× the ideal, want ≤ 1.05×", x)
-					}
-				})
-			})
-		}
-	}
-}
