@@ -36,8 +36,9 @@ import (
 //     turn; only when the probe is refused too is the full wait honoured.
 //   - Reports are ordered by when their request was sent: one from a
 //     request sent before the freshest report's never overrides it (but
-//     the last token spent within the burst of the freshest, answered
-//     after it, still arms the probe: burstSpent).
+//     once the answers after the freshest, from its burst, have reported
+//     each token it left taken, the last of them still arms the probe:
+//     spentAfter).
 //
 // Pace. A refusal that only says "pause" — a wait longer than the rounding
 // after which the quota is whole again — and a refusal from a windowed
@@ -72,6 +73,7 @@ type control struct {
 	growing int64   // time spent growing since the cut (CUBIC's t), ns
 
 	last          quotaReport // the freshest quota report, by its request's send time
+	after         int         // answers from its burst that came after it, the server deciding them later (spentAfter)
 	prevRemaining int         // the Remaining of the report before it; -1 when unknown
 	probe         probe
 	win           windows    // where a windowed server's windows turn
@@ -194,7 +196,9 @@ func (c *control) observe(o observation) verdict {
 		}
 		c.prevRemaining = c.last.remaining
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
+		c.after = 0
 	}
+	spent := !fresh && !refusal && c.spentAfter(o)
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
 		p := c.probe
 		refillAt, holdUntil := p.refillAt, p.holdUntil
@@ -302,7 +306,7 @@ func (c *control) observe(o observation) verdict {
 	switch {
 	case refusal:
 		return c.refused(o, v, kept)
-	case (fresh || c.burstSpent(o)) && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
+	case (fresh || spent) && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
 		// The last token is spent; until the reset on a windowed server.
 		if c.model == modelWindowed {
 			return c.windowWait(o, v)
