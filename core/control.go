@@ -36,8 +36,8 @@ import (
 //     turn; only when the probe is refused too is the full wait honoured.
 //   - Reports are ordered by when their request was sent: one from a
 //     request sent before the freshest report's never overrides it (but
-//     once the answers after the freshest, from its burst, have reported
-//     each token it left taken, the last of them still arms the probe:
+//     once answers from its burst have reported each token it left taken,
+//     in whatever order they came, the last spent still arms the probe:
 //     spentAfter).
 //
 // Pace. A refusal that only says "pause" — a wait longer than the rounding
@@ -73,7 +73,7 @@ type control struct {
 	growing int64   // time spent growing since the cut (CUBIC's t), ns
 
 	last          quotaReport // the freshest quota report, by its request's send time
-	after         int         // answers from its burst that came after it, the server deciding them later (spentAfter)
+	lows          lowReports  // the low Remainings successes reported, and when their requests were sent (spentAfter)
 	prevRemaining int         // the Remaining of the report before it; -1 when unknown
 	probe         probe
 	win           windows    // where a windowed server's windows turn
@@ -196,9 +196,8 @@ func (c *control) observe(o observation) verdict {
 		}
 		c.prevRemaining = c.last.remaining
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
-		c.after = 0
 	}
-	spent := !fresh && !refusal && c.spentAfter(o)
+	spentF, spent := c.spentAfter(o, refusal)
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
 		p := c.probe
 		refillAt, holdUntil := p.refillAt, p.holdUntil
@@ -302,6 +301,9 @@ func (c *control) observe(o observation) verdict {
 			return v // within the rate the server states: its quota ran out, not the pace
 		}
 		return c.cut(o, v)
+	}
+	if spent {
+		o.f, f = spentF, spentF
 	}
 	switch {
 	case refusal:

@@ -26,30 +26,6 @@ type probe struct {
 	named namedEnd // (windows) it tries the end a reset maybe rounded down names, else this plan (control_rounded.go)
 }
 
-// spentAfter counts an answer that is not the freshest report's as one
-// the server decided after it — its request left within a paced interval
-// before that one's (the same burst, which leaves over a few ms on a
-// loaded machine and reaches the server in another order than it left),
-// its answer came after it, and it reports less remaining — and reports
-// whether, with it, as many such answers have come as the freshest report
-// left tokens, this one reporting the last spent. The freshest report
-// stays the freshest: it is its own Remaining that those answers spent,
-// one token each, and the quota it reported is spent now. One stale report
-// of the quota spent is not enough: the server may have decided it before
-// the freshest, a window turning between them. Read as stale, the spent
-// quota armed no probe: the first paced call after the burst went
-// unprobed, refused as a near miss, and the probe after it was a second
-// refusal where one finds the model (over loopback, the first burst's last
-// requests reach the server up to several ms after later ones).
-func (c *control) spentAfter(o observation) bool {
-	l := c.last
-	if o.f.Remaining < 0 || o.f.Remaining >= l.remaining || o.now < l.recv || o.sent < l.sent-c.paced(o.interval) {
-		return false
-	}
-	c.after++
-	return o.f.Remaining == 0 && c.after >= l.remaining
-}
-
 // windowWait is the wait for a windowed server's spent quota: until the
 // reported reset, or the end the windows predict when that is sooner (a
 // reset rounded up to a whole second may be most of a second late). One
