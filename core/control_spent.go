@@ -7,7 +7,8 @@ import "time"
 // one of them was reported taken —
 // each Remaining below the freshest's, down to 0 — by an answer from that
 // report's burst (its request sent within a paced interval before the
-// freshest's), in whatever order they came. The server decided those after
+// freshest's, its answer come after that one was sent: it may have been
+// decided after), in whatever order they came. The server decided those after
 // the freshest: a burst leaves over a few ms on a loaded machine and
 // reaches the server in another order than it left, and over loopback the
 // first burst's last requests may reach it several ms after ones granted
@@ -26,9 +27,9 @@ func (c *control) spentAfter(o observation, refusal bool) (Feedback, bool) {
 	if refusal {
 		return o.f, false
 	}
-	c.lows.observe(o.sent, o.f)
+	c.lows.observe(o.sent, o.now, o.f)
 	l := c.last // (this report, if it is the freshest)
-	if c.model == modelContinuous || !c.lows.all(l.remaining, l.sent-c.paced(o.interval)) {
+	if c.model == modelContinuous || !c.lows.all(l.remaining, l.sent-c.paced(o.interval), l.sent) {
 		return o.f, false
 	}
 	f := o.f
@@ -36,29 +37,29 @@ func (c *control) spentAfter(o observation, refusal bool) (Feedback, bool) {
 	return f, true
 }
 
-// lowReports is, for each Remaining below lowReportsN, the latest send
-// time of a request whose success reported it (and the wait the latest
-// report of 0 named). A window's decisions report each Remaining once;
-// the freshest report's burst can have taken no more of its tokens than
-// it had requests in flight when the server decided it (16 under the
+// lowReports is, for each Remaining below lowReportsN, when the request
+// whose success reported it last was sent and answered (and the wait the
+// latest report of 0 named). A window's decisions report each Remaining
+// once; the freshest report's burst can have taken no more of its tokens
+// than it had requests in flight when the server decided it (16 under the
 // bench's cap), so a freshest Remaining of lowReportsN or more is never
 // found spent this way.
 type lowReports struct {
-	has          uint64             // bit r: some success reported r remaining
-	sent         [lowReportsN]int64 // the latest send time of one that did
+	has          uint32             // bit r: some success reported r remaining
+	sent, recv   [lowReportsN]int64 // when the latest one that did was sent, and answered
 	pause, reset time.Duration      // the Pause and Reset of the one that reported 0
 }
 
-const lowReportsN = 64
+const lowReportsN = 32
 
-func (s *lowReports) observe(sent int64, f Feedback) {
+func (s *lowReports) observe(sent, recv int64, f Feedback) {
 	r := f.Remaining
 	if r < 0 || r >= lowReportsN {
 		return
 	}
-	if bit := uint64(1) << r; s.has&bit == 0 || sent >= s.sent[r] {
+	if bit := uint32(1) << r; s.has&bit == 0 || sent >= s.sent[r] {
 		s.has |= bit
-		s.sent[r] = sent
+		s.sent[r], s.recv[r] = sent, recv
 		if r == 0 {
 			s.pause, s.reset = f.Pause, f.Reset
 		}
@@ -66,13 +67,13 @@ func (s *lowReports) observe(sent int64, f Feedback) {
 }
 
 // all reports whether each Remaining below n, down to 0, was reported by
-// a request sent at from or later.
-func (s *lowReports) all(n int, from int64) bool {
+// a request sent at from or later and answered after after.
+func (s *lowReports) all(n int, from, after int64) bool {
 	if n <= 0 || n > lowReportsN {
 		return false
 	}
 	for r := range n {
-		if s.has&(uint64(1)<<r) == 0 || s.sent[r] < from {
+		if s.has&(uint32(1)<<r) == 0 || s.sent[r] < from || s.recv[r] <= after {
 			return false
 		}
 	}

@@ -17,7 +17,9 @@ import (
 // freshest. A token no answer reported taken (an answer reporting more
 // remaining was decided before the freshest), or one reported taken by a
 // request sent a paced interval or more before the freshest one's (not its
-// burst), arms nothing: one stale report of the quota spent may have been
+// burst) or answered before the freshest one left (decided before it: a
+// learning budget's bursts a paced interval apart each report all of a
+// bucket's tokens taken), arms nothing: one stale report of the quota spent may have been
 // decided before the freshest, a window turning between them
 // (TestControlEarlierReportNeverOverridesLater).
 func TestControlSpentAfterArmsTheProbe(t *testing.T) {
@@ -33,9 +35,10 @@ func TestControlSpentAfterArmsTheProbe(t *testing.T) {
 		{"both after it", []ctlStep{freshest, one, spent}, true},
 		{"the spent one first", []ctlStep{freshest, at(spent, 14*ms), at(one, 15*ms)}, true},
 		{"one before it", []ctlStep{{at: 12500 * time.Microsecond, sent: 11900 * time.Microsecond, status: 200, h: quota("1", "100", "1")}, freshest, spent}, true},
-		{"the freshest last", []ctlStep{{at: 11800 * time.Microsecond, sent: 11500 * time.Microsecond, status: 200, h: quota("3", "100", "1")}, at(spent, 12*ms), at(one, 12*ms), at(freshest, 15*ms)}, true},
+		{"the freshest last", []ctlStep{{at: 11800 * time.Microsecond, sent: 11500 * time.Microsecond, status: 200, h: quota("3", "100", "1")}, at(spent, 12500*time.Microsecond), at(one, 12500*time.Microsecond), at(freshest, 15*ms)}, true},
 		{"one decided before it", []ctlStep{freshest, {at: 14 * ms, sent: 8 * ms, status: 200, h: quota("5", "100", "1")}, spent}, false},
 		{"one not its burst's", []ctlStep{{at: 2 * ms, sent: 1 * ms, status: 200, h: quota("1", "100", "1")}, freshest, spent}, false},
+		{"one answered before it left", []ctlStep{{at: 11 * ms, sent: 8 * ms, status: 200, h: quota("1", "100", "1")}, freshest, spent}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newControl(DefaultAdaptive())
