@@ -3,19 +3,19 @@ package core
 import "time"
 
 // spentAfter records a success's report (lowReports) and reports whether
-// the quota is spent now, though the freshest report left tokens: every
-// one of them was reported taken —
-// each Remaining below the freshest's, down to 0 — by an answer from that
-// report's burst (its request sent within a paced interval before the
-// freshest's, its answer come after that one was sent: it may have been
-// decided after), in whatever order they came. The server decided those after
-// the freshest: a burst leaves over a few ms on a loaded machine and
-// reaches the server in another order than it left, and over loopback the
-// first burst's last requests may reach it several ms after ones granted
-// later; the freshest itself may come last. It returns the report of the
-// quota spent to act on: this one, or, when this one reported another
-// token taken or is the freshest, the spent one's wait. The
-// freshest report stays the freshest: it is its own Remaining those
+// the quota is spent now, though the freshest report left tokens: each
+// Remaining below the freshest's, down to 0, was reported by an answer
+// from that report's burst — its request sent within a paced interval
+// before the freshest's, its answer come after that one left (so the
+// server may have decided it later) — in whatever order they came. A
+// window's decisions report each Remaining once: those answers took every
+// token the freshest report left. A burst leaves over a few ms on a loaded
+// machine and reaches the server in another order than it left; over
+// loopback the first burst's last requests may reach it several ms after
+// ones granted later, and the freshest's answer may come last. It returns
+// the report of the quota spent to act on: this one, or, when this one
+// reported another token taken or is the freshest, the spent one's wait.
+// The freshest report stays the freshest: it is its own Remaining those
 // answers spent. One stale report of the quota spent is not enough
 // (TestControlEarlierReportNeverOverridesLater): the server may have
 // decided it before the freshest, a window turning between them. Read as

@@ -72,7 +72,7 @@ func TestControlSpentAfterArmsTheProbe(t *testing.T) {
 // other's order (cross), so that the answer that took one of the freshest
 // report's tokens comes before it. Read as stale, the reports of the quota
 // spent armed no probe: the first paced call went unprobed, refused as a
-// near miss, and its probe was refused too: 3 429s in 29 of these 36 runs
+// near miss, and its probe was refused too: 3 429s in 28–29 of these 36 runs
 // (-count=1; all but the one late request's, which burstSpent covered, and
 // one other), where 2 are the least a client that must learn fiber's rule
 // can draw. With spentAfter, 2 in each.
