@@ -36,8 +36,9 @@ import (
 //     turn; only when the probe is refused too is the full wait honoured.
 //   - Reports are ordered by when their request was sent: one from a
 //     request sent before the freshest report's never overrides it (but
-//     the last token spent within the burst of the freshest, answered
-//     after it, still arms the probe: burstSpent).
+//     once answers from its burst have reported each token it left taken,
+//     in whatever order they came, the last spent still arms the probe:
+//     spentAfter).
 //
 // Pace. A refusal that only says "pause" — a wait longer than the rounding
 // after which the quota is whole again — and a refusal from a windowed
@@ -72,6 +73,7 @@ type control struct {
 	growing int64   // time spent growing since the cut (CUBIC's t), ns
 
 	last          quotaReport // the freshest quota report, by its request's send time
+	lows          lowReports  // the low Remainings successes reported, and when their requests were sent (spentAfter)
 	prevRemaining int         // the Remaining of the report before it; -1 when unknown
 	probe         probe
 	win           windows    // where a windowed server's windows turn
@@ -205,6 +207,7 @@ func (c *control) observe(o observation) verdict {
 		c.prevRemaining = c.last.remaining
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
+	spentF, spent := c.spentAfter(o, refusal)
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
 		p := c.probe
 		refillAt, holdUntil := p.refillAt, p.holdUntil
@@ -312,13 +315,16 @@ func (c *control) observe(o observation) verdict {
 		}
 		return c.cut(o, v)
 	}
+	if spent {
+		o.f, f = spentF, spentF
+	}
 	switch {
 	case refusal:
 		factor, failed := c.factor, c.failed
 		v = c.refused(o, v, kept)
 		c.armHindsight(o, v, first, factor, failed)
 		return v
-	case (fresh || c.burstSpent(o)) && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
+	case (fresh || spent) && f.Remaining == 0 && f.Pause > 0 && c.model != modelContinuous:
 		// The last token is spent; until the reset on a windowed server.
 		if c.model == modelWindowed {
 			return c.windowWait(o, v)

@@ -26,22 +26,6 @@ type probe struct {
 	named namedEnd // (windows) it tries the end a reset maybe rounded down names, else this plan (control_rounded.go)
 }
 
-// burstSpent reports whether a success that spent the last token, its
-// report not the freshest (its request sent before the freshest one's),
-// tells the quota spent now all the same: the freshest report left one
-// token, and this request left within a paced interval before that one's
-// — the same burst, which leaves over a few ms on a loaded machine and
-// reaches the server in another order than it left — and was answered
-// after it: the server decided it later, and it spent that token. (The
-// freshest report stays the freshest.) Read as stale, it arms no probe:
-// the first paced call after the burst goes unprobed, refused as a near
-// miss, and the probe after it is a second refusal where one finds the
-// model.
-func (c *control) burstSpent(o observation) bool {
-	l := c.last
-	return o.f.Remaining == 0 && l.remaining == 1 && o.now >= l.recv && o.sent >= l.sent-c.paced(o.interval)
-}
-
 // windowWait is the wait for a windowed server's spent quota: until the
 // reported reset, or the end the windows predict when that is sooner (a
 // reset rounded up to a whole second may be most of a second late). One

@@ -171,7 +171,7 @@ func TestControlPauseOnlyRefusalDoesNotCut(t *testing.T) {
 // in another order: the request that spent the last token may be one sent
 // before the freshest report's. Answered after that report, which left one
 // token, and sent within a paced interval before it, its spent quota arms
-// the probe all the same (burstSpent) — read as stale, the first paced
+// the probe all the same (spentAfter) — read as stale, the first paced
 // call after the burst went unprobed, refused as a near miss, and its
 // probe was a second refusal — and the freshest report stays the
 // freshest.
