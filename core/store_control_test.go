@@ -313,3 +313,34 @@ func TestStoreRefusalAnsweringAProbeWaitsItsOwnWait(t *testing.T) {
 		}
 	})
 }
+
+// A refusal reported by a budget whose mirror is stale (factor 1: it took
+// no turn since the fleet was cut to 0.3) names plateau 1: the store keeps
+// its factor, and its plateau is never above the factor the refusal found
+// — taken as it is, the next success showing room jumped the factor to
+// cubic(1, β, ·, ~0) = 0.5: a refusal raised it.
+func TestStoreStaleBudgetsRefusalNeverRaisesTheFactor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		a := DefaultAdaptive()
+		p := Pace{Interval: 10 * time.Millisecond, Burst: 1, Adaptive: a}
+		ctx := context.Background()
+		rep := func(r Report) float64 {
+			time.Sleep(10 * time.Millisecond)
+			r.Sent, r.Pace = math.MaxInt64, p
+			st, err := s.Report(ctx, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.Factor
+		}
+		rep(Report{Status: 429, Refused: true, Factor: 0.5, Plateau: 1})
+		before := rep(Report{Status: 429, Refused: true, Factor: 0.3, Plateau: 0.5})
+		rep(Report{Status: 429, Refused: true, Factor: 0.5, Plateau: 1}) // the stale budget's
+		after := rep(Report{Status: 200, Remaining: -1, Limit: -1, Reset: -1})
+		t.Logf("factor %v after the cut, %v after a refusal and a success", before, after)
+		if after > before {
+			t.Errorf("a refusal then a success 10 ms later raised the factor %v → %v", before, after)
+		}
+	})
+}

@@ -61,7 +61,11 @@ func (a *fleetFactor) observe(cfg Adaptive, r Report, now, paused int64) bool {
 		}
 		old := a.factor
 		a.factor = min(a.factor, max(cfg.MinRate, to))
-		a.plateau = max(a.factor, plateau)
+		// The plateau is never above the factor the refusal found: a
+		// budget whose mirror of the factor is stale (it took no turn
+		// since the fleet was cut) decides from a pace the fleet no
+		// longer runs, and its plateau would lift the recovery above it.
+		a.plateau = max(a.factor, min(plateau, old))
 		a.lastDecrease, a.grewAt, a.growing = now, now, 0
 		return a.factor != old
 	case r.Status < 500 && r.Status != 429 && a.factor < 1 && r.Sent > a.lastDecrease:

@@ -86,3 +86,30 @@ func TestReportWithAFactorOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// The script's port of the plateau rule (core's
+// TestStoreStaleBudgetsRefusalNeverRaisesTheFactor): a stale budget's
+// refusal leaves the plateau no higher than the factor it found, so the
+// next success does not lift the fleet above the pace it was cut to.
+func TestScriptStaleBudgetsRefusalNeverRaisesTheFactor(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	p := core.Pace{Interval: 10 * time.Millisecond, Burst: 1, Adaptive: core.DefaultAdaptive()}
+	rep := func(r core.Report) float64 {
+		time.Sleep(10 * time.Millisecond)
+		r.Sent, r.Pace = math.MaxInt64, p
+		st, err := s.Report(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Factor
+	}
+	rep(core.Report{Status: 429, Refused: true, Factor: 0.5, Plateau: 1})
+	before := rep(core.Report{Status: 429, Refused: true, Factor: 0.3, Plateau: 0.5})
+	rep(core.Report{Status: 429, Refused: true, Factor: 0.5, Plateau: 1})
+	after := rep(core.Report{Status: 200, Remaining: -1, Limit: -1, Reset: -1})
+	t.Logf("factor %v after the cut, %v after a refusal and a success", before, after)
+	if after > before {
+		t.Errorf("a refusal then a success raised the factor %v → %v", before, after)
+	}
+}

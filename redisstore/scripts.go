@@ -502,8 +502,9 @@ if ARGV[7] == '1' then
       local to, pl = tonumber(ARGV[12]), tonumber(ARGV[13])
       if not (to > 0 and to <= 1) then to = s.f * tonumber(ARGV[8]) end
       if not (pl > 0 and pl <= 1) then pl = s.f end
+      local old = s.f
       s.f = math.min(s.f, math.max(tonumber(ARGV[9]), to))
-      s.fp = math.max(s.f, pl)
+      s.fp = math.max(s.f, math.min(pl, old))
       s.ld, s.gw, s.gt = s.now, s.now, 0
     end
   elseif status < 500 and status ~= 429 and s.f < 1 and sent > ld then
