@@ -117,7 +117,21 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		pausedSince := b.pause.until > pauseSeen && b.pause.until > now
 		left := due - p.progress(now)
 		f := b.ctl.pol.factor
+		var late error
+		if at := now + int64(left/f); left >= 1 && at >= deadline {
+			// Stretched to or past the deadline: it fails at once, as a
+			// call in memory re-timed past its deadline does.
+			e := &RateLimitError{RetryAfter: time.Duration(at - now), Reason: Paced, Budget: b.name}
+			if f < 1 {
+				e.Reason = Throttled
+			}
+			late = e
+		}
 		b.unlock()
+		if late != nil {
+			p.s.Refund(context.WithoutCancel(ctx), t)
+			return 0, false, late
+		}
 		if left >= 1 {
 			timer.Stop()
 			timer.Reset(time.Duration(left / f))

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net/http"
 	"sort"
@@ -341,6 +342,35 @@ func TestStoreStaleBudgetsRefusalNeverRaisesTheFactor(t *testing.T) {
 		t.Logf("factor %v after the cut, %v after a refusal and a success", before, after)
 		if after > before {
 			t.Errorf("a refusal then a success 10 ms later raised the factor %v → %v", before, after)
+		}
+	})
+}
+
+// A call waiting for its store turn whose wait a cut stretches past its
+// context deadline fails at once with a *RateLimitError (doc.go), as a
+// budget in memory does (retimeLocked) — not asleep until the deadline,
+// ending with the context's bare error and no RetryAfter for a retry layer.
+func TestStoreCutPastTheDeadlineFailsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		b := MustBudget(PerSecond(10), WithBurst(1), WithStore(s))
+		first, err := b.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() { _, err := b.Acquire(ctx); done <- err }()
+		time.Sleep(10 * time.Millisecond)              // it waits for its turn at 100 ms
+		first.Observe(http.StatusTooManyRequests, nil) // a cut: its turn is now ~190 ms away
+		first.Release()
+		err = <-done
+		var rl *RateLimitError
+		t.Logf("after %v: %v", time.Since(start), err)
+		if !errors.As(err, &rl) || time.Since(start) > 20*time.Millisecond {
+			t.Errorf("waited %v, err %v (%T); want a *RateLimitError at once", time.Since(start), err, err)
 		}
 	})
 }
