@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"math"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -168,4 +169,33 @@ func TestControlFirstCutKeptWhenALaterCallIsRefused(t *testing.T) {
 		}},
 	)
 	runCtl(t, &c, steps)
+}
+
+// The run from the last cut's answer (spentRun.cutFrom) ends once the
+// pace grew back to the configured one: ten minutes at the
+// configured pace later, the server's quota drops, and the first refusal
+// cuts — read over the whole ten minutes, the run showed the server
+// keeping nearly all of the pace, and the refusal barely eased it.
+func TestControlRunSinceTheCutEndsOnceThePaceRecovered(t *testing.T) {
+	c := newControl(DefaultAdaptive())
+	c.model, c.kept.first = modelContinuous, -1
+	obs := func(status int, h http.Header, sent, at int64) verdict {
+		f := ParseFeedback(status, h, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(at)))
+		return c.observe(observation{status: status, f: f, sent: sent, now: at, interval: int64(ctlInterval), burst: 10})
+	}
+	refusal := withRetryAfter(quota("0", "10", "1"), "1")
+	v := obs(429, refusal, int64(4*ms), int64(5*ms))
+	t.Logf("first: cut %v factor %v", v.cut, c.factor)
+	c.probe = probe{}
+	sent := int64(20 * ms)
+	for ; sent < int64(600_000*ms); sent += int64(ctlInterval) {
+		obs(200, quota("5", "10", "1"), sent, sent+int64(ms))
+	}
+	t.Logf("after 10 min of room: factor %v", c.factor)
+	c.probe = probe{}
+	v = obs(429, refusal, sent, sent+int64(ms))
+	t.Logf("refusal after the drop: cut %v factor %v", v.cut, c.factor)
+	if c.factor > 0.9 {
+		t.Errorf("factor %v after a refusal; a ten-minute-old cut's run eased it to the long average", c.factor)
+	}
 }

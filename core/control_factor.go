@@ -68,7 +68,9 @@ func (c *control) grow(o observation, v verdict) verdict {
 	}
 	c.factor = min(1, w)
 	v.grew = true
-	v.restored = c.factor == 1
+	if v.restored = c.factor == 1; v.restored {
+		c.run.recovered()
+	}
 	return v
 }
 

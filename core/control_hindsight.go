@@ -50,6 +50,7 @@ func (c *control) hindsightAdmit(o observation, v verdict) verdict {
 		return v
 	}
 	c.factor, c.failed = h.factor, h.failed
+	c.run.recovered()
 	*h = hindsight{}
 	v.grew, v.restored = true, c.factor == 1
 	return v

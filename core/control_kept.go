@@ -169,6 +169,11 @@ func keptOver(from, n, sent, interval int64) float64 {
 // or eased the pace.
 func (r *spentRun) cut(now int64) { r.cutFrom, r.cutN = now, 0 }
 
+// recovered closes the run since the cut: the pace grew back to the
+// configured one (or the cut was undone), so a later refusal is about the
+// server's pace now, not an average over all the time since the cut.
+func (r *spentRun) recovered() { r.cutFrom, r.cutN = 0, 0 }
+
 // restart counts the admissions before the first refusal afresh, from
 // the requests sent at at on: a server pause that ends with the whole
 // quota back is a fresh start, whose first burst may draw a near miss as a
