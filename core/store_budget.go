@@ -28,6 +28,7 @@ type storePacer struct {
 	prog    float64
 	progAt  int64
 	changed chan struct{}
+	woke    float64 // the factor the waiting calls were last woken at (mirror)
 }
 
 // turn is Acquire's turn when the state is in a Store: one call to Take
@@ -152,7 +153,12 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 }
 
 // mirror takes the store's shared factor f, under the budget's lock, and
-// wakes the waiting calls if it changed.
+// wakes the waiting calls when it fell (a cut may stretch a wait past its
+// deadline: it fails at once) or rose by wakeStep since they were last
+// woken, or back to 1. CUBIC raises the factor a hair at almost every
+// success: woken at each, every waiting call took the lock twice per
+// response. A call not woken for a smaller rise goes when its timer
+// fires, at most that much later than the risen pace allows.
 func (p *storePacer) mirror(f float64) {
 	b := p.b
 	f = sharedFactor(f)
@@ -162,11 +168,19 @@ func (p *storePacer) mirror(f float64) {
 	now := b.now()
 	p.prog, p.progAt = p.progress(now), now
 	b.ctl.pol.factor = f
+	if f > p.woke && f < 1 && f < p.woke*(1+wakeStep) {
+		return
+	}
+	p.woke = f
 	if p.changed != nil {
 		close(p.changed)
 	}
 	p.changed = make(chan struct{})
 }
+
+// wakeStep is the rise of the shared factor, as a fraction of the factor
+// at the last wake, that wakes the calls waiting for their store turn.
+const wakeStep = 1.0 / 32
 
 // sharedFactor is a store's factor f, or 1 when f is outside (0, 1] (a
 // Store that does not keep one): a call never goes before its turn, nor

@@ -374,3 +374,28 @@ func TestStoreCutPastTheDeadlineFailsAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// The calls waiting for their store turn are woken when the shared factor
+// falls (a cut may stretch a wait past its deadline), when it rose by
+// wakeStep since they were last woken, or back to 1 — not at each hair of
+// CUBIC's growth, which came with almost every success (every waiting
+// call taking the budget's lock twice per response).
+func TestStoreWaitingCallsWokenByFallsAndRealRises(t *testing.T) {
+	b := MustBudget(PerSecond(10), WithStore(NewMemoryStore()))
+	p := b.pacer.(*storePacer)
+	for _, step := range []struct {
+		f    float64
+		wake bool
+	}{
+		{0.5, true}, {0.505, false}, {0.51, false}, {0.52, true}, {0.4, true}, {0.41, false}, {1, true},
+	} {
+		b.lock()
+		before := p.changed
+		p.mirror(step.f)
+		woke := p.changed != before
+		b.unlock()
+		if woke != step.wake {
+			t.Errorf("factor to %v: woke %v, want %v", step.f, woke, step.wake)
+		}
+	}
+}
