@@ -294,7 +294,7 @@ func (c *control) observe(o observation) verdict {
 		}
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		if c.model == modelContinuous && f.Remaining >= 0 {
-			v.pause -= c.nearTurnEarly(p, f)
+			v.pause -= c.nearTurnEarly(p, o)
 			v = c.refillProbe(v)
 		}
 		if !c.aboveStated(o.interval) {

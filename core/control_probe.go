@@ -145,11 +145,13 @@ func (c *control) refillProbe(v verdict) verdict {
 // sooner, it ends in the window that idled, whose counter weighs the one
 // before by that interval alone: the probe's answer says what remains, and
 // the rest spend it at once. Refused mid-window, the wait ends with a
-// call's worth less back; on a bucket, the coarse wait was long anyway. A
-// stated interval as long as the wait (a Limit of 1) leaves it whole.
-// (With resets finer than a second the turn shows: turnedSpent.)
-func (c *control) nearTurnEarly(p probe, f Feedback) int64 {
-	if s := c.statedInterval(); p.near && c.justTurned(f) && s < int64(f.Pause) {
+// call's worth less back; on a bucket, the coarse wait was long anyway.
+// Only at a pace within the rate the server states (a near miss of a
+// sliding window's, not a pace above the server's), and for a wait longer
+// than the stated interval (a millisecond Retry-After is exact). (With
+// resets finer than a second the turn shows: turnedSpent.)
+func (c *control) nearTurnEarly(p probe, o observation) int64 {
+	if s := c.statedInterval(); p.near && !c.aboveStated(o.interval) && c.justTurned(o.f) && s < int64(o.f.Pause) {
 		return s
 	}
 	return 0

@@ -49,29 +49,32 @@ func TestControlProbeJustAfterTheTurnRefusedProbesOnce(t *testing.T) {
 // second, which cannot say otherwise. An exact reset that names a
 // mid-window end shows no turn at the refusal: the wait is honoured as it
 // is. (One that names an end a whole window away shows the turn, and one
-// more probe goes a stated interval after it: turnedSpent.) A Limit of 1
-// states an interval as long as the wait: it is honoured.
+// more probe goes a stated interval after it: turnedSpent.) Nor is a wait
+// at a pace above the stated rate ended early, nor an exact one shorter
+// than the stated interval.
 func TestControlNearMissProbeRefusedAtATurnEndsItsWaitEarly(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	unix := func(d time.Duration) string { return strconv.FormatInt(epoch.Add(d).Unix(), 10) }
 	for _, tc := range []struct {
-		name  string
-		limit string
-		at    time.Duration // the near miss's answer; its probe's is a paced turn on
-		reset func(at time.Duration) string
-		early time.Duration
+		name     string
+		limit    string
+		interval time.Duration // the configured pace's, within the stated rate
+		at       time.Duration // the near miss's answer; its probe's is a paced turn on
+		reset    func(at time.Duration) string
+		early    time.Duration
 	}{
-		{"whole-second reset", "100", 990 * ms, func(time.Duration) string { return "1" }, 10 * ms},
-		{"exact reset, mid-window", "100", 490 * ms, func(at time.Duration) string { return unix(at + 510*ms) }, 0},
-		{"a Limit of 1", "1", 990 * ms, func(time.Duration) string { return "1" }, 0}, // the interval is the window
+		{"whole-second reset", "100", ctlInterval, 990 * ms, func(time.Duration) string { return "1" }, 10 * ms},
+		{"exact reset, mid-window", "100", ctlInterval, 490 * ms, func(at time.Duration) string { return unix(at + 510*ms) }, 0},
+		{"above the stated rate", "50", ctlInterval, 990 * ms, func(time.Duration) string { return "1" }, 0}, // 50 a second
+		{"a millisecond wait", "100", ctlInterval, 990 * ms, func(time.Duration) string { return "1" }, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newControl(DefaultAdaptive())
 			c.model, c.kept.first = modelContinuous, -1 // a sliding window, past its first refusal
-			c.kept.interval = int64(ctlInterval)        // kept at the pace: the next refusal is a near miss
+			c.kept.interval = int64(tc.interval)        // kept at the pace: the next refusal is a near miss
 			observe := func(at time.Duration, status int, h http.Header) verdict {
 				f := ParseFeedback(status, h, epoch.Add(at))
-				return c.observe(observation{status: status, f: f, sent: int64(at - ms), now: int64(at), interval: int64(ctlInterval), burst: 100})
+				return c.observe(observation{status: status, f: f, sent: int64(at - ms), now: int64(at), interval: int64(tc.interval), burst: 100})
 			}
 			observe(tc.at-10*ms, 200, quota("0", tc.limit, tc.reset(tc.at-10*ms)))
 			v := observe(tc.at, 429, withRetryAfter(quota("0", tc.limit, tc.reset(tc.at)), "1"))
@@ -80,9 +83,18 @@ func TestControlNearMissProbeRefusedAtATurnEndsItsWaitEarly(t *testing.T) {
 			}
 			c.probe.armed, c.probe.out, c.probe.sentAt = false, true, v.probeAt // the budget sends it
 			probe := time.Duration(v.probeAt)
-			v = observe(probe+ms, 429, withRetryAfter(quota("0", tc.limit, tc.reset(probe+ms)), "1"))
-			if want := int64(probe + ms + time.Second - tc.early); v.pause != want || v.probeAt != want {
-				t.Errorf("verdict %+v; want the wait and its probe until %v", v, time.Duration(want))
+			wait := time.Second
+			h := withRetryAfter(quota("0", tc.limit, tc.reset(probe+ms)), "1")
+			if tc.name == "a millisecond wait" {
+				wait = 5 * ms
+				h.Set("Retry-After-Ms", "5")
+			}
+			v = observe(probe+ms, 429, h)
+			stated := time.Second / time.Duration(c.last.limit)
+			if early := int64(probe + ms + wait - tc.early); tc.early > 0 && (v.pause != early || v.probeAt != early) {
+				t.Errorf("verdict %+v; want the wait and its probe until %v", v, time.Duration(early))
+			} else if short := int64(probe + ms + wait - stated); tc.early == 0 && (v.pause == short || v.probeAt == short) {
+				t.Errorf("verdict %+v; want the wait not ended a stated interval early, at %v", v, time.Duration(short))
 			}
 		})
 	}
