@@ -33,7 +33,9 @@ import (
 //   - Whole-second resets and Retry-Afters are coarse bounds (rounded up by
 //     some servers, down by others): a refusal whose wait is one second or
 //     less holds the callers until it, but one probe goes at the next paced
-//     turn; only when the probe is refused too is the full wait honoured.
+//     turn; only when the probe is refused too is the full wait honoured
+//     (a near miss's probe refused maybe at a sliding window's turn: a
+//     stated interval short of it, nearTurnEarly).
 //   - Reports are ordered by when their request was sent: one from a
 //     request sent before the freshest report's never overrides it (but
 //     once answers from its burst have reported each token it left taken,
@@ -308,6 +310,7 @@ func (c *control) observe(o observation) verdict {
 		}
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		if c.model == modelContinuous && f.Remaining >= 0 {
+			v.pause -= c.nearTurnEarly(p, o)
 			v = c.refillProbe(v)
 		}
 		if !c.aboveStated(o.interval) {

@@ -115,6 +115,32 @@ func (c *control) refillProbe(v verdict) verdict {
 	return v
 }
 
+// nearTurnEarly is how much sooner than its wait the refused probe p of a
+// near miss ends it on a continuous quota (refillProbe's wait): a stated
+// interval when the refusal may have come just as a sliding window turned
+// — its reset a whole window away (justTurned), which a whole-second
+// reset of one second, as the IETF fields state it, always is — else 0.
+// A near miss a hair before the turn after a window spent at once (the
+// burst a pause's end lets go) and its probe the next paced turn, a hair
+// after it, are both refused; the wait honoured in full then ends a hair
+// after the next turn, the window between idle — its quota, a call per
+// interval, never spent: a window lost (1.19× the floor for the matrix's
+// pause begun 980–989 ms into a second, IETF style). A stated interval
+// sooner, it ends in the window that idled, whose counter weighs the one
+// before by that interval alone: the probe's answer says what remains, and
+// the rest spend it at once. Refused mid-window, the wait ends with a
+// call's worth less back; on a bucket, the coarse wait was long anyway.
+// Only at a pace within the rate the server states (a near miss of a
+// sliding window's, not a pace above the server's), and for a wait longer
+// than the stated interval (a millisecond Retry-After is exact). (With
+// resets finer than a second the turn shows: turnedSpent.)
+func (c *control) nearTurnEarly(p probe, o observation) int64 {
+	if s := c.statedInterval(); p.near && !c.aboveStated(o.interval) && c.justTurned(o.f) && s < int64(o.f.Pause) {
+		return s
+	}
+	return 0
+}
+
 // goesOn reports whether a refusal of the probe p, sent when a wait ended,
 // shows that wait going on past a reset rounded down: the probe found a
 // server pause, or a windowed server's quota, still spent, and the reset it

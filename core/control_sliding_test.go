@@ -108,3 +108,39 @@ func slidingExactBatch(t *testing.T, headers quotatest.HeaderStyle, phase time.D
 	t.Logf("429s %d, makespan %v; refused from the third window on at %v", r.refused, r.makespan, refused)
 	return r, refused
 }
+
+// The sliding window's pause at a batch begun 980–989 ms into a second:
+// the pause ends that far into its second and the fresh window's quota
+// goes at once; the next paced call, a hair before the turn, is a near
+// miss, and its probe at the next paced turn, a hair after the turn and
+// before the turned window's first call fits, is refused too, its wait
+// "1 s". On whole-second resets (IETF) nothing says the window just
+// turned: honoured in full, the wait ends a hair after the next turn, the
+// window between idle, and every window after it spends its quota at its
+// start (6.38 s, 1.19× the floor here). The wait ends a stated interval
+// sooner (nearTurnEarly), in the window that idled, and its probe's
+// Remaining goes at once: within 3 % of the floor — a greedy client's
+// makespan from the phase φ, 6.354 s − φ (bench/matrix floor.go: 5.374 s
+// at 980 ms) — with nothing sent into the known pause.
+func TestBatchSlidingWindowPauseBegunBeforeATurn(t *testing.T) {
+	for _, s := range slidingStyles {
+		for _, phase := range []time.Duration{980 * ms, 985 * ms, 989 * ms} {
+			t.Run(fmt.Sprintf("%s/%v", s.name, phase), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(phase)))
+					bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
+					bt.latency = 0
+					bt.told, bt.burst = PerSecond(100), 100
+					bt.pauseAdmitted, bt.pause, bt.retryGap = 166, 2*time.Second, -1
+					r := runBatch(t, bt)
+					floor := 6353535*time.Microsecond - phase
+					x := float64(r.makespan) / float64(floor)
+					t.Logf("429s %d, makespan %v = %.3f × the floor %v, %d into the known pause", r.refused, r.makespan, x, floor, r.intoPause)
+					if x > 1.03 || r.intoPause != 0 {
+						t.Errorf("makespan %v = %.3f × the floor %v, %d into the known pause; want ≤ 1.03×, none", r.makespan, x, floor, r.intoPause)
+					}
+				})
+			})
+		}
+	}
+}

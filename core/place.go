@@ -280,6 +280,31 @@ func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64, key uin
 	return Permit{b: b, sent: sent, slot: ref, key: key}, true, nil
 }
 
+// placeSlotLocked hands a refused call's retry about to wait for a slot
+// the slot its kept place took, if it took one (key 0, or anyKey: no place
+// is its own). The retry found its place without a slot and none free
+// (placeWithSlot), and one freed before it queued for a slot went to that
+// place, its retry not waiting yet (freeSlotLocked): waiting on, it would
+// wait behind the others for a slot while its place held one, and at the
+// wait's end the place — its turn come, its retry not there — holds
+// everyone behind it until it is given up, their requests never going to
+// free a slot (the pause at a sliding window's turn, 980 ms, under -race
+// with four Ps: the burst after the pause left 20 ms late, once in a few
+// hundred runs). With the slot, the retry adopts its place (adoptPlaceLocked).
+func (b *Budget) placeSlotLocked(key uint64) (slotRef, bool) {
+	if key == 0 || key == anyKey {
+		return slotRef{}, false
+	}
+	for p := b.queue.head; p != nil && p.kept(); p = p.next {
+		if p.place && p.key == key && p.slot.idx1 > 0 {
+			ref := p.slot
+			p.slot = slotRef{}
+			return ref, true
+		}
+	}
+	return slotRef{}, false
+}
+
 // placeExpiryLocked is when the first kept place is due to be given up,
 // or 0: the caller first in line for a slot waits for it, since the place
 // holds, or reserves, the slot it waits for.

@@ -443,3 +443,82 @@ func TestRetryThatWaitedForASlotKeepsItsPlace(t *testing.T) {
 		}
 	})
 }
+
+// A refused call's retry that found its place without a slot and none free
+// goes on to wait for one; a slot freed in between goes to that place (a
+// caller waits for a slot: freed slots go to the places first), its retry
+// not waiting yet. The retry takes its place's slot rather than wait behind
+// that caller for another (placeSlotLocked), and goes the moment the pause
+// ends — not once its place, its turn come and its retry not there, is
+// given up (x first, then). Every other slot is held by a request in
+// flight, as under a pause's end's burst. (White-box: the race is between
+// placeWithSlot and acquireSlot, which a retry runs one after the other;
+// over the matrix's batch, -race with four Ps, once in a few hundred runs.)
+func TestRetryFindsTheSlotItsPlaceTookBeforeItWaited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(10), WithBurst(2), WithoutAdaptive(), WithMaxInFlight(3))
+		ctx := context.Background()
+		const z, a, d, x = uint64(1<<63 | 26), uint64(1<<63 | 1), uint64(1<<63 | 4), uint64(1<<63 | 24)
+		permit := func(key uint64) Permit {
+			p, err := b.acquire(ctx, nil, key)
+			if err != nil {
+				t.Error(err)
+			}
+			return p
+		}
+		var mu sync.Mutex
+		sentAt := map[uint64]time.Time{}
+		var wg sync.WaitGroup
+		sent := func(key uint64, ref slotRef) {
+			mu.Lock()
+			sentAt[key] = time.Now()
+			mu.Unlock()
+			time.Sleep(time.Second) // its request in flight: its slot held
+			b.releaseSlot(ref)
+		}
+		call := func(key uint64) { // a slot (acquireSlot), then the turn
+			wg.Go(func() {
+				_, ref, err := b.acquireSlot(ctx, b.now(), never, key)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := b.pacer.turn(ctx, b.now(), never, nil, key); err != nil {
+					t.Error(err)
+				}
+				sent(key, ref)
+			})
+		}
+		pz, pa, pd := permit(z), permit(a), permit(d)
+		refuse := func(p Permit, key uint64) {
+			b.observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"2"}}, nil, p.sent, key)
+		}
+		refuse(pz, z) // z's place, then a's: both without a slot
+		refuse(pa, a)
+		end := time.Now().Add(b.PauseRemaining())
+		call(x)
+		synctest.Wait() // x waits for a slot
+		pa.Release()    // a's slot goes to z's place, kept first
+		if _, ok, _ := b.placeWithSlot(ctx, b.now(), never, a); ok {
+			t.Fatal("a's retry found its place with a slot: the race is not set up")
+		}
+		pd.Release() // before a's retry waits for a slot: it goes to a's place
+		call(a)
+		synctest.Wait()
+		pz.Release()
+		wg.Go(func() { // z's retry: its place has a slot, and its turn
+			p, ok, err := b.placeWithSlot(ctx, b.now(), never, z)
+			if !ok || err != nil {
+				t.Errorf("z's retry found its place %v, err %v", ok, err)
+				return
+			}
+			sent(z, p.slot)
+		})
+		wg.Wait()
+		t.Logf("sent after the pause's end: z %v, a %v, x %v", sentAt[z].Sub(end), sentAt[a].Sub(end), sentAt[x].Sub(end))
+		if !sentAt[z].Equal(end) || !sentAt[a].Equal(end) || !sentAt[x].After(end) {
+			t.Errorf("sent after the pause's end: z %v, a %v, x %v; want z and a at it (the burst), x after",
+				sentAt[z].Sub(end), sentAt[a].Sub(end), sentAt[x].Sub(end))
+		}
+	})
+}

@@ -57,6 +57,10 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint6
 		b.unlock()
 		return now, ref, nil
 	}
+	if ref, ok := b.placeSlotLocked(key); ok { // its kept place took a slot meanwhile (place.go)
+		b.unlock()
+		return now, ref, nil
+	}
 	if b.gateLocked() > now && b.gateLocked() >= deadline {
 		err := b.lateErrorLocked(b.gateLocked(), now)
 		b.unlock()
