@@ -399,3 +399,57 @@ func TestStoreWaitingCallsWokenByFallsAndRealRises(t *testing.T) {
 		}
 	}
 }
+
+// A refused probe's full wait that ends with one probe (refillProbe: the
+// probe at the wait's end, the budget's own callers held a second past it
+// for its answer) holds the fleet until that probe, not for the second of
+// hold after it: the shared pace follows the probe, as a budget's own
+// callers follow its answer.
+func TestFleetWaitEndsAtAProbePlannedAtTheWaitsEnd(t *testing.T) {
+	const now = int64(10 * time.Second)
+	wait := 500 * time.Millisecond
+	end := now + int64(wait)
+	c := newControl(DefaultAdaptive())
+	v := verdict{pause: end, allow: 1, probeAt: end, holdUntil: end + coarse}
+	until, allow := fleetWait(&c, v, true, true, wait, now)
+	if until != end || allow != 1 {
+		t.Errorf("the fleet held until %v (allow %d); want the wait's end, %v, when the probe goes", time.Duration(until-now), allow, wait)
+	}
+}
+
+// A refusal that does not lower the fleet's factor — an ease to the pace
+// it already has: the server kept all of it — still restarts its recovery
+// from the plateau it names, as the controller's ease does: the fleet does
+// not climb on from the clock of the cut before, into the next refusal.
+func TestStoreRefusalAtTheFactorRestartsItsRecovery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		p := Pace{Interval: 10 * time.Millisecond, Burst: 1, Adaptive: DefaultAdaptive()}
+		report := func(r Report) float64 {
+			r.Sent, r.Pace = math.MaxInt64, p
+			st, err := s.Report(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.Factor
+		}
+		room := Report{Status: 200, Remaining: 5, Limit: 10, Reset: time.Second}
+		report(Report{Status: 429, Refused: true, Factor: 0.5, Plateau: 1})
+		var f float64
+		for range 20 { // two seconds of room
+			time.Sleep(100 * time.Millisecond)
+			f = report(room)
+		}
+		time.Sleep(10 * time.Millisecond)
+		report(Report{Status: 429, Refused: true, Factor: f, Plateau: f}) // eased to the pace it has
+		grown := f
+		for range 40 { // four more seconds of room
+			time.Sleep(100 * time.Millisecond)
+			grown = report(room)
+		}
+		t.Logf("factor %.3f at the refusal, %.3f four seconds on", f, grown)
+		if grown > f {
+			t.Errorf("factor %.3f → %.3f in the four seconds after a refusal at it; want the recovery restarted from that plateau (CUBIC below it for %.1f s)", f, grown, f*0.5/0.1)
+		}
+	})
+}
