@@ -121,11 +121,7 @@ func TestBatchToldTwiceTheDemosRateWithItsBurst(t *testing.T) {
 func TestControlFirstCutUndoneWhenTheBurstWasWhole(t *testing.T) {
 	c := newControl(DefaultAdaptive())
 	refusal := withRetryAfter(quota("0", "10", "1"), "1")
-	var steps []ctlStep
-	for i, sent := range []time.Duration{0, 0, 0, 0, 12 * ms, 12 * ms, 12 * ms} {
-		steps = append(steps, ctlStep{at: sent + 2*ms, sent: sent, status: 200, h: quota(fmt.Sprint(9-i), "10", "1")})
-	}
-	steps = append(steps,
+	steps := append(burstAnsweredBeforeItsRefusal(),
 		ctlStep{at: 26 * ms, sent: 25 * ms, status: 429, h: refusal, check: func(t *testing.T, c *control, v verdict) {
 			if !v.cut || c.factor != 0.5 {
 				t.Errorf("verdict %+v, factor %v; want a cut to 0.5", v, c.factor)
@@ -147,17 +143,24 @@ func TestControlFirstCutUndoneWhenTheBurstWasWhole(t *testing.T) {
 	runCtl(t, &c, steps)
 }
 
+// burstAnsweredBeforeItsRefusal is 7 of a told burst of 10 admitted (4
+// sent at once, 3 at 12 ms behind the cap on calls in flight) before the
+// refusal that follows them is read.
+func burstAnsweredBeforeItsRefusal() []ctlStep {
+	var steps []ctlStep
+	for i, sent := range []time.Duration{0, 0, 0, 0, 12 * ms, 12 * ms, 12 * ms} {
+		steps = append(steps, ctlStep{at: sent + 2*ms, sent: sent, status: 200, h: quota(fmt.Sprint(9-i), "10", "1")})
+	}
+	return steps
+}
+
 // The same cut is kept when a call sent after the wave is refused before
 // the wave shows the whole told burst admitted (here for a server pause,
 // which cuts nothing itself).
 func TestControlFirstCutKeptWhenALaterCallIsRefused(t *testing.T) {
 	c := newControl(DefaultAdaptive())
 	refusal := withRetryAfter(quota("0", "10", "1"), "1")
-	var steps []ctlStep
-	for i, sent := range []time.Duration{0, 0, 0, 0, 12 * ms, 12 * ms, 12 * ms} {
-		steps = append(steps, ctlStep{at: sent + 2*ms, sent: sent, status: 200, h: quota(fmt.Sprint(9-i), "10", "1")})
-	}
-	steps = append(steps,
+	steps := append(burstAnsweredBeforeItsRefusal(),
 		ctlStep{at: 26 * ms, sent: 25 * ms, status: 429, h: refusal},
 		ctlStep{at: 47 * ms, sent: 46 * ms, status: 429, h: withRetryAfter(quota("0", "10", "3"), "3")},
 		ctlStep{at: 48 * ms, sent: 12 * ms, status: 200, h: quota("2", "10", "1")},
