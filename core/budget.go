@@ -209,7 +209,11 @@ func (b *Budget) InFlight() int {
 	return b.inFlight
 }
 
-// PauseRemaining returns how long the server's pause has left to run, or 0.
+// PauseRemaining returns how long until the budget lets a call go again,
+// or 0: the later of the server's pause and the controller's hold (one
+// probe out while a coarse wait's end is found, hold.go); for a budget on a
+// Store, the fleet's pause. A retry layer that sleeps it wakes when the
+// budget would let its call go.
 func (b *Budget) PauseRemaining() time.Duration {
 	if b.pacer == nil {
 		return 0

@@ -104,7 +104,7 @@ func (c *control) pauseProbe(v verdict) verdict {
 // its window turns, the wait ends two thirds into the next, which has
 // that much back). Only the refused call's retry, in its kept place, goes
 // when the wait ends; its answer's Remaining is what the rest spend at
-// once (releaseLocked), and then the pace.
+// once (enactHoldLocked), and then the pace.
 func (c *control) refillProbe(v verdict) verdict {
 	v.allow, v.whole = 1, false
 	if c.probe.armed || c.probe.out {

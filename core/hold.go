@@ -10,7 +10,7 @@ import "net/http"
 // is the later of the server's pause and this hold. The hold first ends at
 // the probe's turn with one allowed; the call granted then is the probe
 // (sentLocked), and the hold extends to the controller's bound; the
-// probe's answer ends it (releaseLocked) or turns it into the server's
+// probe's answer ends it (enactHoldLocked) or turns it into the server's
 // wait. Unlike the server's pause, the hold may be shortened.
 
 // gateLocked is the instant before which no call may go: the end of the

@@ -30,7 +30,8 @@ type pacer interface {
 	// stamp places a send time given as a time.Time (the zero time: just
 	// now) on the pacer's clock, for Budget.Observe.
 	stamp(sent time.Time) int64
-	// pauseLeft is what the server's pause has left to run.
+	// pauseLeft is what the gate has left to run: the server's pause or the
+	// controller's hold, whichever ends later (PauseRemaining).
 	pauseLeft() time.Duration
 }
 

@@ -18,9 +18,12 @@
 // — the server's, a spent window until its turn, a refusal's wait —
 // extends the shared pause (never shortens it) and bounds what goes at once
 // when it ends; a refusal that shows the pace too fast (not a server pause,
-// not a near miss) halves the shared rate once per burst across the whole
-// fleet (a response to a request sent before the last decrease does not
-// decrease it again); other responses but a 429 restore it with time; a quota
+// not a near miss) sets the shared factor to what the reporting budget's
+// controller decided — its cut or its ease — once per burst across the
+// whole fleet, and never raises it (core.Report's Factor and Plateau; a
+// response to a request sent before the last decrease does not decrease it
+// again); the factor recovers by CUBIC toward the plateau while reports
+// show room, not in the fleet's pause (the port of core's fleetFactor); a quota
 // report (Remaining/Reset, x-ratelimit-remaining-tokens for a dimension)
 // shapes the shared pace until its reset, as it shapes one budget's. The
 // scripts decide exactly as core.MemoryStore does; the tests check it call
