@@ -59,6 +59,11 @@ import (
 // passes its deadline is failed and its reservation not made again, the
 // rest hold their new turns (the queue's timer is set for them when mu is
 // released), and invariants 1 and 2 hold again.
+//
+// Before granting, dispatchLocked re-times the queue this way when its
+// turns come after a stall of the process longer than the burst's span
+// (stalledLocked): the overdue turns are taken again at now, as the clock
+// of a server idle meanwhile takes them.
 
 // takeTurn reserves the call's turn — with r's cost in the extra
 // dimensions, for a budget that has them. It returns the time the turn was
