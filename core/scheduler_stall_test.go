@@ -2,9 +2,14 @@ package core
 
 import (
 	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/headgate-go/headgate/core/quotatest"
 )
 
 // A stall of the whole process (a loaded machine) that keeps the queue's
@@ -78,6 +83,73 @@ func TestStallSendsNoMoreThanTheBurst(t *testing.T) {
 		}
 		if last, ideal := time.Duration(ws[calls-1].granted), 150*ms+time.Duration(calls-burst)*10*ms; last > ideal {
 			t.Errorf("the last turn went at %v; want by %v: the burst at the stall's end, the rest paced after it", last, ideal)
+		}
+	})
+}
+
+// The same through the transport, in a batch: 300 calls from 100
+// goroutines told the exact rate and burst of quotatest's GCRA server
+// (100/s, burst 10), each refusal tried again at once, and the process
+// stalled for 150 ms at 1 s. Without stalledLocked the server refused the
+// 5 overdue turns beyond its burst.
+func TestStallBatchAgainstGCRA(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		toYear2026()
+		p, err := quotatest.New(quotatest.Config{Requests: 100, Period: time.Second, Burst: 10,
+			Headers: quotatest.XRateLimitDelta | quotatest.RetryAfterSeconds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := NewBudget(PerSecond(100), WithBurst(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := &http.Client{Transport: NewTransport(p.Transport(), b)}
+		start := time.Now()
+		go func() { // the stall: the queue's timer held for 150 ms, then fired late
+			time.Sleep(time.Second + 5*ms) // (between two turns: the timer is not firing)
+			b.mu.Lock()
+			b.timer.Stop()
+			b.mu.Unlock()
+			time.Sleep(150 * ms)
+			b.onTimer()
+		}()
+		const n = 300
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range 100 {
+			wg.Go(func() {
+				for int(next.Add(1)) <= n {
+					for {
+						resp, err := client.Get("http://api.test/v1/items")
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						resp.Body.Close()
+						if resp.StatusCode == http.StatusOK {
+							break
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		makespan := time.Since(start)
+		refused := 0
+		for _, a := range p.Arrivals() {
+			if a.Outcome != quotatest.Admitted {
+				refused++
+			}
+		}
+		// The floor: the ideal, and what the stall lost beyond the burst's span.
+		floor := time.Duration(n-10)*10*ms + 150*ms - 100*ms
+		t.Logf("429s %d, makespan %v (floor %v)", refused, makespan, floor)
+		if refused > 0 {
+			t.Errorf("the server refused %d calls; want none: after the stall no more than its burst goes at once", refused)
+		}
+		if float64(makespan) > 1.01*float64(floor) {
+			t.Errorf("makespan %v; want within 1.01x the floor %v", makespan, floor)
 		}
 	})
 }
