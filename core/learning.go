@@ -124,10 +124,17 @@ func (b *Budget) learnSpanLocked(f Feedback, sent, now int64) bool {
 // learnRefillLocked learns from a server whose Limit per reset understates
 // its rate (a GCRA server states its burst as the Limit, and its reset —
 // the time to a full bucket, under a second — rounds to nothing). Two
-// reports in a row, from requests sent one after the other, that find the
-// quota whole but for the request itself show a server that refills faster
-// than the budget spends: the rate doubles. A window cannot show that (it
-// would need a window per request). Once the quota drains, the refill is
+// reports in a row, from requests sent one after the other at least half
+// an interval of the pace apart, that find the quota whole but for the
+// request itself show a server that refills faster than the budget spends:
+// the rate doubles. A window cannot show that (it would need a window per
+// request), but a window that turns between two requests of one burst
+// looks whole to both: the lone first call, answered just before a
+// window's turn, and the first call of the burst its answer sends, just
+// after (fiber's windows turn on its own clock's tick, anywhere in a
+// second). Sent within half an interval, the two show no refill, and
+// the doubling would send a second quota into the fresh window: 3 % of
+// the batch refused. Once the quota drains, the refill is
 // measured: from an anchor report, eight successes later (so that a
 // Remaining rounded by one token moves it an eighth at most), what was
 // answered less what Remaining fell, a token short, per the time between
@@ -145,7 +152,7 @@ func (b *Budget) learnRefillLocked(f Feedback, sent int64) (changed, restart boo
 		return false, false
 	case f.Remaining >= f.Limit-1:
 		w.anchorAt = 0
-		if last.remaining < f.Limit-1 || last.sent >= sent || b.rate.Requests > 1<<19 {
+		if last.remaining < f.Limit-1 || last.sent >= sent || sent-last.sent < int64(b.rate.Interval())/2 || b.rate.Requests > 1<<19 {
 			return false, false
 		}
 		ok := b.setLearnedLocked(Rate{Requests: 2 * b.rate.Requests, Period: b.rate.Period}, b.burst)

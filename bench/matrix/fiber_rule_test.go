@@ -15,13 +15,16 @@ import (
 )
 
 // fiberRule is fiber v2's sliding-window limiter (middleware/limiter,
-// limiter_sliding.go) transcribed for one key, so that it runs in virtual
-// time: fiber reads a process-wide whole-second clock that a real-time
-// ticker advances (utils.Timestamp), which no synctest bubble can drive.
-// TestFiberRuleMatchesFiber checks the transcription against fiber itself.
+// limiter_sliding.go), or its fixed window (limiter_fixed.go: the same
+// with no previous window), transcribed for one key, so that it runs in
+// virtual time: fiber reads a process-wide whole-second clock that a
+// real-time ticker advances (utils.Timestamp), which no synctest bubble
+// can drive. TestFiberRuleMatchesFiber checks the transcription against
+// fiber itself.
 type fiberRule struct {
 	max        int    // Config.Max
 	expiration uint64 // Config.Expiration in whole seconds, rounded up, at least 1
+	fixed      bool   // FixedWindow: a turned window starts empty
 
 	prev, curr int    // hits, refused ones included, in the previous and current window
 	end        uint64 // when the current window ends, on fiber's clock; 0: no entry
@@ -34,6 +37,8 @@ func (r *fiberRule) hit(ts uint64) (admitted bool, remaining int, reset uint64) 
 	switch {
 	case r.end == 0:
 		r.end = ts + r.expiration
+	case ts >= r.end && r.fixed:
+		r.curr, r.end = 0, ts+r.expiration
 	case ts >= r.end:
 		if elapsed := ts - r.end; elapsed >= r.expiration {
 			r.prev, r.curr, r.end = 0, 0, ts+r.expiration
@@ -58,12 +63,25 @@ func fiberClock(t time.Time, phase time.Duration) uint64 {
 // per 1 s Expiration, behind the recorder that plays the pause), served
 // in-process on fiberRule, its clock ticking phase past each whole second.
 func fiberSlidingRule(phase time.Duration) ServerSpec {
-	return ServerSpec{Name: "fiber sliding-window rule (in-process)", Burst: windowBurst, InProcess: true,
+	return fiberRuleServer("fiber sliding-window rule (in-process)", phase, 0, false)
+}
+
+// fiberFixedRule is the matrix's fiber fixed-window server, served as
+// fiberSlidingRule is; each request reaches it way after it is sent (the
+// round trip of a loopback request), so that its window can turn between
+// a request's send and its decision.
+func fiberFixedRule(phase, way time.Duration) ServerSpec {
+	return fiberRuleServer("fiber fixed-window rule (in-process)", phase, way, true)
+}
+
+func fiberRuleServer(name string, phase, way time.Duration, fixed bool) ServerSpec {
+	return ServerSpec{Name: name, Burst: windowBurst, InProcess: true,
 		start: func(e serverEnv) (*Server, error) {
 			rec := &recorder{w: e.w, pause: e.pause}
 			var mu sync.Mutex
-			rule := &fiberRule{max: e.w.Rate, expiration: 1}
+			rule := &fiberRule{max: e.w.Rate, expiration: 1, fixed: fixed}
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				time.Sleep(way)
 				i, left := rec.arrive(r.URL.Path)
 				if left > 0 {
 					w.Header().Set("Retry-After", retryAfter(left))
@@ -94,11 +112,17 @@ func fiberSlidingRule(phase time.Duration) ServerSpec {
 }
 
 // TestFiberRuleMatchesFiber sends requests one at a time, over loopback,
-// to fiber's own sliding-window limiter (Max 5 per 1 s, the matrix's
-// setup), spread over a few of its windows, and checks that fiberRule,
-// fed fiber's clock as fiber read it, answers each exactly as fiber did:
-// status, X-RateLimit-Remaining and -Reset, Retry-After.
+// to fiber's own sliding-window and fixed-window limiters (Max 5 per 1 s,
+// the matrix's setup), spread over a few of their windows, and checks
+// that fiberRule, fed fiber's clock as fiber read it, answers each
+// exactly as fiber did: status, X-RateLimit-Remaining and -Reset,
+// Retry-After.
 func TestFiberRuleMatchesFiber(t *testing.T) {
+	t.Run("sliding", func(t *testing.T) { matchFiber(t, fiberlimiter.SlidingWindow{}, false) })
+	t.Run("fixed", func(t *testing.T) { matchFiber(t, fiberlimiter.FixedWindow{}, true) })
+}
+
+func matchFiber(t *testing.T, mw fiberlimiter.LimiterHandler, fixed bool) {
 	const max = 5
 	type seen struct{ before, after uint64 } // fiber's clock around the limiter
 	var (
@@ -115,7 +139,7 @@ func TestFiberRuleMatchesFiber(t *testing.T) {
 		return err
 	})
 	app.Use(fiberlimiter.New(fiberlimiter.Config{Max: max, Expiration: time.Second,
-		LimiterMiddleware: fiberlimiter.SlidingWindow{}, KeyGenerator: func(*fiber.Ctx) string { return "all" }}))
+		LimiterMiddleware: mw, KeyGenerator: func(*fiber.Ctx) string { return "all" }}))
 	app.Get("/*", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -124,7 +148,7 @@ func TestFiberRuleMatchesFiber(t *testing.T) {
 	go func() { _ = app.Listener(ln) }()
 	defer func() { _ = app.Shutdown() }()
 	hc := &http.Client{Timeout: 5 * time.Second}
-	rule := &fiberRule{max: max, expiration: 1}
+	rule := &fiberRule{max: max, expiration: 1, fixed: fixed}
 	// Bursts of 7 (over the limit), then pauses of varying length: hits in
 	// one window, in the next, and after an idle window.
 	gaps := []time.Duration{0, 0, 0, 0, 0, 0, 0, 400 * time.Millisecond, 0, 0, 700 * time.Millisecond, 0, 0, 0,
