@@ -55,6 +55,7 @@ func NewLearningBudget(opts ...Option) (*Budget, error) {
 // burst per second.
 func (b *Budget) learnLocked(status int, f Feedback, sent, now int64) (changed, restart bool) {
 	if status >= 300 || isRefusal(status, f) {
+		b.refill.anchorAt = 0 // (a drain that drew refusals measured the burst, not the refill)
 		return false, false
 	}
 	if w := policyWindow(f); w > 0 {
@@ -85,7 +86,6 @@ type refillWatch struct {
 	anchorRem int   // its Remaining
 	answered  int   // successes reported since, from requests sent after it
 	measured  bool  // the rate is a measured refill (refineRefillLocked keeps it)
-	settled   bool  // measured again over a slow drain: for good
 	policy    Rate  // the IETF policy the rate was last set from; zero: none
 	spanFrom  int64 // the send time successes are counted from (learnSpanLocked)
 	spanN     int   // the successes counted, from requests sent at or after spanFrom
@@ -189,13 +189,19 @@ func (b *Budget) learnRefillLocked(f Feedback, sent int64) (changed, restart boo
 // first measurement, over the few tokens a fast drain leaves, is off by a
 // token or so, and is taken a token short. From then on:
 //   - the quota found whole twice in a row, by requests sent one after the
-//     other, shows the refill above the pace: unless settled, the rate
-//     creeps up by a 32nd (at least a request per second), so that the
-//     pace passes the refill by no more than that;
+//     other, shows the refill above the pace: the rate creeps up by a 32nd
+//     (at least a request per second), so that the pace passes the refill
+//     by no more than that — even once measured again (a rate measured low, over
+//     a stall of the wire whose requests reached the server together, its
+//     bucket full and refilling nothing meanwhile, or a server that raised
+//     its rate, is found again), but not while a cut slows the pace (the
+//     quota whole then says nothing of the learned rate, which would creep
+//     above the server's);
 //   - then the quota drains slowly, and the refill is measured again, from
 //     an anchor report until one finds it all but spent (Remaining ≤ 1),
-//     over 32 answers or more: a token short of that becomes the rate, for
-//     good.
+//     over 32 answers or more: a token short of that becomes the rate. A
+//     refusal voids the anchor (learnLocked): a drain that drew refusals
+//     measured the server's burst, not its refill.
 func (b *Budget) refineRefillLocked(f Feedback, sent int64) bool {
 	w, last := &b.refill, b.ctl.pol.last
 	switch {
@@ -203,7 +209,7 @@ func (b *Budget) refineRefillLocked(f Feedback, sent int64) bool {
 		return false
 	case f.Remaining >= f.Limit-1:
 		w.anchorAt = 0
-		if w.settled || last.remaining < f.Limit-1 || last.sent >= sent {
+		if last.remaining < f.Limit-1 || last.sent >= sent || b.ctl.pol.factor < 1 {
 			return false
 		}
 		step := max(1, b.rate.Requests/32)
@@ -224,7 +230,6 @@ func (b *Budget) refineRefillLocked(f Feedback, sent int64) bool {
 	if !enough || returned <= 0 || perSecond >= b.rate.PerSecondFloat() {
 		return false
 	}
-	w.settled = true
 	return b.setLearnedLocked(Rate{Requests: max(1, int(perSecond)), Period: time.Second}, b.burst)
 }
 
