@@ -87,6 +87,7 @@ type control struct {
 	exactResets   bool       // a reset finer than whole seconds was seen: the server's resets say when its windows turn (justTurned)
 	trimmed       bool       // the pace was trimmed for a near miss at the stated rate: growth stops below it (ceiling)
 	hind          hindsight  // a first refusal's cut the answers after it may show a near miss (control_hindsight.go)
+	flight        flight     // the grants since the freshest report, counted against its Remaining (control_flight.go)
 }
 
 // quotaModel is how the controller believes the server's quota returns.
@@ -209,6 +210,7 @@ func (c *control) observe(o observation) verdict {
 		c.prevRemaining = c.last.remaining
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
+	c.report(o, fresh, refusal)
 	spentF, spent := c.spentAfter(o, refusal)
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
 		p := c.probe
