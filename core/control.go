@@ -88,6 +88,7 @@ type control struct {
 	trimmed       bool       // the pace was trimmed for a near miss at the stated rate: growth stops below it (ceiling)
 	hind          hindsight  // a first refusal's cut the answers after it may show a near miss (control_hindsight.go)
 	flight        flight     // the grants since the freshest report, counted against its Remaining (control_flight.go)
+	nearFactor    float64    // the factor the last near miss was excused at (refused)
 }
 
 // quotaModel is how the controller believes the server's quota returns.
@@ -361,8 +362,18 @@ func (c *control) refused(o observation, v verdict, kept float64) verdict {
 	if c.model == modelWindowed {
 		return c.windowWait(o, v)
 	}
+	wave := c.kept.excusing && o.sent <= c.kept.excusedAt       // (the wave of a near miss already excused)
 	near := c.kept.nearMiss(c.paced(o.interval), o.sent, o.now) // at a pace the server was seen to keep
+	again := near && !wave && c.nearFactor == c.factor          // a second near miss at the pace the first was excused at
+	if near && !wave {
+		c.nearFactor = c.factor
+	}
 	switch above := c.aboveStated(o.interval); {
+	case again && above && kept > 0 && kept < c.factor:
+		// Near misses again and again at one pace: the pace is a hair above
+		// the server's, each run of admissions between them its reserve
+		// spent a token at a time. Eased onto what the run showed kept.
+		v = c.ease(o, v, kept)
 	case !near && above && kept > c.cutLanding(o.interval):
 		v = c.ease(o, v, kept)
 	case !near && above:
