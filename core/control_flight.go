@@ -15,7 +15,11 @@ package core
 //
 // Only while the quota is not known to return continuously: on windows
 // nothing returns before the window turns, and while the model is unknown
-// a spent report holds the budget anyway (control.go). A continuous quota
+// a spent report holds the budget anyway (control.go) — until a report
+// shows tokens returned while requests were in flight (more left than the
+// previous report's Remaining less the grants sent between: refills): a
+// bucket far away refills a round trip's worth meanwhile, and counted
+// without it each grant waited for an answer. A continuous quota
 // returns tokens during the round trip, at a rate the reports do not state
 // reliably (a GCRA server's Limit is often its burst): there the pace and
 // the factor govern, as before. Only a report that leaves some (Remaining
@@ -48,6 +52,11 @@ type flight struct {
 	// may be one its Remaining counted already: it is not counted again.
 	rttMin, rttMax int64
 	seen           bool // rttMin and rttMax are set
+
+	// The previous fresh success's report, and whether one since showed
+	// the server returning tokens while requests were in flight (refills).
+	prevSent, prevRemaining int64
+	prevSet, refills        bool
 }
 
 // granted records a grant sent at at, and counts it against what the
@@ -92,7 +101,19 @@ func (c *control) report(o observation, fresh, refusal bool) {
 		f.rttMin, f.rttMax, f.seen = rtt, rtt, true
 	}
 	f.rttMin, f.rttMax = min(f.rttMin, rtt), max(f.rttMax, rtt)
-	f.on = c.model != modelContinuous && o.f.Remaining > 0
+	if f.prevSet && o.sent > f.prevSent {
+		// What the previous report left, less the grants sent between the
+		// two requests (not with this one, nor within the spread of the
+		// round trips before it: the server may have decided those after
+		// it): more than that, and a token more for a request overtaken
+		// on the wire, was returned meanwhile.
+		between := f.after(f.prevSent) - f.after(o.sent-1-(f.rttMax-f.rttMin))
+		if int64(o.f.Remaining) > f.prevRemaining-between+1 {
+			f.refills = true
+		}
+	}
+	f.prevSent, f.prevRemaining, f.prevSet = o.sent, int64(o.f.Remaining), true
+	f.on = (c.model == modelWindowed || c.model == modelUnknown && !f.refills) && o.f.Remaining > 0
 	f.left = int64(o.f.Remaining) - f.after(o.sent+f.rttMax-f.rttMin)
 	f.rtt = rtt
 }
