@@ -57,6 +57,7 @@ type Budget struct {
 	rejoin    rejoining   // refused calls that kept no place, to go first when the wait ends (place.go); guarded by mu
 	holdAllow int64       // how many may go at once when the hold ends (0: the burst); guarded by mu
 	holdCode  int         // the status of the response that began the hold; guarded by mu
+	flightEnd int64       // the hold the requests in flight set (control_flight.go), while it is b.hold; guarded by mu
 	learning  bool        // NewLearningBudget: the rate comes from reports; guarded by mu
 	learned   bool        // a learning budget has its rate from a report; guarded by mu
 	refill    refillWatch // a learning budget's measure of the server's refill (learning.go); guarded by mu

@@ -27,6 +27,7 @@ type Env struct {
 	RedisAddr string        // a redis-server for redis_rate; "" skips its cells
 	Slack     time.Duration // scheduling noise allowed when checking the told rate: 0 in synctest
 	Trace     io.Writer     // if set, each cell's per-request trace is written to it (trace.go)
+	Latency   time.Duration // the wire's latency each way between the clients and the server (wire.go); 0: none added
 	traceMu   sync.Mutex
 	key       atomic.Int64 // numbers the instances that share the redis
 }
@@ -55,7 +56,7 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 
 	serverBurst := c.Server.Burst(w)
 	toldRate, toldBurst := c.Scenario.told(w.Rate, serverBurst)
-	seen := newClientSide(srv.Base)
+	seen := newClientSide(withLatency(srv.Base, env.Latency))
 	seen.trace = env.Trace != nil
 	cl, err := c.Client.build(clientEnv{
 		url: srv.URL, rate: toldRate, burst: toldBurst, learn: c.Scenario.Learn, tries: w.MaxTries, base: seen,
