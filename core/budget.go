@@ -55,6 +55,7 @@ type Budget struct {
 	pause     pause       // the server's pause; guarded by mu
 	hold      int64       // the controller's own hold, a probe finding out meanwhile (hold.go); guarded by mu
 	rejoin    rejoining   // refused calls that kept no place, to go first when the wait ends (place.go); guarded by mu
+	late      rejoining   // refused calls whose kept place was given up before they came back (place_late.go); guarded by mu
 	holdAllow int64       // how many may go at once when the hold ends (0: the burst); guarded by mu
 	holdCode  int         // the status of the response that began the hold; guarded by mu
 	flightEnd int64       // the hold the requests in flight set (control_flight.go), while it is b.hold; guarded by mu

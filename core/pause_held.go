@@ -1,5 +1,7 @@
 package core
 
+import "context"
+
 // A call granted its turn before a server pause became known may not have
 // gone yet when it does. A burst's turns are granted at one instant, but
 // its callers wake and reach the wire one after another — over
@@ -22,15 +24,33 @@ package core
 func (b *Budget) holdBack(w *waiter) bool {
 	now := b.now()
 	b.lock()
-	if p := b.pausedAt.Load(); p == 0 || p < w.granted || b.pause.until <= now || b.dims != nil {
+	if !b.heldLocked(w.granted, now) {
 		b.unlock()
 		return false
 	}
+	w.state = queued
+	b.requeueLocked(w, now)
+	b.unlock()
+	return true
+}
+
+// heldLocked reports whether a call granted its turn at granted, not yet
+// sent at now, is held back: the server's pause moved later since, and
+// has not ended. (Not with extra dimensions: their reservation was granted
+// with the turn.)
+func (b *Budget) heldLocked(granted, now int64) bool {
+	p := b.pausedAt.Load()
+	return p != 0 && p >= granted && b.pause.until > now && b.dims == nil
+}
+
+// requeueLocked queues w, a call held back by the pause, first in line
+// behind the kept places, and reserves its turn again after the pause.
+func (b *Budget) requeueLocked(w *waiter, now int64) {
 	var last *waiter // the end of the run of kept places at the head
 	for q := b.queue.head; q != nil && q.kept(); q = q.next {
 		last = q
 	}
-	w.state, w.pauseEnd = queued, b.pause.until
+	w.pauseEnd = b.pause.until
 	switch h := b.queue.head; {
 	case last != nil:
 		b.queue.insertAfter(last, w) // (re-timed with the queue)
@@ -43,6 +63,55 @@ func (b *Budget) holdBack(w *waiter) bool {
 	}
 	b.retimeQueueLocked(now) // (not retimeLocked: w's old turn has come, and would be granted again)
 	b.dispatchLocked(now)
+}
+
+// The last look. A Transport's request granted its turn goes on to the
+// wire in the same goroutine, but between the grant (or the wake that
+// checked holdBack) and the next RoundTripper a refusal can be applied by
+// another goroutine — a burst's requests reach the wire one after another
+// over hundreds of µs on two loaded CPUs. So just before sending,
+// Transport.RoundTrip looks once more (lastLook, an atomic load when no
+// pause moved since the grant): a call granted before the pause moved
+// later waits for its end, first in line behind the kept places, as a
+// woken waiter does, or fails at once with a *RateLimitError when its turn
+// after the pause comes at or after its deadline.
+
+// lastLook holds p, about to be sent, for a server pause that moved later
+// since its turn was given and has not ended. It returns the context's or
+// the budget's error when the call must not be sent; p.sent becomes the
+// turn it was given after the pause.
+func (b *Budget) lastLook(ctx context.Context, p *Permit) error {
+	if b.pausedAt.Load() < p.sent {
+		return nil // no pause moved later since the grant (the common case)
+	}
+	return b.holdAtWire(ctx, p)
+}
+
+// holdAtWire is lastLook's wait: the in-memory budget's alone (a store's
+// pause is the store's).
+//
+//go:noinline
+func (b *Budget) holdAtWire(ctx context.Context, p *Permit) error {
+	if _, mem := b.pacer.(memPacer); !mem {
+		return nil
+	}
+	deadline := b.deadline(ctx)
+	w := b.newWaiter() // (taken before mu, as takeTurn does)
+	now := b.now()
+	b.lock()
+	if !b.heldLocked(p.sent, now) {
+		b.unlock()
+		b.spare(w)
+		return nil
+	}
+	w.state, w.deadline, w.arrived, w.callKey = queued, deadline, now, p.key
+	w.throttled = b.g.interval > int64(b.rate.Interval())
+	b.requeueLocked(w, now)
 	b.unlock()
-	return true
+	sent, err := b.wait(ctx, w)
+	if err != nil {
+		return withDeadline(ctx, err)
+	}
+	p.sent = sent
+	return nil
 }

@@ -86,6 +86,9 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 	if p.slot.idx1 > 0 {
 		b.freeSlotLocked(p.slot)
 	}
+	if p.key != anyKey {
+		b.late.add(p.key) // its retry, late, still goes first (place_late.go)
+	}
 	b.handFreeSlotsLocked() // its reservation, if it held no slot
 	b.retimeQueueLocked(now)
 }

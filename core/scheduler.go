@@ -87,7 +87,16 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 	b.lock()
 	b.syncPaceLocked(now)
 	if b.queue.head != nil { // (the queue's head is where places are kept and backfills go)
-		if granted, p := b.aheadLocked(now, deadline, r, key); granted || p != nil {
+		granted, p := b.aheadLocked(now, deadline, r, key)
+		if late := b.late.n > 0 && key != 0 && b.late.take(key); late && !granted && p == nil && r == nil {
+			if w == nil {
+				w = b.newWaiter()
+			}
+			b.lateRetryLocked(w, now, deadline, key) // a refused call back after its place was given up: place_late.go
+			b.unlock()
+			return 0, w, nil
+		}
+		if granted || p != nil {
 			b.unlock()
 			b.spare(w)
 			if p != nil {
@@ -95,6 +104,9 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 			}
 			return now, nil, nil
 		}
+	}
+	if b.late.n > 0 && b.queue.head == nil {
+		b.late.n = 0 // nobody left to go ahead of
 	}
 	if b.queue.n > 0 {
 		// Those ahead whose turn has come go first, before the call

@@ -104,6 +104,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if b.pacer != nil { // a budget that never waits has no turns to spend
 		sent = w.withWireTurns(costed) // every attempt on the wire spends a turn
 	}
+	if b.pacer != nil {
+		if err := b.lastLook(req.Context(), p); err != nil { // a pause known since the grant (pause_held.go)
+			if req.Body != nil && req.Body != http.NoBody {
+				req.Body.Close()
+			}
+			return nil, err
+		}
+	}
 	resp, err := t.next.RoundTrip(sent)
 	if err != nil {
 		if resp != nil && resp.Body != nil {

@@ -1,0 +1,37 @@
+package core
+
+// A late retry still goes first. A kept place waits for its refused
+// call's retry one interval of the pace past its turn (placeGrace, 20 ms at
+// most) and is then given up, so that a call that never comes back costs
+// the others little. But on a loaded machine a retry layer's timer can
+// wake later than that (over loopback, on two CPUs running two batches,
+// resty's retry came 45 ms after the pause's end): it then found some
+// hundred callers queued during the pause ahead of it and went ~1 s late,
+// behind all of them. So a place given up notes its key (givePlaceUpLocked,
+// at most maxRejoin of them), and the call for that key that comes while
+// others still wait goes first in line behind the kept places, as a call
+// held back by the pause does (requeueLocked): the callers who queued
+// during the pause wait one turn more, not the refused call a hundred.
+// The notes are dropped once nobody waits (takeTurn): there is nobody
+// left to go ahead of.
+
+// take reports whether key is noted, and forgets it if it is.
+func (r *rejoining) take(key uint64) bool {
+	for i, k := range r.keys[:r.n] {
+		if k == key {
+			copy(r.keys[i:r.n], r.keys[i+1:r.n])
+			r.n--
+			return true
+		}
+	}
+	return false
+}
+
+// lateRetryLocked queues w for the late retry of a refused call for key,
+// arriving at now, first in line behind the kept places. A turn it cannot
+// have before deadline fails it (retimeQueueLocked), as any waiter's.
+func (b *Budget) lateRetryLocked(w *waiter, now, deadline int64, key uint64) {
+	w.state, w.deadline, w.arrived, w.callKey = queued, deadline, now, key
+	w.throttled = b.g.interval > int64(b.rate.Interval())
+	b.requeueLocked(w, now)
+}
