@@ -103,9 +103,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	sent := costed
 	if b.pacer != nil { // a budget that never waits has no turns to spend
 		sent = w.withWireTurns(costed) // every attempt on the wire spends a turn
-	}
-	if b.pacer != nil {
-		if err := b.lastLook(req.Context(), p); err != nil { // a pause known since the grant (pause_held.go)
+		// The last look: a pause known since the grant (pause_held.go).
+		if err := b.lastLook(req.Context(), p); err != nil {
 			if req.Body != nil && req.Body != http.NoBody {
 				req.Body.Close()
 			}
