@@ -58,7 +58,6 @@ type Budget struct {
 	late      rejoining   // refused calls whose kept place was given up before they came back (place_late.go); guarded by mu
 	holdAllow int64       // how many may go at once when the hold ends (0: the burst); guarded by mu
 	holdCode  int         // the status of the response that began the hold; guarded by mu
-	flightEnd int64       // the hold the requests in flight set (control_flight.go), while it is b.hold; guarded by mu
 	learning  bool        // NewLearningBudget: the rate comes from reports; guarded by mu
 	learned   bool        // a learning budget has its rate from a report; guarded by mu
 	refill    refillWatch // a learning budget's measure of the server's refill (learning.go); guarded by mu

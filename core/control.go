@@ -87,8 +87,6 @@ type control struct {
 	exactResets   bool       // a reset finer than whole seconds was seen: the server's resets say when its windows turn (justTurned)
 	trimmed       bool       // the pace was trimmed for a near miss at the stated rate: growth stops below it (ceiling)
 	hind          hindsight  // a first refusal's cut the answers after it may show a near miss (control_hindsight.go)
-	flight        flight     // the grants since the freshest report, counted against its Remaining (control_flight.go)
-	nearFactor    float64    // the factor the last near miss was excused at (refused)
 }
 
 // quotaModel is how the controller believes the server's quota returns.
@@ -211,7 +209,6 @@ func (c *control) observe(o observation) verdict {
 		c.prevRemaining = c.last.remaining
 		c.last = quotaReport{sent: o.sent, recv: o.now, remaining: f.Remaining, limit: f.Limit, reset: int64(f.Reset)}
 	}
-	c.report(o, fresh, refusal)
 	spentF, spent := c.spentAfter(o, refusal)
 	if c.probe.out && o.sent >= c.probe.sentAt { // the probe's answer, or a later one
 		p := c.probe
@@ -362,18 +359,8 @@ func (c *control) refused(o observation, v verdict, kept float64) verdict {
 	if c.model == modelWindowed {
 		return c.windowWait(o, v)
 	}
-	wave := c.kept.excusing && o.sent <= c.kept.excusedAt       // (the wave of a near miss already excused)
 	near := c.kept.nearMiss(c.paced(o.interval), o.sent, o.now) // at a pace the server was seen to keep
-	again := near && !wave && c.nearFactor == c.factor          // a second near miss at the pace the first was excused at
-	if near && !wave {
-		c.nearFactor = c.factor
-	}
 	switch above := c.aboveStated(o.interval); {
-	case again && above && kept > 0 && kept < c.factor:
-		// Near misses again and again at one pace: the pace is a hair above
-		// the server's, each run of admissions between them its reserve
-		// spent a token at a time. Eased onto what the run showed kept.
-		v = c.ease(o, v, kept)
 	case !near && above && kept > c.cutLanding(o.interval):
 		v = c.ease(o, v, kept)
 	case !near && above:

@@ -13,12 +13,8 @@ import "time"
 // paced call reaches the server a hair before its token — not a pace above
 // the server's, and it is not cut. The evidence is spent by the near miss
 // it excuses, so a second one must be earned again: a server that has
-// slowed down refuses before it is, and is cut. A second near miss at the
-// pace the first was excused at, evidence earned again or not, shows the
-// pace a hair above the server's (its reserve spent a token per run): it
-// is eased onto the pace its run showed kept (refused). (The refusals of
-// requests already sent when the near miss was known are that same near
-// miss.)
+// slowed down refuses before it is, and is cut. (The refusals of requests
+// already sent when the near miss was known are that same near miss.)
 //
 // Before the first refusal, a server that admitted the whole burst the
 // budget was told has shown nothing against the told pace: the first

@@ -69,7 +69,7 @@ func (b *Budget) lock() {
 // dimensions, a store) never opens one.
 func (b *Budget) openLaneLocked(now int64) {
 	l := b.lane.Load()
-	if l == nil || b.queue.n > 0 || b.gateLocked() > now || b.ctl.pol.probe.armed || b.ctl.pol.win.left > 0 || b.ctl.pol.flight.on {
+	if l == nil || b.queue.n > 0 || b.gateLocked() > now || b.ctl.pol.probe.armed || b.ctl.pol.win.left > 0 {
 		return
 	}
 	if interval, burst := b.paceLocked(now); interval != int64(b.rate.Interval()) || burst != b.burst ||

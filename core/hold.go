@@ -100,7 +100,6 @@ func (b *Budget) setTatLocked(tat int64) {
 // reports whether the others are held now.
 func (b *Budget) sentLocked(now, at int64) bool {
 	b.toldSentLocked(now, at)
-	spentLeft := b.ctl.pol.flight.granted(at) // (control_flight.go)
 	p := &b.ctl.pol.probe
 	if b.ctl.pol.spent() {
 		// The last of a window's allowance (control_window.go):
@@ -110,12 +109,6 @@ func (b *Budget) sentLocked(now, at int64) bool {
 		return true
 	}
 	if !p.armed || now < b.hold {
-		if spentLeft && b.holdFlightLocked(now) {
-			// The grants since the freshest report spent what it left:
-			// the others wait for an answer.
-			b.retimeQueueLocked(now)
-			return true
-		}
 		return false
 	}
 	p.armed, p.out, p.sentAt = false, true, now
@@ -142,32 +135,4 @@ func (b *Budget) sentLocked(now, at int64) bool {
 	}
 	b.retimeQueueLocked(now)
 	return true
-}
-
-// holdFlightLocked holds the callers, when the grants since the freshest
-// report have spent what it left while some are still unanswered
-// (control_flight.go), until an answer comes — for a round trip at most,
-// then one goes — and ends that hold when an answer leaves some again. It
-// reports whether the gate moved. It never moves a probe's hold.
-func (b *Budget) holdFlightLocked(now int64) bool {
-	c := &b.ctl.pol
-	ours := b.flightEnd > now && b.hold == b.flightEnd
-	switch {
-	case c.flightHeld():
-		end := now + max(c.flight.rtt, concurrent)
-		if b.hold >= end {
-			return false
-		}
-		if !ours && b.hold > now {
-			return false // a hold of the controller's own
-		}
-		// (holdAllow 0: the hold keeps the pacing state's credit, so that
-		// what an answer leaves may go at once when it comes.)
-		b.hold, b.holdAllow, b.holdCode, b.flightEnd = end, 0, http.StatusOK, end
-		return true
-	case ours:
-		b.hold, b.flightEnd = now, 0 // an answer left some, or none is awaited
-		return true
-	}
-	return false
 }

@@ -54,8 +54,11 @@ func NewLearningBudget(opts ...Option) (*Budget, error) {
 // does: a GCRA server whose burst fills in under a second states its
 // burst per second.
 func (b *Budget) learnLocked(status int, f Feedback, sent, now int64) (changed, restart bool) {
-	if status >= 300 || isRefusal(status, f) {
+	if isRefusal(status, f) {
 		b.refill.anchorAt = 0 // (a drain that drew refusals measured the burst, not the refill)
+		return false, false
+	}
+	if status >= 300 {
 		return false, false
 	}
 	if w := policyWindow(f); w > 0 {

@@ -110,9 +110,6 @@ func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
 	if b.enactHoldLocked(v, status, now) {
 		changed = true
 	}
-	if b.holdFlightLocked(now) {
-		changed = true
-	}
 	if v.keepPlace && retry != 0 && v.pause > now {
 		// (A place is kept in a server's wait, not in the controller's
 		// hold: its probe is the next call granted, and a retry that were
