@@ -13,7 +13,11 @@ package core
 // held back by the pause does (requeueLocked): the callers who queued
 // during the pause wait one turn more, not the refused call a hundred.
 // The notes are dropped once nobody waits (takeTurn): there is nobody
-// left to go ahead of.
+// left to go ahead of. A note names the request (its method and URL), as a
+// kept place does: another caller's identical request arriving first
+// takes it. With WithMaxInFlight a late retry first waits for a slot, in
+// arrival order, and the note is no help (the kept place's own slot was
+// freed when it was given up).
 
 // take reports whether key is noted, and forgets it if it is.
 func (r *rejoining) take(key uint64) bool {
