@@ -123,7 +123,7 @@ func (c *controller) apply(status int, f Feedback, sent, now, interval, burst in
 // one request at once, and the quota the pause left whole goes at the
 // pace — the window that the server's pause emptied is spent late.
 func (c *controller) barePause(f Feedback, until int64) bool {
-	return f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 && c.pol.onlyPause(f) && c.shape.until <= until
+	return f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 && c.pol.onlyPause(f, 0) && c.shape.until <= until
 }
 
 // shapeOf returns the pace a response's quota report allows until the

@@ -203,7 +203,7 @@ func (c *control) observe(o observation) verdict {
 		c.learn(o)
 		c.watchWindows(o, refusal)
 		c.exactResets = c.exactResets || (f.Reset > 0 && int64(f.Reset)%coarse != 0)
-		if f.Reset >= 0 && !(refusal && c.onlyPause(f)) {
+		if f.Reset >= 0 && !(refusal && c.onlyPause(f, o.now)) {
 			c.named.observe(o.sent, o.now, int64(f.Reset), c.win.length)
 		}
 		c.prevRemaining = c.last.remaining
@@ -240,7 +240,7 @@ func (c *control) observe(o observation) verdict {
 		}
 		v.endHold = true // the answer came: the refusal's own wait governs now
 		switch {
-		case p.named.at > 0 && !c.onlyPause(f): // a rounded-down reset's named end was no bucket's
+		case p.named.at > 0 && !c.onlyPause(f, o.now): // a rounded-down reset's named end was no bucket's
 			return c.namedRefused(o, v, p)
 		case c.goesOn(p, f): // the wait goes on past its rounded-down reset
 			return c.reprobe(o, v, p)
@@ -248,7 +248,7 @@ func (c *control) observe(o observation) verdict {
 			return c.cut(o, v)
 		case f.Reset == 0 && f.Pause > 0 && (p.turn || c.statedInterval() == 0 && c.windowNotPace(o)):
 			return c.passedReset(o, v, p)
-		case c.windowTurnsFirst(f):
+		case c.windowTurnsFirst(f, o.now):
 			// Refused before the reset its wave's refusals named: one more
 			// probe, just after it.
 			if c.aboveStated(o.interval) {
@@ -261,7 +261,7 @@ func (c *control) observe(o observation) verdict {
 			return c.turnedEarly(o, v) // planned just after the turn, a hair early
 		case !p.turn && !p.turned && c.turnedSpent(p, o):
 			return c.turnProbe(o, v) // maybe a sliding window's turn, a hair early
-		case c.onlyPause(f): // a server pause says nothing of the model, nor of the pace
+		case c.onlyPause(f, o.now): // a server pause says nothing of the model, nor of the pace
 			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
 			c.kept.restart(v.pause)
 			v.whole = f.Limit > 0 && f.Reset >= 0
@@ -347,7 +347,7 @@ func (c *control) refused(o observation, v verdict, kept float64) verdict {
 	f := o.f
 	v.keepPlace = true
 	c.win.left = 0 // the window is spent, or paused: its allowance is no more
-	if c.onlyPause(f) {
+	if c.onlyPause(f, o.now) {
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		c.kept.restart(v.pause)
 		v.whole = f.Limit > 0 && f.Reset >= 0 // the whole quota back when it ends
@@ -408,9 +408,10 @@ func (c *control) refused(o observation, v verdict, kept float64) verdict {
 // onlyPause reports whether a refusal only says "pause": a wait longer than
 // whole-second rounding, after which the quota is whole again (its reset
 // comes no later, give or take that rounding, or no quota is reported) —
-// and not before it (turnsFirst).
-func (c *control) onlyPause(f Feedback) bool {
-	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse) && !c.windowTurnsFirst(f)
+// and not before it (turnsFirst), unless the window its reset names holds
+// none of the calls admitted (turnEmpty).
+func (c *control) onlyPause(f Feedback, now int64) bool {
+	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse) && !c.windowTurnsFirst(f, now)
 }
 
 // aboveStated reports whether the pace is above the rate the server's

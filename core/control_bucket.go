@@ -34,5 +34,9 @@ func (b *bucketSeen) observe(sent int64, limit int, length int64) {
 	}
 }
 
-// windowTurnsFirst is turnsFirst on a server not seen to be a bucket.
-func (c *control) windowTurnsFirst(f Feedback) bool { return !c.bucket.seen && turnsFirst(f) }
+// windowTurnsFirst is turnsFirst, for a refusal that came at now, on a
+// server not seen to be a bucket, whose window could hold the calls that
+// refusal needs (turnEmpty).
+func (c *control) windowTurnsFirst(f Feedback, now int64) bool {
+	return !c.bucket.seen && turnsFirst(f) && !c.turnEmpty(f, now)
+}

@@ -225,6 +225,29 @@ func turnsFirst(f Feedback) bool {
 	return f.Remaining == 0 && f.Reset >= 0 && int64(f.Reset)+coarse <= int64(f.Pause)
 }
 
+// turnEmpty reports whether a refusal that came at now, its wait a whole
+// rounding past its reset (turnsFirst), names a window none of the calls
+// admitted was sent in: the last was sent before the turn its reset
+// implies (its reset less a window), on a server whose resets say when its
+// windows turn (exactResets) and that counts no refusals. A window counter
+// names a wait past its next turn only when the window that ends there
+// holds its Limit already (its weight there is whole); one that holds
+// none of them does not — the refusal is a server pause, its reset
+// rounded down to the second (an epoch's) a whole rounding before its
+// Retry-After rounded up (onlyPause). At a pause begun just after a batch
+// spent its window at once, before a turn, the paced call just after the
+// turn found it: read as a window turning first, two probes went into
+// the pause, where the pause begun within the burst, found at its start,
+// read as a pause (which of the two came was the order the burst's
+// goroutines reached the server in). A rounded-down reset implies a turn
+// no later than the real one, and a reset rounded up (a delta's) proves
+// nothing: exact resets only, and one that names a turn to come (one read
+// passed is passedReset's).
+func (c *control) turnEmpty(f Feedback, now int64) bool {
+	return c.exactResets && !c.counted && c.win.length > 0 && f.Reset > 0 &&
+		c.win.admitSent < now+int64(f.Reset)-c.win.length
+}
+
 // turnedEarly answers a refused probe that was planned just after the
 // reset a sliding window's refusals named (p.turn), on a continuous quota
 // whose refusal now names a coarse wait (a whole second or less): the

@@ -56,6 +56,24 @@ type batch struct {
 	// store, if set, keeps the budget's state (WithStore): a fleet's budget.
 	store Store
 	obs   Observer
+	// serial, if set, has the server decide each request, and its handler
+	// (pauseAdmitted's) run, before the next one reaches it: the pause
+	// begins exactly at the pauseAdmitted-th admission, whatever order the
+	// goroutines of a burst reach the server in (latency 0 only).
+	serial bool
+}
+
+// serialTrip is a way to the server that takes one request at a time
+// (batch.serial).
+type serialTrip struct {
+	mu   *sync.Mutex
+	next http.RoundTripper
+}
+
+func (s serialTrip) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next.RoundTrip(r)
 }
 
 // wire is the way to the server, taking bt.late on the way, and back,
@@ -161,6 +179,12 @@ func runBatch(t *testing.T, bt batch) batchResult {
 		t.Fatal(err)
 	}
 	var toServer http.RoundTripper = p.Transport()
+	if bt.serial {
+		if bt.latency != 0 {
+			t.Fatal("a serial server takes no latency")
+		}
+		toServer = serialTrip{mu: new(sync.Mutex), next: toServer}
+	}
 	if bt.late != nil || bt.answer != nil || bt.back != nil || bt.refusalBack > 0 {
 		w := wire{next: toServer, answer: bt.answer, back: bt.back, refusalBack: bt.refusalBack}
 		if bt.late != nil {

@@ -49,7 +49,7 @@ func (c *control) watchWindows(o observation, refusal bool) {
 	f := o.f
 	if w := policyWindow(f); w > 0 {
 		c.win.length = w
-	} else if f.Reset > 0 && !(refusal && c.onlyPause(f)) { // a pause's reset is no window
+	} else if f.Reset > 0 && !(refusal && c.onlyPause(f, o.now)) { // a pause's reset is no window
 		c.win.length = max(c.win.length, (int64(f.Reset)+coarse-1)/coarse*coarse)
 	}
 	w := &c.win
