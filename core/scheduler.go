@@ -59,11 +59,6 @@ import (
 // passes its deadline is failed and its reservation not made again, the
 // rest hold their new turns (the queue's timer is set for them when mu is
 // released), and invariants 1 and 2 hold again.
-//
-// Before granting, dispatchLocked re-times the queue this way when its
-// turns come after a stall of the process longer than the burst's span
-// (stalledLocked): the overdue turns are taken again at now, as the clock
-// of a server idle meanwhile takes them.
 
 // takeTurn reserves the call's turn — with r's cost in the extra
 // dimensions, for a budget that has them. It returns the time the turn was
@@ -319,12 +314,7 @@ func (b *Budget) reportWait(arrived, pauseEnd, at int64, throttled bool) {
 }
 
 // dispatchLocked grants every queued waiter whose turn has come, in order.
-// Granted late — a stall of the machine — the turns are taken again at
-// now first (stalledLocked).
 func (b *Budget) dispatchLocked(now int64) {
-	if b.stalledLocked(now) {
-		b.retimeQueueLocked(now)
-	}
 	for w := b.queue.head; w != nil && w.turn.sendAt <= now; w = b.queue.head {
 		if w.place {
 			if now < w.expire {
@@ -435,24 +425,4 @@ func (b *Budget) retimeQueueLocked(now int64) {
 		}
 		w = next
 	}
-}
-
-// stalledLocked reports whether the queue's turns are being granted so
-// late that a server's bucket, paced as the budget paces, overflowed
-// meanwhile: the head's turn came at least an interval before now (no
-// timer's jitter: a stall of the whole process, as a loaded machine has),
-// and the state its reservation was made on would have refilled to the
-// whole burst more than an interval before now. The budget would then
-// send every overdue turn at once — more than the burst — where the
-// server, idle for the stall, holds no more than the burst: a GCRA server
-// of burst 10 refused 2 of 12 overdue calls sent together after a 120 ms
-// stall over loopback (go-redis/redis_rate, told its exact rate and
-// burst). Taken again at now (retimeQueueLocked), the overdue turns spend
-// what the stall left, as the server's clock does: the burst at once, the
-// rest paced after it. A kept place, or a turn at a pause's or hold's end,
-// keeps its own timing.
-func (b *Budget) stalledLocked(now int64) bool {
-	h := b.queue.head
-	return h != nil && !h.place && h.turn.sendAt <= now-b.g.interval &&
-		h.turn.tatBefore <= now-b.g.interval && b.gateLocked() < h.turn.sendAt
 }
