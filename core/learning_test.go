@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"github.com/headgate-go/headgate/core/quotatest"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -19,17 +20,9 @@ import (
 func TestLearnedRaiseKeepsThePacingSoFar(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		b, err := NewLearningBudget()
-		if err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		p, err := b.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Release()
-		b.Observe(200, quota("9", "10", "1"), start)
+		b, start := learnedFrom(t, quota("9", "10", "1"))
+		var p Permit
+		var err error
 		for range 9 { // what the first report says remains goes at once
 			if p, err = b.TryAcquire(ctx); err != nil {
 				t.Fatalf("after the first report: %v; want its 9 remaining to go at once", err)
@@ -89,4 +82,22 @@ func TestLearnedRateSettlesAtTheRefill(t *testing.T) {
 			})
 		})
 	}
+}
+
+// learnedFrom returns a learning budget that sent its first call at start
+// and was answered with report.
+func learnedFrom(t *testing.T, report http.Header) (*Budget, time.Time) {
+	t.Helper()
+	b, err := NewLearningBudget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p, err := b.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+	b.Observe(200, report, start)
+	return b, start
 }

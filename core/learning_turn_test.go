@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -29,18 +28,7 @@ func TestLearnedNoDoublingWithinABurst(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ctx := context.Background()
-				b, err := NewLearningBudget()
-				if err != nil {
-					t.Fatal(err)
-				}
-				start := time.Now()
-				p, err := b.Acquire(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				p.Release()
-				b.Observe(200, tc.report, start)
+				b, start := learnedFrom(t, tc.report)
 				if got := b.Rate().PerSecondFloat(); got != tc.before {
 					t.Fatalf("learned %v from the first report; want %v per second", b.Rate(), tc.before)
 				}
