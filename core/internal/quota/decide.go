@@ -1,0 +1,137 @@
+package quota
+
+import "math"
+
+// Next returns when the j-th next request (j >= 1, counting after every
+// request Sent has counted) may go, by the estimate, and known, the part
+// of that wait the server stated (its pause): known <= at. quiet is when
+// the callers' current silence began — the later of the last request sent
+// and the moment a caller first had to wait since.
+//
+// The decision holds each request until the quota the estimate expects at
+// the server when it arrives has a token for it under every kind and rate
+// the reports still allow (lo: the last of them), except one: the first
+// request not certain of a token may go as soon as the most favourable
+// reading allows (hi), once every request before it is certain. Its answer
+// narrows the estimate. So at most one request is ever sent on a guess,
+// and a guess never holds the callers past quiet + MaxWait: then one
+// request goes, whatever the estimate, and its answer may hold them again.
+func (m *Model) Next(now, j, quiet int64) (at, known int64) {
+	lo, hi := m.bounds(now, j)
+	at = lo
+	if m.guessSeq <= m.answered || now >= m.guessUntil {
+		before := now // (the first request needs none certain before it)
+		if j > 1 {
+			before, _ = m.bounds(now, j-1)
+		}
+		at = min(lo, max(hi, before))
+	}
+	at = max(at, m.pace.next(now, j, m.sends.last))
+	known = max(now, min(m.pauseLo, at))
+	if limit := quiet + m.cfg.MaxWait; at > limit {
+		at = max(now, limit)
+		known = min(known, at)
+	}
+	return at, known
+}
+
+// bounds returns the earliest instants at which the j-th next request
+// finds a token at the server under every reading the reports allow (lo)
+// and under the most favourable one (hi). j <= 0 asks when every request
+// already sent is certain of its token.
+func (m *Model) bounds(now, j int64) (lo, hi int64) {
+	lo, hi = max(now, m.pauseHi), max(now, m.pauseLo)
+	if m.fresh.seq == 0 && m.fresh.at == 0 {
+		return lo, hi // no quota reported: nothing to expect
+	}
+	if j+m.inFlight() <= int64(m.fresh.remaining) {
+		return lo, hi
+	}
+	bLo, bHi := m.bucketAt(now, j)
+	wLo, wHi := m.windowsAt(j)
+	switch m.kind {
+	case Bucket:
+		return max(lo, bLo), max(hi, bHi)
+	case Windows:
+		return max(lo, wLo), max(hi, wHi)
+	}
+	return max(lo, bLo, wLo), max(hi, min(bHi, wHi))
+}
+
+// bucketAt is when a bucket has a token for the j-th next request, at the
+// likeliest rate (lo) and at the fastest the reports allow (hi), less the
+// request's way there: the freshest report left remaining, which returns
+// at the rate up to the limit, and the requests in flight and the j − 1
+// before it take a token each.
+func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
+	k := j + m.inFlight() // the tokens needed, the report's included
+	at := func(r float64) int64 {
+		if r <= 0 {
+			return Never
+		}
+		t := m.fresh.at + int64(float64(k-int64(m.fresh.remaining))/r)
+		if m.limit > 0 && k > int64(m.limit) {
+			// A full bucket holds no more than its limit: what is needed
+			// beyond it returns after now.
+			t = max(t, now+int64(float64(k-int64(m.limit))/r))
+		}
+		return t - m.owd()
+	}
+	return min(at(m.likeliest()), Never), at(m.fastest())
+}
+
+// likeliest is the refill rate a bucket most likely has: the rate the
+// answers show, but never faster than the told rate; the told rate until
+// they show one; told none, the quota's limit per window. 0: not known.
+func (m *Model) likeliest() float64 {
+	told := math.Inf(1)
+	if m.cfg.Interval > 0 {
+		told = 1 / float64(m.cfg.Interval)
+	}
+	r := 0.0
+	switch d := m.measured(); {
+	case d > 0:
+		r = min(told, d)
+	case !math.IsInf(told, 1):
+		r = told
+	case m.windowLength() > 0 && m.limit > 0:
+		r = float64(m.limit) / float64(m.windowLength())
+	}
+	return min(max(r, m.rateMin), m.rateMax)
+}
+
+// fastest is the fastest refill rate a bucket may have: told a rate, that
+// rate (the told pace bounds the sends anyway); told none, twice the rate
+// it has shown, or before that its limit per window. 0: not known.
+func (m *Model) fastest() float64 {
+	if m.cfg.Interval > 0 {
+		return min(m.rateMax, 1/float64(m.cfg.Interval))
+	}
+	return min(m.rateMax, 2*m.likeliest())
+}
+
+// windowsAt is when the j-th next request finds a token in a window that
+// turns at the latest and at the likeliest instant the reports allow: the
+// turn brings the limit back, less what the requests already sent that
+// reach the server after it take; each later window brings it again.
+func (m *Model) windowsAt(j int64) (lo, hi int64) {
+	latest, guess, ok := m.win.bracket(m.window)
+	if !ok || m.limit <= 0 {
+		return Never, Never
+	}
+	return m.windowAt(j, latest), m.windowAt(j, guess)
+}
+
+func (m *Model) windowAt(j, turn int64) int64 {
+	owd := m.owd()
+	left := int64(m.limit) - m.sends.after(m.fresh.seq, turn-owd)
+	if j <= left {
+		return turn - owd
+	}
+	length := m.windowLength()
+	if length <= 0 {
+		return Never
+	}
+	k := (j - left + int64(m.limit) - 1) / int64(m.limit)
+	return turn + k*length - owd
+}

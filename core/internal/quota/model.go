@@ -1,0 +1,217 @@
+package quota
+
+import "math"
+
+// Kind is what the evidence says of how a server's quota returns.
+type Kind uint8
+
+const (
+	// Unknown: both kinds explain every report so far.
+	Unknown Kind = iota
+	// Bucket: the quota returns continuously, a token every 1/rate (GCRA,
+	// token buckets, sliding-window counters).
+	Bucket
+	// Windows: the quota returns whole when a window turns (fixed windows,
+	// anchored to the clock or to a window's first request; sliding logs).
+	Windows
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Bucket:
+		return "bucket"
+	case Windows:
+		return "windows"
+	}
+	return "unknown"
+}
+
+// Second is a second in the model's time unit, the nanosecond.
+const Second = int64(1e9)
+
+// Never is an instant no wait reaches.
+const Never = int64(math.MaxInt64)
+
+// Config is what the model is told. Times are nanoseconds.
+type Config struct {
+	// Interval is the told pace's interval; 0 when no rate was told (a
+	// learning budget), so nothing but the estimate bounds the pace.
+	Interval int64
+	// MaxWait bounds every wait a response causes: while callers wait, no
+	// stretch without a request sent lasts longer (Next). > 0.
+	MaxWait int64
+	// Decrease, MinRate and Increase shape the pace when reports carry no
+	// quota (pace.go). Decrease 0 turns that pace off.
+	Decrease, MinRate, Increase float64
+}
+
+// Report is one response as the model reads it. Unknown numbers are -1.
+type Report struct {
+	// Seq is the sequence number Sent gave the request this answers; 0
+	// when unknown (the report then counts as answering the latest).
+	Seq uint64
+	// Sent and Recv are when the request was sent and its answer came.
+	Sent, Recv int64
+	// Refused: the server refused the request for its quota.
+	Refused bool
+	// Remaining and Limit are the quota's, as the server reported them.
+	Remaining, Limit int
+	// Reset is how long until the quota is restored, from Recv; -1 when
+	// unknown. Window is the quota's stated window; 0 when unknown.
+	Reset, Window int64
+	// Wait is the wait the server asked for (Retry-After), from Recv,
+	// already capped; 0 for none.
+	Wait int64
+}
+
+// Effect is what one report changed, for the budget to enact.
+type Effect struct {
+	// Pause is the end of the server's stated wait when this report moved
+	// it later; 0 when it did not.
+	Pause int64
+	// Changed: Next's answers may differ; the waiting turns are re-timed.
+	Changed bool
+	// Cut: the pace was cut (pace.go), to Factor.
+	Cut bool
+	// Restored: the pace is back at the told one after a cut.
+	Restored bool
+	// KeepPlace: a refusal whose request's retry goes first when the
+	// wait it began ends.
+	KeepPlace bool
+}
+
+// Model is one estimate of a server's quota and the decision made from
+// it. The zero Model is not usable: build one with New. It is not safe
+// for concurrent use; a budget guards it with its mutex.
+type Model struct {
+	cfg   Config
+	sends sendLog
+	rtt   int64  // the shortest round trip seen; -1: none yet
+	rttHi int64  // the longest
+	heard uint64 // answers read: sends.n − heard are in flight
+
+	kind  Kind
+	limit int     // the largest Limit reported; -1: none
+	fresh sample  // the freshest report that carried a quota, by sequence
+	past  anchors // the freshest reports before it
+
+	// The bucket hypothesis: its refill rate, net of others' spend, as
+	// the answers show it (delivery.go), within [rateMin, rateMax] (per
+	// nanosecond): a bucket full by the reset it states refills at least
+	// rateMin; one that refused a request had returned less than a token
+	// since the report before it, so it refills less than rateMax.
+	delivered        delivery
+	rateMin, rateMax float64
+	admit            sample // the latest admitted request's report
+
+	// The windows hypothesis (windows.go); window is a window's stated
+	// length (0: none stated).
+	win    windows
+	window int64
+
+	refusedAnswered int64
+
+	// The server's stated wait: nothing goes before pauseLo, and only one
+	// request before pauseHi (a wait of a whole second may mean a few ms).
+	pauseLo, pauseHi int64
+	pauseSeq         uint64 // the request whose answer stated it
+	pauseRecv        int64  // when that answer came
+
+	// A request sent on a guess (Next): until an answer to it or a later
+	// request comes, or guessUntil passes, no other goes on a guess.
+	guessSeq   uint64
+	guessUntil int64
+	answered   uint64 // the highest sequence answered
+
+	pace pace // the pace when reports carry no quota
+}
+
+// sample is one report placed at its request.
+type sample struct {
+	seq       uint64
+	sent      int64 // when its request was sent
+	recv      int64 // when its answer came
+	at        int64 // when the server decided it, on our clock (its send + half the shortest round trip)
+	remaining int
+	reset     int64 // the stated reset instant on our clock; 0: none
+	refused   int64 // refusals answered before it (Model.refusedAnswered)
+}
+
+// New returns a model that knows nothing of the server yet.
+func New(c Config) Model {
+	m := Model{cfg: c, rtt: -1, limit: -1, rateMax: math.Inf(1)}
+	m.pace = newPace(c)
+	return m
+}
+
+// Sent counts n requests granted at t, on whatever path, in the order they
+// were granted, and returns the sequence number of the last.
+func (m *Model) Sent(t int64, n int) uint64 {
+	if n > 0 && m.guessSeq <= m.answered {
+		if lo, _ := m.bounds(t, 1); lo > t {
+			m.guessSeq, m.guessUntil = m.sends.n+1, lo
+		}
+	}
+	return m.sends.add(t, n, m.fresh.seq)
+}
+
+// anchors keeps the last freshest reports, by their request's sequence,
+// so a report can be compared with what was known when its request left.
+type anchors [64]sample
+
+func (a *anchors) put(s sample) { a[s.seq%uint64(len(a))] = s }
+
+func (a *anchors) get(seq uint64) (sample, bool) {
+	s := a[seq%uint64(len(a))]
+	return s, seq != 0 && s.seq == seq
+}
+
+// LastSent is when the last request counted was sent; 0 for none.
+func (m *Model) LastSent() int64 { return m.sends.last }
+
+// Seq is the sequence number of the last request counted.
+func (m *Model) Seq() uint64 { return m.sends.n }
+
+// Kind is what the evidence says of the quota so far.
+func (m *Model) Kind() Kind { return m.kind }
+
+// Factor is the pace's factor on the told rate, in (0, 1] (pace.go).
+func (m *Model) Factor() float64 { return m.pace.factor }
+
+// measured is the refill rate the answers show, per nanosecond: what the
+// server admitted while it refused some (0: not measured).
+func (m *Model) measured() float64 {
+	r, saturated := m.delivered.rate(m.sends.last, max(Second, 4*m.rtt))
+	if !saturated {
+		return 0
+	}
+	return r
+}
+
+// owd is the one-way delay estimate: half the shortest round trip.
+func (m *Model) owd() int64 { return max(0, m.rtt) / 2 }
+
+// Rate returns the estimate of the server's net refill rate in requests
+// per second, and whether there is one: a bucket's measured rate, or a
+// window's limit over its length.
+func (m *Model) Rate() (float64, bool) {
+	switch {
+	case m.kind != Windows && m.likeliest() > 0:
+		return m.likeliest() * 1e9, true
+	case m.kind == Windows && m.windowLength() > 0 && m.limit > 0:
+		return float64(m.limit) * 1e9 / float64(m.windowLength()), true
+	}
+	return 0, false
+}
+
+// Burst is the largest number of requests the estimate lets go back to
+// back: the quota's limit; 0 when not known.
+func (m *Model) Burst() int { return max(0, m.limit) }
+
+// windowLength is a window's length: stated, or else seen between turns.
+func (m *Model) windowLength() int64 {
+	if m.window > 0 {
+		return m.window
+	}
+	return m.win.length
+}

@@ -1,0 +1,267 @@
+package quota
+
+import "math"
+
+// Observe reads one report and returns what it changed.
+func (m *Model) Observe(r Report) Effect {
+	var e Effect
+	seq := r.Seq
+	if seq == 0 || seq > m.sends.n {
+		seq = m.sends.n
+	}
+	if r.Sent > 0 && r.Recv >= r.Sent {
+		if rt := r.Recv - r.Sent; m.rtt < 0 || rt < m.rtt {
+			m.rtt = rt
+		}
+		m.rttHi = max(m.rttHi, r.Recv-r.Sent)
+	}
+	m.heard = min(m.heard+1, m.sends.n)
+	if r.Refused {
+		m.refusedAnswered++
+	}
+	m.answered = max(m.answered, seq)
+	m.delivered.answer(r.Recv, r.Refused)
+	if r.Refused {
+		m.sends.answer(seq, refused)
+	} else {
+		m.sends.answer(seq, admitted)
+	}
+	e = m.observeWait(r, seq, e)
+	if m.quotaIn(r) {
+		if m.observeQuota(r, seq) {
+			e.Changed = true
+		}
+	} else if m.limit < 0 {
+		e = m.pace.observe(r, seq, m.sends.n, e)
+	}
+	if r.Refused {
+		e.KeepPlace = true
+	}
+	return e
+}
+
+// quotaIn reports whether a report says what is left of the quota: a
+// Remaining, or a refusal once a quota has been reported (it left none).
+func (m *Model) quotaIn(r Report) bool {
+	return r.Remaining >= 0 || r.Refused && m.limit > 0
+}
+
+// observeWait applies the wait a report states. A refusal's Retry-After
+// pauses every caller; one of a whole second or less may have been
+// rounded up from a few milliseconds, so one request may go before it
+// ends (Next), and a request sent after the refusal came that the server
+// admitted shows it over.
+func (m *Model) observeWait(r Report, seq uint64, e Effect) Effect {
+	if !r.Refused && m.pauseHi > r.Recv && r.Sent > m.pauseSeqRecv() && seq > m.pauseSeq {
+		m.pauseLo, m.pauseHi = 0, 0 // admitted after the pause began: it is over
+		e.Changed = true
+	}
+	if r.Wait <= 0 {
+		return e
+	}
+	hi := r.Recv + r.Wait
+	lo := hi
+	if r.Wait <= Second && r.Wait%Second == 0 {
+		lo = r.Recv // a whole second, maybe rounded up
+	}
+	if hi > m.pauseHi {
+		if lo < m.pauseLo {
+			lo = m.pauseLo
+		}
+		m.pauseLo, m.pauseHi, m.pauseSeq = lo, hi, seq
+		m.pauseRecv = r.Recv
+		e.Pause, e.Changed = hi, true
+	}
+	return e
+}
+
+// pauseSeqRecv is when the answer that stated the pause came.
+func (m *Model) pauseSeqRecv() int64 { return m.pauseRecv }
+
+// observeQuota takes a report of the quota left: the freshest, by its
+// request's sequence, becomes the estimate's anchor, and each new one is
+// compared with the one before it for evidence of the quota's kind, its
+// refill rate and where its windows turn. It reports whether the estimate
+// changed.
+func (m *Model) observeQuota(r Report, seq uint64) bool {
+	if r.Limit > m.limit {
+		m.limit = r.Limit
+	}
+	if r.Window > 0 {
+		m.window = r.Window
+	}
+	rem := r.Remaining
+	if r.Refused {
+		rem = 0
+	}
+	if m.limit > 0 {
+		rem = min(rem, m.limit)
+	}
+	s := sample{seq: seq, sent: r.Sent, recv: r.Recv, at: r.Sent + m.owd(), remaining: rem, refused: m.refusedAnswered}
+	if r.Sent <= 0 {
+		s.sent, s.at = r.Recv, r.Recv
+	}
+	if r.Reset >= 0 {
+		s.reset = s.at + r.Reset
+	}
+	if m.fresh.seq != 0 && !m.fresher(s) {
+		return false // an older state: the fresher report stands
+	}
+	turned := false
+	if m.fresh.seq > 0 {
+		i := m.fresh
+		if k, ok := m.past.get(m.sends.known(seq)); ok {
+			i = k // what was known when this request left: surely decided before it
+		}
+		turned = m.compare(i, s, r)
+	}
+	x := stated(r, s)
+	res := resolution(r.Reset, x[1])
+	switch {
+	case turned || m.win.hi != 0 && s.sent > m.win.hi:
+		// (A request sent after the latest instant the turn may come is
+		// decided in the window after, whatever it found.)
+		m.win.turned(m.fresh.at, s, x, res)
+	case r.Refused && m.guessSeq == seq:
+		m.win.guessRefused(s.at)
+		m.win.notYet(s, x, res)
+	default:
+		m.win.notYet(s, x, res)
+	}
+	m.fresh = s
+	m.past.put(s)
+	return true
+}
+
+// stated is the instant a report states its quota resets, [lo, hi] on our
+// clock: the server stated it when it decided the request, which is after
+// the request left (at least half a round trip) and before its answer
+// came, and a reset stated as an instant (an epoch) is read at the
+// answer's arrival; zero when none is stated.
+func stated(r Report, s sample) [2]int64 {
+	if r.Reset < 0 {
+		return [2]int64{}
+	}
+	return [2]int64{s.at + r.Reset, r.Recv + r.Reset}
+}
+
+// fresher reports whether s states the quota later than the anchor did:
+// its request left after the anchor's answer came (surely decided after
+// it), or later than the round trips' spread after the anchor's; or,
+// sent within that spread of it (the server may have decided the two in
+// either order), it leaves less, its refill to now counted (the one
+// decided later has spent more).
+func (m *Model) fresher(s sample) bool {
+	f := m.fresh
+	spread := m.rttHi - max(0, m.rtt)
+	switch {
+	case s.sent >= f.recv || s.sent > f.sent+spread:
+		return true
+	case s.sent < f.sent-spread:
+		return false
+	}
+	return m.projected(s) <= m.projected(f)
+}
+
+// projected is what s had left plus what returned since, at the slowest
+// rate the reports allow a bucket (none on windows).
+func (m *Model) projected(s sample) float64 {
+	r := float64(s.remaining)
+	if m.kind == Bucket {
+		r += m.measured() * float64(m.sends.last-s.at)
+	}
+	return r
+}
+
+// inFlight is how many requests sent have not been answered: each may
+// spend a token the freshest report did not count.
+func (m *Model) inFlight() int64 { return int64(m.sends.n - min(m.heard, m.sends.n)) }
+
+// compare takes the evidence in two successive reports: i, the freshest
+// before, and j. What j has left against what i had, less what the
+// requests between spent, is what returned between them (rise; less what
+// others sharing the quota spent). A bucket returns it gradually: the rise
+// bounds its rate. Windows return nothing until a turn, then the whole
+// limit: a partial rise contradicts them, a rise of more than a bucket's
+// rate allows contradicts a bucket. Only a report whose request left after
+// i's answer came is surely decided after i: others may show a rise that
+// is only their order. compare reports whether j shows a window turned.
+func (m *Model) compare(i, j sample, r Report) (turned bool) {
+	spent, unknown := m.sends.spent(i.seq, j.seq)
+	rise := int64(j.remaining) - (int64(i.remaining) - spent)
+	after := j.sent >= i.recv // j decided after i (its request left once i's answer came)
+	rise -= unknown           // (those not answered yet counted as spent: some may be refused)
+	bucketOK, windowsOK := true, true
+
+	if after && rise >= 2 {
+		whole := m.limit > 0 && int64(j.remaining)+m.sends.after(j.seq, j.sent) >= int64(m.limit)/2
+		switch {
+		case !whole:
+			windowsOK = false // part of the quota came back: no window turned
+		case m.fastest() > 0 && float64(rise) > m.fastest()*float64(j.at-i.at)*2+2:
+			bucketOK = false // more came back than the bucket's rate allows
+			turned = true
+		default:
+			turned = true
+		}
+	}
+	if after && rise == 1 && m.kind != Windows && m.limit > 2 && j.remaining < m.limit/2 {
+		windowsOK = false
+	}
+	if !m.boundRate(i, j, r, spent, unknown, after) {
+		bucketOK = false
+	}
+	m.strike(bucketOK, windowsOK)
+	return turned && m.kind != Bucket
+}
+
+// boundRate narrows the bucket's rate by j, and reports whether a bucket
+// still explains everything: its rate at least what it must refill to be
+// full by the reset it states, and, when j was refused, less than what
+// would have returned a token since i (what i left less what the requests
+// between spent, at most).
+func (m *Model) boundRate(i, j sample, r Report, spent, unknown int64, after bool) bool {
+	if m.limit > 0 && r.Reset > 0 && !r.Refused {
+		if d := r.Recv + r.Reset - j.at; d > 0 {
+			m.rateMin = max(m.rateMin, float64(int64(m.limit)-int64(j.remaining)-1)/float64(d+m.rttHi))
+		}
+	}
+	if r.Refused {
+		for _, a := range [2]sample{i, m.admit} {
+			if a.seq == 0 || a.seq >= j.seq || j.sent < a.recv {
+				continue // (only what was known when j left was surely decided before it)
+			}
+			spent, _ := m.sends.spent(a.seq, j.seq)
+			if d := j.at - a.at; d > 0 {
+				if b := float64(1+spent-int64(a.remaining)) / float64(d); b > 0 {
+					m.rateMax = min(m.rateMax, b)
+				}
+			}
+		}
+	} else if j.seq > m.admit.seq {
+		m.admit = j
+	}
+	_, _ = unknown, after
+	if m.rateMax < m.rateMin {
+		m.rateMin, m.rateMax = 0, math.Inf(1) // a bucket explains it no more: start again
+		return false
+	}
+	return true
+}
+
+// strike takes one report's verdict on each kind: a kind the report
+// contradicts is out while the other explains everything; contradicted
+// both, the server changed, and neither is known.
+func (m *Model) strike(bucketOK, windowsOK bool) {
+	switch {
+	case !bucketOK && !windowsOK:
+		m.kind = Unknown
+	case !bucketOK:
+		m.kind = Windows
+	case !windowsOK:
+		m.kind = Bucket
+	}
+}
+
+// debugf, when set, reports the estimate's steps (tests only).
+var debugf func(format string, a ...any)

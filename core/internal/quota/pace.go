@@ -1,0 +1,130 @@
+package quota
+
+// pace is the estimate for a server whose responses report no quota: all
+// it shows is which requests it refused. A refusal cuts the pace (a factor
+// on the told rate) by Decrease, never below MinRate, once per burst: a
+// refusal of a request sent before the cut's first paced turn says nothing
+// of the cut pace. It grows back along a CUBIC curve (RFC 9438, as the AWS
+// SDKs' adaptive retry mode): fast at first, flat near the factor that
+// drew the cut (the plateau), which it reaches after the time a linear
+// climb of Increase per second would take, and beyond it slowly, up to 1.
+//
+// Told no rate (Interval 0), the pace starts unbounded; its first cut sets
+// a rate from what the server admitted over the second before it, and
+// growth is relative to that rate.
+type pace struct {
+	cfg     Config
+	factor  float64 // on the told rate (or on base, told none), in [MinRate, 1]
+	plateau float64 // the factor that drew the last cut (CUBIC's W_max)
+	cutSeq  uint64  // requests up to this one left before the cut took effect
+	cutAt   int64   // the last cut's instant; 0: none yet
+	grown   int64   // time spent growing since the cut, ns
+	grewAt  int64   // the last answer that grew the factor
+	base    float64 // told no rate: the interval the factor applies to, ns; 0 before a cut
+	admits  [64]int64
+	nAdmits int
+}
+
+func newPace(c Config) pace { return pace{cfg: c, factor: 1, plateau: 1} }
+
+func (p *pace) enabled() bool { return p.cfg.Decrease > 0 }
+
+// interval is the paced interval: the told one (or base) over the factor;
+// 0 when the pace bounds nothing.
+func (p *pace) interval() int64 {
+	iv := p.cfg.Interval
+	if iv == 0 {
+		iv = int64(p.base)
+	}
+	if iv == 0 || p.factor >= 1 && p.cfg.Interval != 0 {
+		return 0
+	}
+	return int64(float64(iv) / p.factor)
+}
+
+// next is when the j-th next request may go at the pace, the last one
+// having gone at last.
+func (p *pace) next(now, j, last int64) int64 {
+	iv := p.interval()
+	if iv == 0 || last == 0 {
+		return now
+	}
+	return max(now, last+j*iv)
+}
+
+// observe applies one answer that reported no quota.
+func (p *pace) observe(r Report, seq, sent uint64, e Effect) Effect {
+	if !p.enabled() {
+		return e
+	}
+	if !r.Refused {
+		p.admitted(r.Recv)
+		if p.factor < 1 && seq > p.cutSeq {
+			if r.Recv > p.grewAt {
+				p.grown += r.Recv - max(p.grewAt, p.cutAt)
+				p.grewAt = r.Recv
+			}
+			f := min(1, cubic(p.plateau, p.cfg.Decrease, p.cfg.Increase, float64(p.grown)/1e9))
+			if f > p.factor {
+				p.factor = f
+				e.Changed = true
+				e.Restored = f == 1
+			}
+		}
+		return e
+	}
+	if seq <= p.cutSeq {
+		return e // sent before the last cut took effect: one burst counts once
+	}
+	if p.cfg.Interval == 0 && p.base == 0 {
+		p.base = p.measured(r.Recv)
+		p.factor, p.plateau = 1, 1
+	}
+	p.plateau = p.factor
+	p.factor = max(p.cfg.MinRate, p.factor*p.cfg.Decrease)
+	p.cutSeq, p.cutAt, p.grewAt, p.grown = sent, r.Recv, r.Recv, 0
+	e.Cut, e.Changed = true, true
+	return e
+}
+
+// admitted records an admission at t (told no rate, before the first cut).
+func (p *pace) admitted(t int64) {
+	if p.cfg.Interval != 0 || p.base != 0 {
+		return
+	}
+	p.admits[p.nAdmits%len(p.admits)] = t
+	p.nAdmits++
+}
+
+// measured is the interval the admissions over the second before now
+// show, at least a millisecond's.
+func (p *pace) measured(now int64) float64 {
+	n, oldest := 0, now
+	for i := range min(p.nAdmits, len(p.admits)) {
+		if t := p.admits[i]; t > now-Second {
+			n++
+			oldest = min(oldest, t)
+		}
+	}
+	if n < 2 {
+		return float64(Second)
+	}
+	return max(float64(1e6), float64(now-oldest)/float64(n-1))
+}
+
+// cubic is the factor t seconds of growth after a cut from wMax by beta:
+// the CUBIC window W(t) = C(t-K)³ + wMax, K the time a linear recovery at
+// increase per second takes to climb back to wMax, C such that W(0) =
+// beta × wMax.
+func cubic(wMax, beta, increase, t float64) float64 {
+	k := wMax * (1 - beta) / increase
+	if k <= 0 {
+		return wMax
+	}
+	d := t - k
+	return wMax + wMax*(1-beta)*d*d*d/(k*k*k)
+}
+
+// Cubic is cubic, for the stores that keep a fleet's factor by the same
+// curve.
+func Cubic(wMax, beta, increase, t float64) float64 { return cubic(wMax, beta, increase, t) }

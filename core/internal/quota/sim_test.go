@@ -1,0 +1,416 @@
+package quota
+
+import (
+	"container/heap"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// A small discrete-event simulation of a budget driven by the model: the
+// server (a quota algorithm and its headers), a wire with latency, and a
+// batch of calls from a fixed number of callers served in arrival order
+// at the told pace and the model's decision. It runs in microseconds of
+// real time, so the model can be tried on many servers quickly; the real
+// budget over HTTP is judged by bench/matrix.
+
+type simAlg int
+
+const (
+	simGCRA simAlg = iota
+	simFixed
+	simAnchored
+	simSliding
+)
+
+func (a simAlg) String() string {
+	return [...]string{"gcra", "fixed", "anchored", "sliding"}[a]
+}
+
+type simReset int
+
+const (
+	resetCeil   simReset = iota // delta seconds, rounded up
+	resetEpoch                  // an epoch second, truncated
+	resetMillis                 // exact
+	resetNone
+)
+
+func (r simReset) String() string { return [...]string{"ceil", "epoch", "ms", "none"}[r] }
+
+type simServer struct {
+	alg        simAlg
+	limit      int   // window limit, or the bucket's burst
+	window     int64 // window length; a bucket's refill is limit per window... (see rate)
+	interval   int64 // GCRA emission interval
+	reset      simReset
+	retryAfter bool
+	epochPhase int64 // where the server's seconds start on our clock
+
+	tat       int64
+	start     int64 // current window start (fixed, anchored, sliding)
+	used      int
+	prev      int
+	anchorSet bool
+}
+
+func (s *simServer) roll(t int64) {
+	switch s.alg {
+	case simFixed, simSliding:
+		ws := t / s.window * s.window
+		if ws > s.start || !s.anchorSet {
+			s.prev = 0
+			if ws-s.start == s.window && s.anchorSet {
+				s.prev = s.used
+			}
+			s.start, s.used, s.anchorSet = ws, 0, true
+		}
+	case simAnchored:
+		if !s.anchorSet || t >= s.start+s.window {
+			s.start, s.used, s.anchorSet = t, 0, true
+		}
+	}
+}
+
+// take decides a request arriving at t: admitted, what remains, the reset
+// and the wait (refused) as durations from t.
+func (s *simServer) take(t int64) (ok bool, remaining int, reset, wait int64) {
+	switch s.alg {
+	case simGCRA:
+		tau := int64(s.limit-1) * s.interval
+		base := max(s.tat, t)
+		if base-t > tau {
+			return false, 0, base - t, base - t - tau
+		}
+		s.tat = base + s.interval
+		ahead := s.tat - t
+		if ahead > tau {
+			return true, 0, ahead, 0
+		}
+		return true, int((tau-ahead)/s.interval) + 1, ahead, 0
+	case simSliding:
+		s.roll(t)
+		e := t - s.start
+		est := func(n int) float64 {
+			return float64(s.prev)*float64(s.window-e)/float64(s.window) + float64(s.used+n)
+		}
+		end := s.start + s.window - t
+		if est(1) <= float64(s.limit) {
+			s.used++
+			rem := int(math.Floor(float64(s.limit) - est(0)))
+			return true, max(0, rem), end, 0
+		}
+		// when one fits: in the next window at the earliest as a bound
+		return false, 0, end, end
+	default:
+		s.roll(t)
+		end := s.start + s.window - t
+		if s.used < s.limit {
+			s.used++
+			return true, s.limit - s.used, end, 0
+		}
+		return false, 0, end, end
+	}
+}
+
+func ceilSec(d int64) int64 { return (d + Second - 1) / Second * Second }
+
+// report is what the client reads of a decision, as Report fields.
+func (s *simServer) report(ok bool, remaining int, reset, wait, decided, recv int64) Report {
+	r := Report{Refused: !ok, Remaining: remaining, Limit: s.limit, Reset: -1}
+	switch s.reset {
+	case resetCeil:
+		r.Reset = ceilSec(reset)
+	case resetEpoch:
+		abs := decided + reset - s.epochPhase
+		r.Reset = abs/Second*Second + s.epochPhase - recv
+		if r.Reset < 0 {
+			r.Reset = 0
+		}
+	case resetMillis:
+		r.Reset = (reset + 999_999) / 1_000_000 * 1_000_000
+	}
+	if !ok && s.retryAfter {
+		r.Wait = ceilSec(wait)
+	}
+	return r
+}
+
+type simSetup struct {
+	server   simServer
+	calls    int
+	callers  int
+	owd      int64 // one-way delay
+	jitter   int64
+	told     int64 // told interval; 0: none
+	burst    int64
+	tries    int
+	seed     uint64
+	maxWait  int64
+	serverPs float64 // the server's rate, per second (for the ideal)
+}
+
+type simResult struct {
+	refused, sent  int
+	blind          int // refused requests sent before the first answer came
+	makespan       int64
+	ideal          int64
+	toldViolations int
+}
+
+func (r simResult) ratio() float64 { return float64(r.makespan) / float64(r.ideal) }
+func (r simResult) pct() float64   { return 100 * float64(r.refused) / float64(max(1, r.sent)) }
+
+type event struct {
+	at   int64
+	kind int // 0 wake, 1 arrive at server, 2 answer at client
+	req  *simReq
+	seq  int
+}
+
+type simReq struct {
+	call    int
+	tries   int
+	sent    int64
+	seqNo   uint64
+	ok      bool
+	rep     Report
+	decided int64
+}
+
+type evq []event
+
+func (q evq) Len() int { return len(q) }
+func (q evq) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q evq) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *evq) Push(x any)   { *q = append(*q, x.(event)) }
+func (q *evq) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+func simulate(su simSetup) simResult {
+	rng := rand.New(rand.NewPCG(su.seed, 7))
+	m := New(Config{Interval: su.told, MaxWait: su.maxWait, Decrease: 0.5, MinRate: 0.1, Increase: 0.1})
+	srv := su.server
+	var q evq
+	seq := 0
+	push := func(e event) { seq++; e.seq = seq; heap.Push(&q, e) }
+	// The told GCRA.
+	tat := int64(math.MinInt64 / 2)
+	burst := max(1, su.burst)
+	var waiting []*simReq // FIFO of requests waiting for their turn
+	next := 0             // next call to start
+	done := 0
+	var res simResult
+	var quiet int64
+	var sends []int64
+	for range su.callers {
+		if next < su.calls {
+			waiting = append(waiting, &simReq{call: next})
+			next++
+		}
+	}
+	const start = 10 * Second // (0 reads as "none" to the model)
+	now := int64(start)
+	armed := int64(-1)
+	firstAnswer := int64(0)
+	dispatch := func() {
+		for len(waiting) > 0 {
+			if quiet == 0 {
+				quiet = max(now, m.LastSent())
+			}
+			g := now
+			if su.told > 0 {
+				g = max(now, tat-(burst-1)*su.told)
+			}
+			at, _ := m.Next(now, 1, quiet)
+			t := max(g, at)
+			if t > now {
+				if armed != t {
+					armed = t
+					push(event{at: t, kind: 0})
+				}
+				return
+			}
+			r := waiting[0]
+			waiting = waiting[1:]
+			if su.told > 0 {
+				tat = max(tat, now) + su.told
+			}
+			r.sent = now
+			r.seqNo = m.Sent(now, 1)
+			if simTrace != nil {
+				a, _ := m.Next(now, 1, now)
+				simTrace("%8.3f send #%d call %d try %d  next1 %+.3f kind %v fresh{seq %d rem %d at %.3f} rate[%.1f,%.1f] turn[%.3f,%.3f] pause[%.3f,%.3f]", float64(now-start)/1e9, r.seqNo, r.call, r.tries, float64(a-now)/1e9, m.kind, m.fresh.seq, m.fresh.remaining, float64(m.fresh.at-start)/1e9, m.measured()*1e9, m.likeliest()*1e9, float64(m.win.lo-start)/1e9, float64(m.win.hi-start)/1e9, float64(m.pauseLo-start)/1e9, float64(m.pauseHi-start)/1e9)
+			}
+			sends = append(sends, now)
+			quiet = 0
+			if len(waiting) > 0 {
+				quiet = now
+			}
+			d := su.owd + rng.Int64N(su.jitter+1)
+			push(event{at: now + d, kind: 1, req: r})
+		}
+		quiet = 0
+	}
+	dispatch()
+	for q.Len() > 0 && done < su.calls {
+		e := heap.Pop(&q).(event)
+		now = e.at
+		switch e.kind {
+		case 1:
+			r := e.req
+			ok, rem, reset, wait := srv.take(now)
+			res.sent++
+			if !ok {
+				res.refused++
+				if firstAnswer == 0 || r.sent < firstAnswer {
+					res.blind++
+				}
+			}
+			d := su.owd + rng.Int64N(su.jitter+1)
+			r.ok, r.decided = ok, now
+			r.rep = srv.report(ok, rem, reset, wait, now, now+d)
+			push(event{at: now + d, kind: 2, req: r})
+			continue
+		case 2:
+			r := e.req
+			if firstAnswer == 0 {
+				firstAnswer = now
+			}
+			rep := r.rep
+			rep.Seq, rep.Sent, rep.Recv = r.seqNo, r.sent, now
+			if rep.Wait > 0 {
+				rep.Wait = min(rep.Wait, su.maxWait)
+			}
+			m.Observe(rep)
+			if simCheck != nil {
+				simCheck(&m, now-start, r)
+			}
+			if simTrace != nil {
+				a, _ := m.Next(now, 1, now)
+				simTrace("%8.3f answer #%d ok=%v rem=%d reset=%.3f wait=%.3f (decided %.3f) next1 %+.3f kind %v fresh{seq %d rem %d} win[%.3f,%.3f,%.3f] E=%d", float64(now-start)/1e9, r.seqNo, r.ok, rep.Remaining, float64(rep.Reset)/1e9, float64(rep.Wait)/1e9, float64(r.decided-start)/1e9, float64(a-now)/1e9, m.kind, m.fresh.seq, m.fresh.remaining, float64(m.win.lo-start)/1e9, float64(m.win.stated-start)/1e9, float64(m.win.hi-start)/1e9, int64(m.fresh.remaining)-m.sends.since(m.fresh.seq))
+			}
+			r.tries++
+			switch {
+			case !r.ok && r.tries < su.tries:
+				waiting = append([]*simReq{r}, waiting...) // its retry goes first
+			default:
+				done++
+				if done == su.calls {
+					res.makespan = now - start
+				}
+				if next < su.calls {
+					waiting = append(waiting, &simReq{call: next})
+					next++
+				}
+			}
+		}
+		dispatch()
+	}
+	if su.told > 0 {
+		res.toldViolations = toldViolations(sends, su.told, burst)
+	}
+	return res
+}
+
+// toldViolations counts sends a GCRA at the told pace would have refused.
+func toldViolations(sends []int64, interval, burst int64) int {
+	tat, bad := int64(math.MinInt64/2), 0
+	for _, s := range sends {
+		if s < tat-(burst-1)*interval {
+			bad++
+			continue
+		}
+		tat = max(tat, s) + interval
+	}
+	return bad
+}
+
+func (su simSetup) String() string {
+	s := su.server
+	return fmt.Sprintf("%v limit=%d window=%v iv=%v reset=%v ra=%v owd=%v±%v told=%v burst=%d callers=%d",
+		s.alg, s.limit, s.window/1e6, s.interval/1e6, s.reset, s.retryAfter, su.owd/1e6, su.jitter/1e6, su.told/1e6, su.burst, su.callers)
+}
+
+func TestSimExamples(t *testing.T) {
+	ms := int64(1e6)
+	base := []simSetup{
+		{server: simServer{alg: simGCRA, limit: 10, interval: 10 * ms, window: Second, reset: resetCeil, retryAfter: true}, told: 10 * ms, burst: 10},
+		{server: simServer{alg: simGCRA, limit: 10, interval: 10 * ms, window: Second, reset: resetCeil, retryAfter: true}, told: 5 * ms, burst: 20},
+		{server: simServer{alg: simFixed, limit: 100, window: Second, reset: resetCeil, retryAfter: true}, told: 10 * ms, burst: 100},
+		{server: simServer{alg: simFixed, limit: 100, window: Second, reset: resetEpoch, retryAfter: false}, told: 5 * ms, burst: 200},
+		{server: simServer{alg: simAnchored, limit: 100, window: Second, reset: resetEpoch, retryAfter: false}, told: 5 * ms, burst: 200},
+		{server: simServer{alg: simSliding, limit: 100, window: Second, reset: resetEpoch, retryAfter: true}, told: 5 * ms, burst: 200},
+		{server: simServer{alg: simFixed, limit: 100, window: Second, reset: resetCeil, retryAfter: true}, told: 0},
+		{server: simServer{alg: simGCRA, limit: 10, interval: 10 * ms, window: Second, reset: resetCeil, retryAfter: true}, told: 0},
+	}
+	for _, owd := range []int64{0, 30 * ms, 100 * ms} {
+		for i, su := range base {
+			if *onlyCase >= 0 && (i != *onlyCase || owd/ms != *onlyOwd) {
+				continue
+			}
+			if *onlyCase >= 0 {
+				simTrace = func(f string, a ...any) { t.Logf(f, a...) }
+				defer func() { simTrace = nil }()
+			}
+			su.calls, su.callers, su.tries, su.maxWait, su.owd, su.jitter, su.seed = 500, 100, 6, 3600*Second, owd, owd/5, 1
+			var rate float64
+			if su.server.alg == simGCRA {
+				rate = 1e9 / float64(su.server.interval)
+			} else {
+				rate = float64(su.server.limit) * 1e9 / float64(su.server.window)
+			}
+			burst := su.server.limit
+			ideal := int64(float64(su.calls-burst)/rate*1e9) + 2*owd
+			r := simulate(su)
+			r.ideal = ideal
+			t.Logf("%-90v 429s %5.1f%% (%4.1f%% after the first answer)  %.3f×  told-violations %d", su, r.pct(), 100*float64(r.refused-r.blind)/float64(r.sent), r.ratio(), r.toldViolations)
+		}
+	}
+}
+
+// simCheck, when set, is called after each answer.
+var simCheck func(m *Model, at int64, r *simReq)
+
+// simTrace, when set, prints each send and answer (a debugging aid).
+var simTrace func(format string, a ...any)
+
+var (
+	onlyCase = flag.Int("case", -1, "trace one TestSimExamples case")
+	onlyOwd  = flag.Int64("owd", 0, "its one-way delay, ms")
+)
+
+// The bucket's rate bounds hold the server's true rate whatever the
+// order answers come in.
+func TestSimRateBoundsHoldTheTruth(t *testing.T) {
+	ms := int64(1e6)
+	for _, owd := range []int64{0, 30 * ms, 100 * ms} {
+		for _, told := range []int64{10 * ms, 5 * ms} {
+			su := simSetup{server: simServer{alg: simGCRA, limit: 10, interval: 10 * ms, window: Second, reset: resetCeil, retryAfter: true},
+				told: told, burst: 10 * (10 * ms / told), calls: 500, callers: 100, tries: 6, maxWait: 3600 * Second, owd: owd, jitter: owd / 5, seed: 1}
+			bad := 0
+			simCheck = func(m *Model, at int64, r *simReq) {
+				if rr := m.measured() * 1e9; rr != 0 && (rr > 105 || rr < 95) && bad < 3 {
+					bad++
+					t.Errorf("owd %v told %v: at %.3f after #%d the rate bounds are [%.1f, %.1f], the server's 100", owd/ms, told/ms, float64(at)/1e9, r.seqNo, m.measured()*1e9, m.likeliest()*1e9)
+				}
+			}
+			if owd == 100*ms && told == 10*ms {
+				debugf = func(f string, a ...any) { t.Logf(f, a...) }
+			}
+			simulate(su)
+			simCheck, debugf = nil, nil
+		}
+	}
+}
