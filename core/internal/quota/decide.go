@@ -80,34 +80,37 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 	return min(at(m.likeliest()), Never), at(m.fastest())
 }
 
-// likeliest is the refill rate a bucket most likely has: the rate the
-// answers show, but never faster than the told rate; the told rate until
-// they show one; told none, the quota's limit per window. 0: not known.
+// likeliest is the refill rate a bucket most likely has: the told rate
+// while the reports allow it; the middle of what they allow once they
+// bound it; told none, their lower bound, or before any, the quota's limit
+// per window. 0: not known.
 func (m *Model) likeliest() float64 {
+	b := &m.bucket
 	told := math.Inf(1)
 	if m.cfg.Interval > 0 {
 		told = 1 / float64(m.cfg.Interval)
 	}
-	r := 0.0
-	switch d := m.measured(); {
-	case d > 0:
-		r = min(told, d)
-	case !math.IsInf(told, 1):
-		r = told
+	switch {
+	case told <= b.hi:
+		return max(told, b.min)
+	case b.hi < math.Inf(1):
+		return max((b.lo+b.hi)/2, b.min)
+	case b.lo > 0:
+		return b.lo
 	case m.windowLength() > 0 && m.limit > 0:
-		r = float64(m.limit) / float64(m.windowLength())
+		return max(float64(m.limit)/float64(m.windowLength()), b.min)
 	}
-	return min(max(r, m.rateMin), m.rateMax)
+	return b.min
 }
 
-// fastest is the fastest refill rate a bucket may have: told a rate, that
-// rate (the told pace bounds the sends anyway); told none, twice the rate
-// it has shown, or before that its limit per window. 0: not known.
+// fastest is the fastest refill rate a bucket may have: no faster than
+// the reports allow, nor than the told rate (the told pace bounds the
+// sends anyway); told none, than twice the likeliest. 0: not known.
 func (m *Model) fastest() float64 {
 	if m.cfg.Interval > 0 {
-		return min(m.rateMax, 1/float64(m.cfg.Interval))
+		return min(m.bucket.hi, 1/float64(m.cfg.Interval))
 	}
-	return min(m.rateMax, 2*m.likeliest())
+	return min(m.bucket.hi, 2*m.likeliest())
 }
 
 // windowsAt is when the j-th next request finds a token in a window that

@@ -95,14 +95,7 @@ type Model struct {
 	fresh sample  // the freshest report that carried a quota, by sequence
 	past  anchors // the freshest reports before it
 
-	// The bucket hypothesis: its refill rate, net of others' spend, as
-	// the answers show it (delivery.go), within [rateMin, rateMax] (per
-	// nanosecond): a bucket full by the reset it states refills at least
-	// rateMin; one that refused a request had returned less than a token
-	// since the report before it, so it refills less than rateMax.
-	delivered        delivery
-	rateMin, rateMax float64
-	admit            sample // the latest admitted request's report
+	bucket bucket // the bucket hypothesis (bucket.go)
 
 	// The windows hypothesis (windows.go); window is a window's stated
 	// length (0: none stated).
@@ -139,7 +132,7 @@ type sample struct {
 
 // New returns a model that knows nothing of the server yet.
 func New(c Config) Model {
-	m := Model{cfg: c, rtt: -1, limit: -1, rateMax: math.Inf(1)}
+	m := Model{cfg: c, rtt: -1, limit: -1, bucket: newBucket()}
 	m.pace = newPace(c)
 	return m
 }
@@ -177,16 +170,6 @@ func (m *Model) Kind() Kind { return m.kind }
 
 // Factor is the pace's factor on the told rate, in (0, 1] (pace.go).
 func (m *Model) Factor() float64 { return m.pace.factor }
-
-// measured is the refill rate the answers show, per nanosecond: what the
-// server admitted while it refused some (0: not measured).
-func (m *Model) measured() float64 {
-	r, saturated := m.delivered.rate(m.sends.last, max(Second, 4*m.rtt))
-	if !saturated {
-		return 0
-	}
-	return r
-}
 
 // owd is the one-way delay estimate: half the shortest round trip.
 func (m *Model) owd() int64 { return max(0, m.rtt) / 2 }

@@ -1,7 +1,5 @@
 package quota
 
-import "math"
-
 // Observe reads one report and returns what it changed.
 func (m *Model) Observe(r Report) Effect {
 	var e Effect
@@ -20,7 +18,6 @@ func (m *Model) Observe(r Report) Effect {
 		m.refusedAnswered++
 	}
 	m.answered = max(m.answered, seq)
-	m.delivered.answer(r.Recv, r.Refused)
 	if r.Refused {
 		m.sends.answer(seq, refused)
 	} else {
@@ -168,7 +165,7 @@ func (m *Model) fresher(s sample) bool {
 func (m *Model) projected(s sample) float64 {
 	r := float64(s.remaining)
 	if m.kind == Bucket {
-		r += m.measured() * float64(m.sends.last-s.at)
+		r += m.bucket.lo * float64(m.sends.last-s.at)
 	}
 	return r
 }
@@ -187,10 +184,9 @@ func (m *Model) inFlight() int64 { return int64(m.sends.n - min(m.heard, m.sends
 // i's answer came is surely decided after i: others may show a rise that
 // is only their order. compare reports whether j shows a window turned.
 func (m *Model) compare(i, j sample, r Report) (turned bool) {
-	spent, unknown := m.sends.spent(i.seq, j.seq)
-	rise := int64(j.remaining) - (int64(i.remaining) - spent)
-	after := j.sent >= i.recv // j decided after i (its request left once i's answer came)
-	rise -= unknown           // (those not answered yet counted as spent: some may be refused)
+	spent, _ := m.sends.spent(i.seq, j.seq, i.recv, j.recv)
+	rise := int64(j.remaining) - (int64(i.remaining) - spent) // what surely returned
+	after := j.sent >= i.recv                                 // j decided after i (its request left once i's answer came)
 	bucketOK, windowsOK := true, true
 
 	if after && rise >= 2 {
@@ -208,45 +204,11 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 	if after && rise == 1 && m.kind != Windows && m.limit > 2 && j.remaining < m.limit/2 {
 		windowsOK = false
 	}
-	if !m.boundRate(i, j, r, spent, unknown, after) {
+	if !m.bucket.observe(m, j, r) {
 		bucketOK = false
 	}
 	m.strike(bucketOK, windowsOK)
 	return turned && m.kind != Bucket
-}
-
-// boundRate narrows the bucket's rate by j, and reports whether a bucket
-// still explains everything: its rate at least what it must refill to be
-// full by the reset it states, and, when j was refused, less than what
-// would have returned a token since i (what i left less what the requests
-// between spent, at most).
-func (m *Model) boundRate(i, j sample, r Report, spent, unknown int64, after bool) bool {
-	if m.limit > 0 && r.Reset > 0 && !r.Refused {
-		if d := r.Recv + r.Reset - j.at; d > 0 {
-			m.rateMin = max(m.rateMin, float64(int64(m.limit)-int64(j.remaining)-1)/float64(d+m.rttHi))
-		}
-	}
-	if r.Refused {
-		for _, a := range [2]sample{i, m.admit} {
-			if a.seq == 0 || a.seq >= j.seq || j.sent < a.recv {
-				continue // (only what was known when j left was surely decided before it)
-			}
-			spent, _ := m.sends.spent(a.seq, j.seq)
-			if d := j.at - a.at; d > 0 {
-				if b := float64(1+spent-int64(a.remaining)) / float64(d); b > 0 {
-					m.rateMax = min(m.rateMax, b)
-				}
-			}
-		}
-	} else if j.seq > m.admit.seq {
-		m.admit = j
-	}
-	_, _ = unknown, after
-	if m.rateMax < m.rateMin {
-		m.rateMin, m.rateMax = 0, math.Inf(1) // a bucket explains it no more: start again
-		return false
-	}
-	return true
 }
 
 // strike takes one report's verdict on each kind: a kind the report

@@ -26,24 +26,36 @@ func (l *sendLog) answer(seq uint64, o uint8) {
 	}
 }
 
-// spent returns how many requests after i up to j spent a token, counting
-// the ones not answered yet as spent, and how many are not answered yet.
-func (l *sendLog) spent(i, j uint64) (spent, unknown int64) {
-	for s := i + 1; s <= j; s++ {
-		if l.n-s >= uint64(len(l.out)) {
-			spent++
-			unknown++
-			continue
+// spent bounds how many tokens the server spent, by what the client
+// knows, between the decisions of two requests i and j (i < j), given when
+// i's answer came (iRecv) and when j's came (jRecv): a request after i up
+// to j that it admitted spent one; one not answered yet may have; one sent
+// before i's answer came may have been decided before i; and one sent
+// after j but before j's answer came may have been decided before j.
+func (l *sendLog) spent(i, j uint64, iRecv, jRecv int64) (lo, hi int64) {
+	for s := i + 1; s <= j+uint64(len(l.at)) && s <= l.n; s++ {
+		held := l.n-s < uint64(len(l.at))
+		o, at := pending, int64(0)
+		if held {
+			o, at = l.out[s%uint64(len(l.out))], l.at[s%uint64(len(l.at))]
 		}
-		switch l.out[s%uint64(len(l.out))] {
-		case pending:
-			spent++
-			unknown++
-		case admitted:
-			spent++
+		switch {
+		case s > j:
+			if !held || at > jRecv {
+				return lo, hi
+			}
+			if o != refused {
+				hi++
+			}
+		case o == refused:
+		case o == admitted && held && at >= iRecv:
+			lo++
+			hi++
+		default:
+			hi++
 		}
 	}
-	return spent, unknown
+	return lo, hi
 }
 
 // add counts n requests sent at t (t never before the last), the freshest
@@ -82,26 +94,6 @@ func (l *sendLog) since(seq uint64) int64 {
 		return 0
 	}
 	return int64(l.n - seq)
-}
-
-// near returns how many requests were sent within d of t: around a
-// report's request, those the server may have decided on either side of
-// it.
-func (l *sendLog) near(t, d int64) int64 {
-	if d <= 0 {
-		return 0
-	}
-	var k int64
-	for s := l.n; s > 0 && l.n-s < uint64(len(l.at)); s-- {
-		a := l.at[s%uint64(len(l.at))]
-		if a < t-d {
-			break
-		}
-		if a <= t+d {
-			k++
-		}
-	}
-	return max(0, k-1)
 }
 
 // known returns the sequence number of the request whose report was the

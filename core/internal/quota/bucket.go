@@ -1,0 +1,71 @@
+package quota
+
+import "math"
+
+// bucket is the bucket hypothesis: a quota that returns a token every
+// 1/rate, up to its limit. Its rate, net of what others sharing the quota
+// spend, is bounded by what the reports show returned over a span: from
+// the meter, a report after which the bucket was never full (a full
+// bucket loses what would refill it), to each later report decided surely
+// after it, the tokens that returned are what the later one has left,
+// less what the meter had, plus what the requests between spent — within
+// one token (each report rounds a fraction down), within the requests not
+// answered yet (spent or refused), and within those the server may have
+// decided on the other side of either report (sendLog.spent).
+// A refusal bounds the rate from above only: less than a token was there.
+// A bucket full by the reset it states refills at least min.
+type bucket struct {
+	meter  sample
+	lo, hi float64 // the rate lies in [lo, hi], per nanosecond
+	min    float64
+}
+
+func newBucket() bucket { return bucket{hi: math.Inf(1)} }
+
+// observe narrows the rate by report j (r is its report) and reports
+// whether a bucket still explains every report.
+func (b *bucket) observe(m *Model, j sample, r Report) bool {
+	if m.limit > 0 && r.Reset > 0 && !r.Refused {
+		if d := r.Recv + r.Reset - j.at; d > 0 {
+			b.min = max(b.min, float64(int64(m.limit)-int64(j.remaining)-1)/float64(d+m.rttHi))
+		}
+	}
+	full := m.limit > 0 && j.remaining >= m.limit-1 && !r.Refused
+	spread := m.rttHi - max(0, m.rtt)
+	switch {
+	case full || b.meter.seq == 0:
+		b.restart(j)
+		return b.consistent()
+	case j.seq <= b.meter.seq || j.sent < b.meter.recv:
+		return b.consistent() // not surely decided after the meter
+	}
+	if fill := max(m.fastest(), b.lo); m.limit > 0 && fill > 0 &&
+		float64(m.sends.gap(b.meter.seq, j.seq))*fill >= float64(m.limit-1-b.meter.remaining) {
+		b.restart(j) // idle long enough to fill: what it lost bounds nothing
+		return b.consistent()
+	}
+	spentLo, spentHi := m.sends.spent(b.meter.seq, j.seq, b.meter.recv, j.recv)
+	base := float64(int64(j.remaining) - int64(b.meter.remaining))
+	span := float64(j.at - b.meter.at)
+	if span <= float64(spread) {
+		return b.consistent()
+	}
+	lo := (base + float64(spentLo) - 1) / (span + float64(spread))
+	hi := (base + float64(spentHi) + 1) / (span - float64(spread))
+	if r.Refused {
+		lo = 0
+	}
+	if hi < b.lo || lo > b.hi {
+		b.restart(j) // the rate changed, or others began spending: measure anew
+		return false
+	}
+	b.lo, b.hi = max(b.lo, lo), min(b.hi, hi)
+	return b.consistent()
+}
+
+// restart measures anew from j.
+func (b *bucket) restart(j sample) { b.meter, b.lo, b.hi = j, 0, math.Inf(1) }
+
+// consistent reports whether a bucket of the bounded rate could be full by
+// the resets it stated.
+func (b *bucket) consistent() bool { return b.hi >= b.min }
