@@ -36,6 +36,9 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 	case full || b.meter.seq == 0:
 		b.restart(j)
 		return b.consistent()
+	case r.Refused && j.seq > b.meter.seq && b.meter.remaining == 0 && j.sent >= b.meter.recv:
+		// (A refusal measured from a report of none left bounds it as well
+		// as any; measured from one of more, better.)
 	case j.seq <= b.meter.seq || j.sent < b.meter.recv:
 		return b.consistent() // not surely decided after the meter
 	}
@@ -44,7 +47,7 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 		b.restart(j) // idle long enough to fill: what it lost bounds nothing
 		return b.consistent()
 	}
-	spentLo, spentHi := m.sends.spent(b.meter.seq, j.seq, b.meter.recv, j.recv)
+	spentLo, spentHi := m.sends.spent(b.meter.seq, j.seq, b.meter.sent, b.meter.recv, j.recv, max(0, m.rtt))
 	base := float64(int64(j.remaining) - int64(b.meter.remaining))
 	span := float64(j.at - b.meter.at)
 	if span <= float64(spread) {
@@ -55,16 +58,21 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 	if r.Refused {
 		lo = 0
 	}
+	if debugf != nil {
+		debugf("bucket meter{#%d sent %.3f recv %.3f at %.3f rem %d} j{#%d sent %.3f at %.3f rem %d refused %v} spent[%d,%d] span %.3f → [%.1f, %.1f] was [%.1f, %.1f]", b.meter.seq, float64(b.meter.sent)/1e9-10, float64(b.meter.recv)/1e9-10, float64(b.meter.at)/1e9-10, b.meter.remaining, j.seq, float64(j.sent)/1e9-10, float64(j.at)/1e9-10, j.remaining, r.Refused, spentLo, spentHi, span/1e9, lo*1e9, hi*1e9, b.lo*1e9, b.hi*1e9)
+	}
 	if hi < b.lo || lo > b.hi {
-		b.restart(j) // the rate changed, or others began spending: measure anew
+		// The rate changed, or others began spending: what the reports
+		// showed before bounds it no more.
+		b.meter, b.lo, b.hi = j, max(0, lo), hi
 		return false
 	}
 	b.lo, b.hi = max(b.lo, lo), min(b.hi, hi)
 	return b.consistent()
 }
 
-// restart measures anew from j.
-func (b *bucket) restart(j sample) { b.meter, b.lo, b.hi = j, 0, math.Inf(1) }
+// restart measures anew from j; the bounds so far stand.
+func (b *bucket) restart(j sample) { b.meter = j }
 
 // consistent reports whether a bucket of the bounded rate could be full by
 // the resets it stated.

@@ -19,7 +19,7 @@ import "math"
 func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 	lo, hi := m.bounds(now, j)
 	at = lo
-	if m.guessSeq <= m.answered || now >= m.guessUntil {
+	if m.guessSeq <= m.answered {
 		before := now // (the first request needs none certain before it)
 		if j > 1 {
 			before, _ = m.bounds(now, j-1)
@@ -43,6 +43,12 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 	lo, hi = max(now, m.pauseHi), max(now, m.pauseLo)
 	if m.fresh.seq == 0 && m.fresh.at == 0 {
 		return lo, hi // no quota reported: nothing to expect
+	}
+	if m.kind != Unknown && m.pauseLo < m.pauseHi {
+		// A wait stated in a whole second, maybe rounded up, is no more
+		// than a bound on when the quota returns, which the estimate of a
+		// known kind places better.
+		lo = max(now, m.pauseLo)
 	}
 	if j+m.inFlight() <= int64(m.fresh.remaining) {
 		return lo, hi
@@ -80,27 +86,32 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 	return min(at(m.likeliest()), Never), at(m.fastest())
 }
 
-// likeliest is the refill rate a bucket most likely has: the told rate
-// while the reports allow it; the middle of what they allow once they
-// bound it; told none, their lower bound, or before any, the quota's limit
-// per window. 0: not known.
+// likeliest is the refill rate the decision paces a bucket at: the told
+// rate while no refusal bounds the rate below it; once one does, the least
+// rate the reports show (an estimate too low costs little: what the
+// bucket holds meanwhile the next report shows, and goes then; one too
+// high costs refusals), or before they show any, half the most they allow;
+// told none, the least rate the reports show, or before any, the quota's
+// limit per window. Never less than a bucket full by its stated reset
+// refills. 0: not known.
 func (m *Model) likeliest() float64 {
 	b := &m.bucket
 	told := math.Inf(1)
 	if m.cfg.Interval > 0 {
 		told = 1 / float64(m.cfg.Interval)
 	}
+	r := 0.0
 	switch {
-	case told <= b.hi:
-		return max(told, b.min)
-	case b.hi < math.Inf(1):
-		return max((b.lo+b.hi)/2, b.min)
+	case told <= b.hi || told <= b.lo:
+		r = told
 	case b.lo > 0:
-		return b.lo
+		r = b.lo
+	case b.hi < math.Inf(1):
+		r = min(told, b.hi) / 2
 	case m.windowLength() > 0 && m.limit > 0:
-		return max(float64(m.limit)/float64(m.windowLength()), b.min)
+		r = float64(m.limit) / float64(m.windowLength())
 	}
-	return b.min
+	return max(r, b.min)
 }
 
 // fastest is the fastest refill rate a bucket may have: no faster than

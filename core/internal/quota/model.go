@@ -111,10 +111,9 @@ type Model struct {
 	pauseRecv        int64  // when that answer came
 
 	// A request sent on a guess (Next): until an answer to it or a later
-	// request comes, or guessUntil passes, no other goes on a guess.
-	guessSeq   uint64
-	guessUntil int64
-	answered   uint64 // the highest sequence answered
+	// request comes, no other goes on a guess.
+	guessSeq uint64
+	answered uint64 // the highest sequence answered
 
 	pace pace // the pace when reports carry no quota
 }
@@ -142,7 +141,7 @@ func New(c Config) Model {
 func (m *Model) Sent(t int64, n int) uint64 {
 	if n > 0 && m.guessSeq <= m.answered {
 		if lo, _ := m.bounds(t, 1); lo > t {
-			m.guessSeq, m.guessUntil = m.sends.n+1, lo
+			m.guessSeq = m.sends.n + 1
 		}
 	}
 	return m.sends.add(t, n, m.fresh.seq)

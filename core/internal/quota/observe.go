@@ -19,9 +19,9 @@ func (m *Model) Observe(r Report) Effect {
 	}
 	m.answered = max(m.answered, seq)
 	if r.Refused {
-		m.sends.answer(seq, refused)
+		m.sends.answer(seq, refused, r.Recv)
 	} else {
-		m.sends.answer(seq, admitted)
+		m.sends.answer(seq, admitted, r.Recv)
 	}
 	e = m.observeWait(r, seq, e)
 	if m.quotaIn(r) {
@@ -184,7 +184,7 @@ func (m *Model) inFlight() int64 { return int64(m.sends.n - min(m.heard, m.sends
 // i's answer came is surely decided after i: others may show a rise that
 // is only their order. compare reports whether j shows a window turned.
 func (m *Model) compare(i, j sample, r Report) (turned bool) {
-	spent, _ := m.sends.spent(i.seq, j.seq, i.recv, j.recv)
+	spent, _ := m.sends.spent(i.seq, j.seq, i.sent, i.recv, j.recv, max(0, m.rtt))
 	rise := int64(j.remaining) - (int64(i.remaining) - spent) // what surely returned
 	after := j.sent >= i.recv                                 // j decided after i (its request left once i's answer came)
 	bucketOK, windowsOK := true, true

@@ -10,6 +10,7 @@ type sendLog struct {
 	at   [512]int64  // at[s%len(at)]: when request s was sent
 	out  [512]uint8  // out[s%len(out)]: what its answer said (outcome)
 	ref  [512]uint64 // ref[s%len(ref)]: the freshest report's request when it was sent
+	back [512]int64  // back[s%len(back)]: when its answer came
 }
 
 // Outcomes of a request, as its answer said.
@@ -19,25 +20,43 @@ const (
 	refused               // refused: it spent none
 )
 
-// answer records request seq's outcome (if the log still holds it).
-func (l *sendLog) answer(seq uint64, o uint8) {
+// answer records request seq's outcome and when it came (if the log still
+// holds it).
+func (l *sendLog) answer(seq uint64, o uint8, t int64) {
 	if seq > 0 && seq <= l.n && l.n-seq < uint64(len(l.out)) {
 		l.out[seq%uint64(len(l.out))] = o
+		l.back[seq%uint64(len(l.back))] = t
 	}
 }
 
 // spent bounds how many tokens the server spent, by what the client
-// knows, between the decisions of two requests i and j (i < j), given when
-// i's answer came (iRecv) and when j's came (jRecv): a request after i up
-// to j that it admitted spent one; one not answered yet may have; one sent
-// before i's answer came may have been decided before i; and one sent
-// after j but before j's answer came may have been decided before j.
-func (l *sendLog) spent(i, j uint64, iRecv, jRecv int64) (lo, hi int64) {
-	for s := i + 1; s <= j+uint64(len(l.at)) && s <= l.n; s++ {
-		held := l.n-s < uint64(len(l.at))
+// knows, between its decisions of two requests i and j (i < j): a request
+// it admitted spent one, one not answered yet may have, one refused did
+// not. Which fall between the two decisions: those after i up to j that
+// left once i's answer came surely do; the others after i may have been
+// decided before i; one before i whose answer came later than a round
+// trip (the shortest, rtt) after i left may have been decided after i; and
+// one after j that left before j's answer came may have been decided
+// before j.
+func (l *sendLog) spent(i, j uint64, iSent, iRecv, jRecv, rtt int64) (lo, hi int64) {
+	size := uint64(len(l.at))
+	for s := i; s > 0 && l.n-s < size; s-- {
+		if s == i {
+			continue
+		}
+		o, at, back := l.out[s%size], l.at[s%size], l.back[s%size]
+		if at < iSent-(jRecv-iSent) {
+			break // (left so long before i: decided before it)
+		}
+		if o == pending || o == admitted && back > iSent+rtt {
+			hi++
+		}
+	}
+	for s := i + 1; s <= l.n; s++ {
+		held := l.n-s < size
 		o, at := pending, int64(0)
 		if held {
-			o, at = l.out[s%uint64(len(l.out))], l.at[s%uint64(len(l.at))]
+			o, at = l.out[s%size], l.at[s%size]
 		}
 		switch {
 		case s > j:
@@ -105,11 +124,11 @@ func (l *sendLog) known(seq uint64) uint64 {
 	return l.ref[seq%uint64(len(l.ref))]
 }
 
-// gap returns the longest time between two successive requests after i
-// up to j (what the log still holds of them).
+// gap returns the longest time between two successive requests from i up
+// to j (what the log still holds of them).
 func (l *sendLog) gap(i, j uint64) int64 {
 	var g int64
-	for s := i + 1; s < j && s < l.n; s++ {
+	for s := max(i, 1); s < j && s < l.n; s++ {
 		if l.n-s >= uint64(len(l.at)) {
 			continue
 		}

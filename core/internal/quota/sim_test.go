@@ -233,6 +233,9 @@ func simulate(su simSetup) simResult {
 			if su.told > 0 {
 				g = max(now, tat-(burst-1)*su.told)
 			}
+			if dbgSend != nil {
+				dbgSend(&m, now)
+			}
 			at, _ := m.Next(now, 1, quiet)
 			t := max(g, at)
 			if t > now {
@@ -280,6 +283,7 @@ func simulate(su simSetup) simResult {
 			}
 			d := su.owd + rng.Int64N(su.jitter+1)
 			r.ok, r.decided = ok, now
+			decidedAt[r.seqNo] = now
 			r.rep = srv.report(ok, rem, reset, wait, now, now+d)
 			push(event{at: now + d, kind: 2, req: r})
 			continue
@@ -383,6 +387,10 @@ func TestSimExamples(t *testing.T) {
 // simCheck, when set, is called after each answer.
 var simCheck func(m *Model, at int64, r *simReq)
 
+var decidedAt = map[uint64]int64{}
+
+var dbgSend func(m *Model, now int64)
+
 // simTrace, when set, prints each send and answer (a debugging aid).
 var simTrace func(format string, a ...any)
 
@@ -404,9 +412,15 @@ func TestSimRateBoundsHoldTheTruth(t *testing.T) {
 				if (m.bucket.lo*1e9 > 100.5 || m.bucket.hi*1e9 < 99.5) && bad < 3 {
 					bad++
 					t.Errorf("owd %v told %v: at %.3f after #%d the rate bounds are [%.1f, %.1f], the server's 100", owd/ms, told/ms, float64(at)/1e9, r.seqNo, m.bucket.lo*1e9, m.bucket.hi*1e9)
+					if bad == 1 {
+						for sq := r.seqNo - 30; sq <= m.sends.n && sq < r.seqNo+10; sq++ {
+							k := sq % 512
+							t.Logf("  #%d sent %.4f out %d back %.4f decided %.4f", sq, float64(m.sends.at[k])/1e9-10, m.sends.out[k], float64(m.sends.back[k])/1e9-10, float64(decidedAt[sq])/1e9-10)
+						}
+					}
 				}
 			}
-			if owd == 100*ms && told == 10*ms {
+			if owd == 30*ms && told == 5*ms {
 				debugf = func(f string, a ...any) { t.Logf(f, a...) }
 			}
 			simulate(su)
