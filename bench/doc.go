@@ -17,7 +17,7 @@
 //   - BenchmarkRedis: a budget in Redis (redisstore) on a redis-server the
 //     benchmark starts on loopback, beside go-redis/redis_rate:
 //     admissions per second, serially and from 8 goroutines.
-//   - BenchmarkParseFeedback: core.ParseFeedback on the responses a client
+//   - BenchmarkParseFeedback: ratelimit.Parse on the responses a client
 //     sees most.
 //   - BenchmarkTransport: a request through each client (net/http, resty,
 //     go-retryablehttp, go-kit) bare and with headgate, over loopback and

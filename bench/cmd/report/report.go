@@ -345,8 +345,8 @@ func render(r *results) string {
 	}
 	row("net/http over loopback, "+procs+" goroutines", "BenchmarkTransportParallel/net-http/bare", "BenchmarkTransportParallel/net-http/headgate")
 
-	// ParseFeedback.
-	p("\n#### `core.ParseFeedback` on typical responses\n\n")
+	// The header parser.
+	p("\n#### `ratelimit.Parse` on typical responses\n\n")
 	p("| response | time | allocs/op |\n|---|--:|--:|\n")
 	for _, row := range feedbackRows {
 		v, ok := r.median("BenchmarkParseFeedback/"+row.key, "ns/op")
