@@ -76,7 +76,7 @@ func TestRenderRatios(t *testing.T) {
 	}
 	md := render(r, "raw")
 	t.Log("\n" + md)
-	for _, want := range []string{
+	wantAll(t, "tables", md,
 		"Test CPU (2 CPUs), go version go1.26.8 linux/amd64, 2026-01-02T03:04:05Z", "median of 3 interleaved rounds",
 		"| **headgate** | `Budget.Acquire` + `Permit.Release` | 70 ns | 1.00× | 80 ns | 1.00× | 70 ns | 1.00× | 0 |",
 		"| golang.org/x/time/rate | `Limiter.Wait` | 120 ns | 1.71× | – | – | – | – | 0 |",
@@ -90,11 +90,7 @@ func TestRenderRatios(t *testing.T) {
 		"| net/http over loopback | 50.0 µs | 51.0 µs | 1.02× | +1000 ns | 0% | 67 → 67 |",
 		"| 200, ordinary headers, no rate-limit fields | 300 ns | 0 |",
 		"| pause | **headgate** transport | 1 | 0 | 1.13 | 1 |",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("tables lack %q", want)
-		}
-	}
+	)
 }
 
 // TestRenderRedisVsPing: serial Redis rows timed beside PINGs get their
@@ -111,17 +107,13 @@ func TestRenderRedisVsPing(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := render(r, "raw")
-	for _, want := range []string{
+	wantAll(t, "tables", md,
 		"| library | serial | serial ÷ PING | 8 goroutines |",
 		"| **headgate** `redisstore` | 25,000/s | 1.80× | 50,000/s |",
 		"| go-redis/redis_rate `Allow` | 33,333/s | 1.35× | 45,000/s |",
 		"| a bare `PING` (go-redis): the round trip alone | 45,000/s | 0.99× | 70,000/s |",
 		"a bare PING makes 45,000 round trips/s serially in the same run: one admission takes 1.80× a bare round trip timed beside it.",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("tables lack %q", want)
-		}
-	}
+	)
 }
 
 // TestRenderRedisInterleaved: the rows of a BenchmarkRedis whose rows take
@@ -145,7 +137,7 @@ func TestRenderRedisInterleaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := render(r, "raw")
-	for _, want := range []string{
+	wantAll(t, "tables", md,
 		"The rows take turns within one benchmark, in chunks",
 		"each row once per round, in an order drawn afresh each round",
 		"| library | serial | serial ÷ PING | 8 goroutines |",
@@ -154,11 +146,7 @@ func TestRenderRedisInterleaved(t *testing.T) {
 		"| go-redis/redis_rate `Allow` | 19,000/s | 1.82× | 22,800/s |",
 		"| a bare `PING` (go-redis): the round trip alone | 36,000/s | 1.00× | 46,800/s |",
 		"**21,000 admissions/s** serially (goal: at least 20,000/s: met); in the same moments a bare PING made 36,000 round trips/s and redis_rate 19,000 admissions/s: one admission takes 1.60× a bare round trip.",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("tables lack %q", want)
-		}
-	}
+	)
 	if strings.Contains(md, "A serial row alternates with bare PINGs") {
 		t.Error("the interleaved run is described as the alternating one")
 	}
@@ -247,7 +235,7 @@ func TestSummary(t *testing.T) {
 	m.Results[3].Failed = 5
 	s := summary(r, m, "[`docs/BENCHMARKS.md`](docs/BENCHMARKS.md)")
 	t.Log("\n" + s)
-	for _, want := range []string{
+	wantAll(t, "summary", s,
 		"| a call that need not wait, 1 · 2 goroutines | 70 ns · 80 ns, 0 allocs | x/time/rate `Wait`: 120 ns · – |",
 		"| 100,000 callers parked: heap · cancel, per caller | 480 B · 1000 ns | 490 B · 900 ns |",
 		"| a fleet's budget in Redis: admissions/s, serial | 25,000/s | go-redis/redis_rate `Allow`: 33,333/s |",
@@ -257,11 +245,7 @@ func TestSummary(t *testing.T) {
 		"| … the server pauses 2 s: requests into the known pause, all cells · retry after its end, latest | 1 · +12 ms | 99 · no retry · **7 failed** |",
 		"the matrix of 2026-01-02 04:05 UTC (`cd bench && go run ./cmd/matrix -doc ../docs/BENCHMARKS.md`)",
 		"Every table, and how to read it: [`docs/BENCHMARKS.md`](docs/BENCHMARKS.md).",
-	} {
-		if !strings.Contains(s, want) {
-			t.Errorf("summary lacks %q", want)
-		}
-	}
+	)
 	if strings.Contains(s, "learned") || strings.Contains(s, "twice the limit") || strings.Contains(s, "200 calls, told the server's rate") {
 		t.Error("the summary has rows for what did not run")
 	}
@@ -284,16 +268,22 @@ func TestSummaryFromFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(readme)
-	for _, want := range []string{"| 0.4 % · 1.00× | – |", "[`BENCHMARKS.md`](docs/BENCHMARKS.md)", "<!-- summary:end -->\ntail\n"} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("README lacks %q:\n%s", want, got)
-		}
-	}
+	wantAll(t, "README", string(got), "| 0.4 % · 1.00× | – |", "[`BENCHMARKS.md`](docs/BENCHMARKS.md)", "<!-- summary:end -->\ntail\n")
 	if strings.Contains(string(got), "\nold\n") {
 		t.Errorf("the old section is still there:\n%s", got)
 	}
 	b, _ := os.ReadFile(doc)
 	if !strings.Contains(string(b), "#### Admit path") || !strings.Contains(string(b), "(../latest.txt)") {
 		t.Errorf("the doc's tables, linking the raw results from docs/:\n%s", b)
+	}
+}
+
+// wantAll reports each of wants that s, the text called what, lacks.
+func wantAll(t *testing.T, what, s string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(s, want) {
+			t.Errorf("%s lacks %q", what, want)
+		}
 	}
 }
