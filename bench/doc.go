@@ -36,5 +36,6 @@
 // waits on the admit path); `go test -run '^$' -bench .` runs them. The
 // report command (go run ./cmd/report) runs them all, writes
 // results/latest.txt with the machine, the Go version and the date, and
-// turns it into the README's comparison table.
+// turns it into the comparison tables of docs/BENCHMARKS.md and the README's
+// summary.
 package bench
