@@ -12,7 +12,7 @@ RELEASE_VERSION ?= v0.1.0
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CURDIR)/.bin/staticcheck
 
-.PHONY: help ci test core-deps vet lint staticcheck fuzz fuzz-smoke bench matrix bench-modules demo demo-svg tidy-check release-check
+.PHONY: help ci test core-deps vet lint staticcheck fuzz fuzz-smoke bench matrix summary bench-modules demo demo-svg tidy-check release-check
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -49,12 +49,17 @@ fuzz-smoke: ## every fuzz target for SMOKETIME (default 3s each), as CI runs the
 release-check: ## pack the library modules at RELEASE_VERSION into a file:// proxy, go get and build them outside the workspace
 	cd release && $(GO) run . check -version $(RELEASE_VERSION) $(LIBRARY)
 
-bench: ## side-by-side benchmarks (5 rounds, 3-5 min) and the feedback matrix (about 20 min): bench/results/ and the README tables
-	cd bench && $(GO) run ./cmd/report -readme ../README.md
-	cd bench && $(GO) run ./cmd/matrix -readme ../README.md
+bench: ## the benchmarks (5 rounds, 3-5 min) and the feedback matrix (about 20 min): bench/results/, docs/BENCHMARKS.md, the README's summary
+	cd bench && $(GO) run ./cmd/report -doc ../docs/BENCHMARKS.md
+	cd bench && $(GO) run ./cmd/matrix -doc ../docs/BENCHMARKS.md
+	@$(MAKE) --no-print-directory summary
 
-matrix: ## the feedback matrix alone (about 20 min; MATRIX=-quick for a one-minute subset): bench/results/matrix.* and the README table
-	cd bench && $(GO) run ./cmd/matrix -readme ../README.md $(MATRIX)
+matrix: ## the feedback matrix alone (about 20 min; MATRIX=-quick for a one-minute subset): bench/results/matrix.*, docs/BENCHMARKS.md, the README's summary
+	cd bench && $(GO) run ./cmd/matrix -doc ../docs/BENCHMARKS.md $(MATRIX)
+	@$(MAKE) --no-print-directory summary
+
+summary: ## the README's summary table from the committed bench/results/ (no run: seconds)
+	cd bench && $(GO) run ./cmd/report -from results/latest.txt -md "" -doc ../docs/BENCHMARKS.md -summary ../README.md
 
 bench-modules: ## quick go test -bench in every module, nothing written
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...); done

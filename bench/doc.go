@@ -17,7 +17,7 @@
 //   - BenchmarkRedis: a budget in Redis (redisstore) on a redis-server the
 //     benchmark starts on loopback, beside go-redis/redis_rate:
 //     admissions per second, serially and from 8 goroutines.
-//   - BenchmarkParseFeedback: core.ParseFeedback on the responses a client
+//   - BenchmarkParseFeedback: ratelimit.Parse on the responses a client
 //     sees most.
 //   - BenchmarkTransport: a request through each client (net/http, resty,
 //     go-retryablehttp, go-kit) bare and with headgate, over loopback and
@@ -36,5 +36,6 @@
 // waits on the admit path); `go test -run '^$' -bench .` runs them. The
 // report command (go run ./cmd/report) runs them all, writes
 // results/latest.txt with the machine, the Go version and the date, and
-// turns it into the README's comparison table.
+// turns it into the comparison tables of docs/BENCHMARKS.md and the README's
+// summary.
 package bench

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headgate-go/headgate/core"
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // feedbackCases are the responses a client sees most, with the ordinary
@@ -71,47 +71,48 @@ func feedbackCases(now time.Time) []struct {
 	}
 }
 
-// BenchmarkParseFeedback reads typical responses with core.ParseFeedback.
+// BenchmarkParseFeedback reads typical responses with ratelimit.Parse. Its
+// name is the one bench/results records.
 func BenchmarkParseFeedback(b *testing.B) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	for _, c := range feedbackCases(now) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				sinkFeedback = core.ParseFeedback(c.status, c.h, now)
+				sinkFeedback = ratelimit.Parse(c.status, c.h, now)
 			}
 		})
 	}
 }
 
-var sinkFeedback core.Feedback
+var sinkFeedback ratelimit.Feedback
 
 // TestFeedbackCases checks that each benchmarked response says what its
 // name claims, so the benchmark measures the path it names.
 func TestFeedbackCases(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	want := map[string]struct {
-		source    core.FeedbackSource
+		source    ratelimit.Source
 		exhausted bool
 		pause     time.Duration
 	}{
-		"plain-200":            {core.FromNone, false, 0},
-		"github-200":           {core.FromXRateLimit, false, 0},
-		"ietf-200":             {core.FromRateLimit, false, 0},
-		"openai-200":           {core.FromXRateLimit, false, 0},
-		"retry-after-429":      {core.FromRetryAfter, true, 30 * time.Second},
-		"retry-after-date-503": {core.FromRetryAfter, true, 90 * time.Second},
-		"github-403":           {core.FromRetryAfter, true, 60 * time.Second},
+		"plain-200":            {ratelimit.FromNone, false, 0},
+		"github-200":           {ratelimit.FromXRateLimit, false, 0},
+		"ietf-200":             {ratelimit.FromRateLimit, false, 0},
+		"openai-200":           {ratelimit.FromXRateLimit, false, 0},
+		"retry-after-429":      {ratelimit.FromRetryAfter, true, 30 * time.Second},
+		"retry-after-date-503": {ratelimit.FromRetryAfter, true, 90 * time.Second},
+		"github-403":           {ratelimit.FromRetryAfter, true, 60 * time.Second},
 	}
 	for _, c := range feedbackCases(now) {
-		f := core.ParseFeedback(c.status, c.h, now)
+		f := ratelimit.Parse(c.status, c.h, now)
 		w, ok := want[c.name]
 		if !ok {
 			t.Errorf("%s: no expectation", c.name)
 			continue
 		}
 		if f.Source != w.source || f.Exhausted != w.exhausted || f.Pause != w.pause {
-			t.Errorf("ParseFeedback(%s) = source %v, exhausted %v, pause %v; want %v, %v, %v",
+			t.Errorf("ratelimit.Parse(%s) = source %v, exhausted %v, pause %v; want %v, %v, %v",
 				c.name, f.Source, f.Exhausted, f.Pause, w.source, w.exhausted, w.pause)
 		}
 	}

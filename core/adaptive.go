@@ -3,6 +3,8 @@ package core
 import (
 	"math"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // The feedback controller: what a response's Feedback does to the pace and
@@ -66,7 +68,7 @@ func (c *controller) reportEnds() int64 { return c.shape.until }
 // burst are the configured pace), extends p by the pause the
 // policy decides, and returns the policy's verdict for the rest. It
 // reports whether the pace or the pause changed.
-func (c *controller) apply(status int, f Feedback, sent, now, interval, burst int64, justNow bool, p *pause) (verdict, bool) {
+func (c *controller) apply(status int, f ratelimit.Feedback, sent, now, interval, burst int64, justNow bool, p *pause) (verdict, bool) {
 	fresh := c.pol.fresher(observation{f: f, sent: sent})
 	v := c.pol.observe(observation{status: status, f: f, sent: sent, now: now, interval: interval, burst: burst, justNow: justNow})
 	changed := v.cut || v.grew
@@ -102,7 +104,7 @@ func (c *controller) apply(status int, f Feedback, sent, now, interval, burst in
 			if i < 0 {
 				continue
 			}
-			if s, ok := shapeOf(Feedback{Remaining: q.Remaining, Limit: q.Limit, Reset: q.Reset}, now, c.maxPause); ok {
+			if s, ok := shapeOf(ratelimit.Feedback{Remaining: q.Remaining, Limit: q.Limit, Reset: q.Reset}, now, c.maxPause); ok {
 				c.dimShapes[i] = s
 				changed = true
 			}
@@ -122,7 +124,7 @@ func (c *controller) apply(status int, f Feedback, sent, now, interval, burst in
 // pause's end: the pace re-timed there starts from the one it allowed,
 // one request at once, and the quota the pause left whole goes at the
 // pace — the window that the server's pause emptied is spent late.
-func (c *controller) barePause(f Feedback, until int64) bool {
+func (c *controller) barePause(f ratelimit.Feedback, until int64) bool {
 	return f.Limit < 0 && f.Remaining < 0 && f.Reset < 0 && c.pol.onlyPause(f, 0) && c.shape.until <= until
 }
 
@@ -139,7 +141,7 @@ func (c *controller) barePause(f Feedback, until int64) bool {
 // seconds may mean any time in (R-1, R]: the spread uses the earliest, R-1
 // (nothing for R ≤ 1 s), so rounding never slows the budget below what the
 // server allows.
-func shapeOf(f Feedback, now int64, maxPause time.Duration) (shape, bool) {
+func shapeOf(f ratelimit.Feedback, now int64, maxPause time.Duration) (shape, bool) {
 	if f.Remaining < 0 || f.Reset <= 0 {
 		return shape{}, false
 	}
@@ -161,7 +163,7 @@ func shapeOf(f Feedback, now int64, maxPause time.Duration) (shape, bool) {
 // the server holds its Limit again. When it ends sooner (a Retry-After
 // shorter than the reset, as GCRA servers send) the server holds less than
 // its Limit: one request goes, and the rest follow at the pace.
-func pauseAllowance(f Feedback, burst int64) int64 {
+func pauseAllowance(f ratelimit.Feedback, burst int64) int64 {
 	switch {
 	case f.Limit <= 0:
 		return burst

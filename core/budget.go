@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // A Budget is a client-side rate budget: every request spends from it. A
@@ -29,7 +31,7 @@ type Budget struct {
 	name        string
 	observer    Observer
 	maxPause    time.Duration
-	profile     Profile // how responses are read (WithProfile)
+	profile     ratelimit.Profile // how responses are read (WithProfile)
 	maxInFlight int
 	pacer       pacer     // the mode (pacer.go); nil: never waits (Disabled, the zero Budget)
 	epoch       time.Time // the zero of the budget's monotonic clock

@@ -4,6 +4,8 @@ import (
 	"math"
 	"net/http"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // control is a budget's feedback controller: what one response does to the
@@ -141,7 +143,7 @@ func newControl(cfg Adaptive) control {
 // observation is one response as the controller sees it.
 type observation struct {
 	status    int
-	f         Feedback
+	f         ratelimit.Feedback
 	sent, now int64
 	interval  int64 // the configured interval
 	burst     int64 // the configured burst
@@ -169,7 +171,7 @@ func (c *control) fresher(o observation) bool {
 // isRefusal reports whether a response refused its request for the quota: a
 // 429 or 503, or another error status whose headers say the quota is spent
 // (GitHub answers 403). A success never is, whatever its headers say.
-func isRefusal(status int, f Feedback) bool {
+func isRefusal(status int, f ratelimit.Feedback) bool {
 	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
 		(status >= 400 && f.Exhausted)
 }
@@ -265,7 +267,7 @@ func (c *control) observe(o observation) verdict {
 			v.pause, v.allow, v.keepPlace = o.now+int64(f.Pause), pauseAllowance(f, o.burst), true
 			c.kept.restart(v.pause)
 			v.whole = f.Limit > 0 && f.Reset >= 0
-			if f.Source != FromRetryAfter {
+			if f.Source != ratelimit.FromRetryAfter {
 				return c.pauseProbe(v)
 			}
 			return v
@@ -351,7 +353,7 @@ func (c *control) refused(o observation, v verdict, kept float64) verdict {
 		v.pause, v.allow = o.now+int64(f.Pause), pauseAllowance(f, o.burst)
 		c.kept.restart(v.pause)
 		v.whole = f.Limit > 0 && f.Reset >= 0 // the whole quota back when it ends
-		if f.Source != FromRetryAfter {
+		if f.Source != ratelimit.FromRetryAfter {
 			return c.pauseProbe(v) // its end is a quota reset: maybe rounded down
 		}
 		return v
@@ -410,7 +412,7 @@ func (c *control) refused(o observation, v verdict, kept float64) verdict {
 // comes no later, give or take that rounding, or no quota is reported) —
 // and not before it (turnsFirst), unless the window its reset names holds
 // none of the calls admitted (turnEmpty).
-func (c *control) onlyPause(f Feedback, now int64) bool {
+func (c *control) onlyPause(f ratelimit.Feedback, now int64) bool {
 	return int64(f.Pause) > coarse && (f.Reset < 0 || int64(f.Reset) <= int64(f.Pause)+coarse) && !c.windowTurnsFirst(f, now)
 }
 
@@ -444,7 +446,7 @@ func (c *control) paced(interval int64) int64 { return int64(float64(interval) /
 // after reporting its quota spent: the time its whole quota takes to return
 // (Reset, a bound rounded up) over its size (Limit); without them, one
 // interval of the configured pace.
-func (c *control) refill(f Feedback, interval int64) int64 {
+func (c *control) refill(f ratelimit.Feedback, interval int64) int64 {
 	if f.Limit > 0 && f.Reset > 0 {
 		return max(interval, int64(f.Reset)/int64(f.Limit))
 	}

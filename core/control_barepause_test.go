@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/headgate-go/headgate/core/quotatest"
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // A server pause that reports no quota — a Retry-After alone, as a proxy
@@ -68,18 +69,18 @@ func barePauseBatch(t *testing.T, phase time.Duration) {
 // later says part of the quota is still spent then.
 func TestBarePause(t *testing.T) {
 	s := int64(time.Second)
-	bare := Feedback{Remaining: -1, Limit: -1, Reset: -1, Pause: 2 * time.Second, Source: FromRetryAfter}
+	bare := ratelimit.Feedback{Remaining: -1, Limit: -1, Reset: -1, Pause: 2 * time.Second, Source: ratelimit.FromRetryAfter}
 	for _, tc := range []struct {
 		name        string
-		f           Feedback
+		f           ratelimit.Feedback
 		reportUntil int64
 		want        bool
 	}{
 		{"a Retry-After alone, the last report over before the pause ends", bare, 1 * s, true},
 		{"the same, with no report", bare, 0, true},
 		{"a report that runs past the pause's end", bare, 3 * s, false},
-		{"a wait within the rounding", Feedback{Remaining: -1, Limit: -1, Reset: -1, Pause: time.Second, Source: FromRetryAfter}, 0, false},
-		{"a pause that reports a quota", Feedback{Remaining: 0, Limit: 100, Reset: 2 * time.Second, Pause: 2 * time.Second}, 0, false},
+		{"a wait within the rounding", ratelimit.Feedback{Remaining: -1, Limit: -1, Reset: -1, Pause: time.Second, Source: ratelimit.FromRetryAfter}, 0, false},
+		{"a pause that reports a quota", ratelimit.Feedback{Remaining: 0, Limit: 100, Reset: 2 * time.Second, Pause: 2 * time.Second}, 0, false},
 	} {
 		c := newController(Adaptive{}, DefaultMaxPause)
 		c.shape.until = tc.reportUntil
@@ -103,7 +104,7 @@ func TestReportWithinAPauseShapesNothing(t *testing.T) {
 		c := newController(DefaultAdaptive(), DefaultMaxPause)
 		p := pause{until: 2 * s}
 		now := s / 10
-		f := ParseFeedback(http.StatusOK, quota("3", "100", tc.reset), time.Date(2026, 1, 1, 0, 0, 0, int(now), time.UTC))
+		f := ratelimit.Parse(http.StatusOK, quota("3", "100", tc.reset), time.Date(2026, 1, 1, 0, 0, 0, int(now), time.UTC))
 		c.apply(http.StatusOK, f, now, now, int64(10*ms), 100, false, &p)
 		if got := c.shape.until > now; got != tc.want {
 			t.Errorf("reset %s s, the pause until 2 s: shaped %v (%+v), want %v", tc.reset, got, c.shape, tc.want)

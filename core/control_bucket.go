@@ -1,5 +1,7 @@
 package core
 
+import "github.com/headgate-go/headgate/core/ratelimit"
+
 // bucketSeen is the controller's evidence that the server's quota is a
 // bucket (GCRA, token bucket), not a counter of Limit per window: more
 // than twice its Limit admitted within one window's length. No window
@@ -37,6 +39,6 @@ func (b *bucketSeen) observe(sent int64, limit int, length int64) {
 // windowTurnsFirst is turnsFirst, for a refusal that came at now, on a
 // server not seen to be a bucket, whose window could hold the calls that
 // refusal needs (turnEmpty).
-func (c *control) windowTurnsFirst(f Feedback, now int64) bool {
+func (c *control) windowTurnsFirst(f ratelimit.Feedback, now int64) bool {
 	return !c.bucket.seen && turnsFirst(f) && !c.turnEmpty(f, now)
 }

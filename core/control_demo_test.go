@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headgate-go/headgate/core/quotatest"
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // After a cut, the pace runs at the server's own: its reports flicker
@@ -183,7 +184,7 @@ func TestControlRunSinceTheCutEndsOnceThePaceRecovered(t *testing.T) {
 	c := newControl(DefaultAdaptive())
 	c.model, c.kept.first = modelContinuous, -1
 	obs := func(status int, h http.Header, sent, at int64) verdict {
-		f := ParseFeedback(status, h, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(at)))
+		f := ratelimit.Parse(status, h, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(at)))
 		return c.observe(observation{status: status, f: f, sent: sent, now: at, interval: int64(ctlInterval), burst: 10})
 	}
 	refusal := withRetryAfter(quota("0", "10", "1"), "1")

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
+)
 
 // keptPace is the controller's evidence that the server keeps up with a
 // pace. Once a report shows the quota spent (Remaining 0), every later
@@ -254,7 +258,7 @@ func (c *control) slidingTrim(o observation) {
 func (c *control) nearRefill(o observation, at int64) int64 {
 	f := o.f
 	if f.Limit <= 0 || f.Reset <= 0 {
-		f = Feedback{Limit: c.last.limit, Reset: time.Duration(c.last.reset)}
+		f = ratelimit.Feedback{Limit: c.last.limit, Reset: time.Duration(c.last.reset)}
 	}
 	if f.Limit <= 0 || f.Reset <= 0 {
 		return 0

@@ -1,5 +1,7 @@
 package core
 
+import "github.com/headgate-go/headgate/core/ratelimit"
+
 // The controller's probes for a wait whose end is only known to the
 // second: a windowed server's spent quota, a server pause whose end comes
 // from a quota reset (no Retry-After) that may be rounded down, and a
@@ -145,7 +147,7 @@ func (c *control) nearTurnEarly(p probe, o observation) int64 {
 // shows that wait going on past a reset rounded down: the probe found a
 // server pause, or a windowed server's quota, still spent, and the reset it
 // reports, in whole seconds, is already here.
-func (c *control) goesOn(p probe, f Feedback) bool {
+func (c *control) goesOn(p probe, f ratelimit.Feedback) bool {
 	return (p.pause || c.model == modelWindowed) && f.Pause <= 0 && f.Reset >= 0 && int64(f.Reset) < coarse
 }
 
@@ -221,7 +223,7 @@ func (c *control) windowNotPace(o observation) bool {
 // window ends, and a sliver of its quota returns, well before the
 // Retry-After rounded up to whole seconds (a window of L spent at once: the
 // next call fits 1/L of a window after the reset; "2 s", reset "1 s").
-func turnsFirst(f Feedback) bool {
+func turnsFirst(f ratelimit.Feedback) bool {
 	return f.Remaining == 0 && f.Reset >= 0 && int64(f.Reset)+coarse <= int64(f.Pause)
 }
 
@@ -243,7 +245,7 @@ func turnsFirst(f Feedback) bool {
 // no later than the real one, and a reset rounded up (a delta's) proves
 // nothing: exact resets only, and one that names a turn to come (one read
 // passed is passedReset's).
-func (c *control) turnEmpty(f Feedback, now int64) bool {
+func (c *control) turnEmpty(f ratelimit.Feedback, now int64) bool {
 	return c.exactResets && !c.counted && c.win.length > 0 && f.Reset > 0 &&
 		c.win.admitSent < now+int64(f.Reset)-c.win.length
 }
@@ -315,7 +317,7 @@ func (c *control) turnedSpent(p probe, o observation) bool {
 // reached it sooner, a burst's or a pace's faster than the server's, was
 // refused a hair early. (A server seen counting refusals is windowed: its
 // turn brings back only what the window before left.)
-func (c *control) justTurned(f Feedback) bool {
+func (c *control) justTurned(f ratelimit.Feedback) bool {
 	s := c.statedInterval()
 	return !c.counted && s > 0 && f.Remaining == 0 && f.Pause > 0 && int64(f.Pause) <= coarse &&
 		int64(f.Reset)+2*s > c.win.length

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
+)
 
 // spentAfter records a success's report (lowReports) and reports whether
 // the quota is spent now, though the freshest report left tokens: each
@@ -23,7 +27,7 @@ import "time"
 // burst went unprobed, refused as a near miss, and the probe after it was
 // a second refusal where one finds the model. (On a continuous quota the
 // next token is a paced interval away, spent or not: nothing to arm.)
-func (c *control) spentAfter(o observation, refusal bool) (Feedback, bool) {
+func (c *control) spentAfter(o observation, refusal bool) (ratelimit.Feedback, bool) {
 	if refusal {
 		return o.f, false
 	}
@@ -52,7 +56,7 @@ type lowReports struct {
 
 const lowReportsN = 32
 
-func (s *lowReports) observe(sent, recv int64, f Feedback) {
+func (s *lowReports) observe(sent, recv int64, f ratelimit.Feedback) {
 	r := f.Remaining
 	if r < 0 || r >= lowReportsN {
 		return

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // ctlStep is one response fed to a controller, and what must follow.
@@ -21,7 +23,7 @@ func runCtl(t *testing.T, c *control, steps []ctlStep) {
 	t.Helper()
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i, s := range steps {
-		f := ParseFeedback(s.status, s.h, epoch.Add(s.at))
+		f := ratelimit.Parse(s.status, s.h, epoch.Add(s.at))
 		v := c.observe(observation{status: s.status, f: f, sent: int64(s.sent), now: int64(s.at),
 			interval: int64(ctlInterval), burst: 10})
 		if c.probe.armed { // the budget sends the probe at its turn
@@ -414,7 +416,7 @@ func TestControlNearMissAtAKeptPaceDoesNotCut(t *testing.T) {
 		runCtl(t, &c, steps)
 		// The probe is not sent yet when the next refusals come.
 		refused := func(sent, at time.Duration, justNow bool) verdict {
-			return c.observe(observation{status: 429, f: ParseFeedback(429, withRetryAfter(quota("0", "10", "1"), "1"), time.Now()),
+			return c.observe(observation{status: 429, f: ratelimit.Parse(429, withRetryAfter(quota("0", "10", "1"), "1"), time.Now()),
 				sent: int64(sent), now: int64(at), interval: int64(ctlInterval), burst: 10, justNow: justNow})
 		}
 		if v := refused(0, ms, false); v.cut || v.probeAt != int64(11*ms) {

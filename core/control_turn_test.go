@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // A sliding window's refusals say "retry in 1 s" (httprate: always its
@@ -73,7 +75,7 @@ func TestControlNearMissProbeRefusedAtATurnEndsItsWaitEarly(t *testing.T) {
 			c.model, c.kept.first = modelContinuous, -1 // a sliding window, past its first refusal
 			c.kept.interval = int64(tc.interval)        // kept at the pace: the next refusal is a near miss
 			observe := func(at time.Duration, status int, h http.Header) verdict {
-				f := ParseFeedback(status, h, epoch.Add(at))
+				f := ratelimit.Parse(status, h, epoch.Add(at))
 				return c.observe(observation{status: status, f: f, sent: int64(at - ms), now: int64(at), interval: int64(tc.interval), burst: 100})
 			}
 			observe(tc.at-10*ms, 200, quota("0", tc.limit, tc.reset(tc.at-10*ms)))

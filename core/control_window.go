@@ -1,6 +1,10 @@
 package core
 
-import "math"
+import (
+	"math"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
+)
 
 // What the controller learns of a windowed server's windows: their length
 // and where they turn.
@@ -82,7 +86,7 @@ func (c *control) watchWindows(o observation, refusal bool) {
 func (w windows) ordered(sent int64) bool { return sent >= w.prevLowRecv }
 
 // policyWindow is the window of the report's binding IETF policy, or 0.
-func policyWindow(f Feedback) int64 {
+func policyWindow(f ratelimit.Feedback) int64 {
 	for _, q := range f.Quotas {
 		if q.Limit == f.Limit && q.Window > 0 {
 			return int64(q.Window)

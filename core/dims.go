@@ -55,9 +55,9 @@ func WithDimensionBurst(n int64) DimensionOption {
 
 // WithDimension adds a named dimension to the budget, paced at r (r.Requests
 // units per r.Period; PerMinute(90_000) is 90,000 tokens per minute). The
-// name is what Costs and server quota reports (Quota.Unit or Quota.Name)
-// refer to; it must be non-empty, unique, and not "requests", which is the
-// budget's own dimension. The burst is r.Requests unless
+// name is what Costs and server quota reports (ratelimit.Quota's Unit or
+// Name) refer to; it must be non-empty, unique, and not "requests", which is
+// the budget's own dimension. The burst is r.Requests unless
 // WithDimensionBurst says otherwise. A budget has no extra dimension by
 // default. On a budget WithStore, the dimensions are kept in the store by
 // name, shared with every budget on it (see Store.Settle for how a commit

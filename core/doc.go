@@ -6,7 +6,7 @@
 // and for its turn at the configured Rate: pacing is GCRA (virtual
 // scheduling) and waiters are served in arrival order. The budget reads
 // every response (Retry-After, the IETF RateLimit fields, X-RateLimit-*
-// and the big providers' variants: see ParseFeedback; WithProfile adds
+// and the big providers' variants: see package ratelimit; WithProfile adds
 // what only one provider's own headers or body say), so one 429 pauses
 // every caller sharing the quota at once. A feedback controller (on by
 // default) spends the server's real quota: it learns whether the quota

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
+)
 
 // NewLearningBudget returns a budget that knows no rate and learns it from
 // the server, for an API whose limit is not known in advance (or changes).
@@ -53,7 +57,7 @@ func NewLearningBudget(opts ...Option) (*Budget, error) {
 // (learnRefillLocked). A policy states the rate no better than a Limit
 // does: a GCRA server whose burst fills in under a second states its
 // burst per second.
-func (b *Budget) learnLocked(status int, f Feedback, sent, now int64) (changed, restart bool) {
+func (b *Budget) learnLocked(status int, f ratelimit.Feedback, sent, now int64) (changed, restart bool) {
 	if isRefusal(status, f) {
 		b.refill.anchorAt = 0 // (a drain that drew refusals measured the burst, not the refill)
 		return false, false
@@ -105,7 +109,7 @@ type refillWatch struct {
 // burst per second, whose bucket is whole again after each probe) is paced
 // at what it showed it admits. The count runs over one stated period (at
 // least a second), then starts again: the bound follows the server.
-func (b *Budget) learnSpanLocked(f Feedback, sent, now int64) bool {
+func (b *Budget) learnSpanLocked(f ratelimit.Feedback, sent, now int64) bool {
 	w := &b.refill
 	stated, ok := statedRate(f)
 	if !ok || w.spanN == 0 || sent < w.spanFrom || sent-w.spanFrom >= max(int64(stated.Period), int64(time.Second)) {
@@ -146,7 +150,7 @@ func (b *Budget) learnSpanLocked(f Feedback, sent, now int64) bool {
 // the doubling are undone; refineRefillLocked keeps it at the refill from
 // then on. A quota at 0 measures nothing (the server floors it); a slower
 // server shows itself by refusals, which the controller answers.
-func (b *Budget) learnRefillLocked(f Feedback, sent int64) (changed, restart bool) {
+func (b *Budget) learnRefillLocked(f ratelimit.Feedback, sent int64) (changed, restart bool) {
 	w, last := &b.refill, b.ctl.pol.last
 	switch {
 	case w.measured:
@@ -205,7 +209,7 @@ func (b *Budget) learnRefillLocked(f Feedback, sent int64) (changed, restart boo
 //     over 32 answers or more: a token short of that becomes the rate. A
 //     refusal voids the anchor (learnLocked): a drain that drew refusals
 //     measured the server's burst, not its refill.
-func (b *Budget) refineRefillLocked(f Feedback, sent int64) bool {
+func (b *Budget) refineRefillLocked(f ratelimit.Feedback, sent int64) bool {
 	w, last := &b.refill, b.ctl.pol.last
 	switch {
 	case f.Limit <= 0 || f.Remaining < 0:
@@ -248,7 +252,7 @@ func (b *Budget) setLearnedLocked(r Rate, burst int64) bool {
 
 // statedRate is the rate a report states: an IETF policy's quota q per
 // window w, or else reportedRate.
-func statedRate(f Feedback) (Rate, bool) {
+func statedRate(f ratelimit.Feedback) (Rate, bool) {
 	if w := policyWindow(f); w > 0 {
 		return Rate{Requests: f.Limit, Period: time.Duration(w)}, true
 	}
@@ -257,7 +261,7 @@ func statedRate(f Feedback) (Rate, bool) {
 
 // reportedRate is the rate a report's Limit per Reset states (at least a
 // second: servers round resets to whole seconds).
-func reportedRate(f Feedback) (Rate, bool) {
+func reportedRate(f ratelimit.Feedback) (Rate, bool) {
 	if f.Limit <= 0 || f.Limit > 1<<20 || f.Reset < 0 {
 		return Rate{}, false
 	}

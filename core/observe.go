@@ -3,16 +3,18 @@ package core
 import (
 	"net/http"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
-// Observe reads a response's rate-limit feedback (ParseFeedback, with the
+// Observe reads a response's rate-limit feedback (ratelimit.Parse, with the
 // budget's WithMaxPause cap) and applies it to the budget. It returns the
 // feedback it applied. Call it once per response; NewTransport does.
 //
 // For adaptive throttling, a response to a request sent before the last
 // decrease does not decrease again; the permit knows when its request was
 // sent.
-func (p *Permit) Observe(status int, h http.Header) Feedback {
+func (p *Permit) Observe(status int, h http.Header) ratelimit.Feedback {
 	if p.b == nil {
 		return parseFeedback(status, h, time.Now(), 0)
 	}
@@ -27,7 +29,7 @@ func (p *Permit) Observe(status int, h http.Header) Feedback {
 // clock by the offset between the clocks its last turn measured (so one
 // burst of refusals decreases the shared rate once, fleet-wide); before
 // the budget has taken a turn from the store it counts as "just now".
-func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
+func (b *Budget) Observe(status int, h http.Header, sent time.Time) ratelimit.Feedback {
 	var at int64
 	if b.pacer != nil {
 		at = b.pacer.stamp(sent)
@@ -39,7 +41,7 @@ func (b *Budget) Observe(status int, h http.Header, sent time.Time) Feedback {
 // the profile asked for, or nil) and applies feedback; sent is on the
 // budget's clock. retry is the key of a refused request its caller may
 // retry (a Transport's: place.go), 0 for none.
-func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, retry uint64) Feedback {
+func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, retry uint64) ratelimit.Feedback {
 	wall := time.Now()
 	now := b.now()
 	f := readFeedback(status, h, body, wall, b.maxPause, b.profile)
@@ -62,7 +64,7 @@ func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, ret
 //
 // RateChanged is reported when adaptive throttling decreases the rate and
 // when it has recovered the configured rate, not for every step between.
-func (b *Budget) apply(status int, f Feedback, sent, now int64, retry uint64) {
+func (b *Budget) apply(status int, f ratelimit.Feedback, sent, now int64, retry uint64) {
 	justNow := sent == never // Budget.Observe with no send time
 	if justNow {
 		sent = now

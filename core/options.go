@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // An Option configures a Budget. Options are applied in order; invalid
@@ -24,9 +26,9 @@ type config struct {
 	maxPause    time.Duration
 	adaptive    Adaptive
 	store       Store
-	dims        []dimConfig // WithDimension
-	backfill    bool        // WithBackfill
-	profile     Profile     // WithProfile
+	dims        []dimConfig       // WithDimension
+	backfill    bool              // WithBackfill
+	profile     ratelimit.Profile // WithProfile
 	errs        []error
 }
 

@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // A pacer is a budget's mode: where its calls get their turns and where its
@@ -26,7 +28,7 @@ type pacer interface {
 	// feedback applies one response's feedback; sent is the request's
 	// send time as turn returned it (or stamp made it); retry is the key
 	// of a request its caller may retry (0: none, keep no place for it).
-	feedback(status int, f Feedback, sent, now int64, retry uint64)
+	feedback(status int, f ratelimit.Feedback, sent, now int64, retry uint64)
 	// stamp places a send time given as a time.Time (the zero time: just
 	// now) on the pacer's clock, for Budget.Observe.
 	stamp(sent time.Time) int64
@@ -59,7 +61,7 @@ func (p memPacer) check(_ context.Context, now, deadline int64) error {
 	return nil
 }
 
-func (p memPacer) feedback(status int, f Feedback, sent, now int64, retry uint64) {
+func (p memPacer) feedback(status int, f ratelimit.Feedback, sent, now int64, retry uint64) {
 	p.b.apply(status, f, sent, now, retry)
 }
 

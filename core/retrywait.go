@@ -4,12 +4,14 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // RetryWait returns how long a retry layer should wait before sending again
 // the call that got resp: the time left in b's pause when b is paused (a
 // Transport on b has already read resp, so the pause includes what resp
-// asked), or else what resp itself asks for, read by ParseFeedback
+// asked), or else what resp itself asks for, read by ratelimit.Parse
 // (Retry-After in every RFC 9110 form, retry-after-ms, the rate-limit
 // fields) and capped at b.MaxPause(). It returns 0 when neither asks for a
 // wait: the retry layer's own backoff applies. resp may be nil (the attempt
@@ -41,7 +43,7 @@ func (b *Budget) RetryWait(ctx context.Context, resp *http.Response) (time.Durat
 	if resp == nil {
 		return 0, nil
 	}
-	wait := min(ParseFeedback(resp.StatusCode, resp.Header, now).Pause, b.MaxPause())
+	wait := min(ratelimit.Parse(resp.StatusCode, resp.Header, now).Pause, b.MaxPause())
 	if wait <= 0 {
 		return 0, nil
 	}

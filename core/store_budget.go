@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // storePacer is the store-backed mode (WithStore): turns come from the
@@ -254,7 +256,7 @@ func (p *storePacer) pace() Pace {
 // plateau the controller decided, which the store takes once per burst
 // across the fleet, and recovers along the same CUBIC curve
 // (fleetFactor).
-func (p *storePacer) feedback(status int, f Feedback, sent, _ int64, _ uint64) {
+func (p *storePacer) feedback(status int, f ratelimit.Feedback, sent, _ int64, _ uint64) {
 	b := p.b
 	pace := p.pace()
 	// The controller runs on the wall clock (sent is on the store's, which

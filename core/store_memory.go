@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // MemoryStore is a Store in memory: the budgets built on one MemoryStore
@@ -204,12 +206,12 @@ func (s *MemoryStore) Report(_ context.Context, r Report) (StoreStatus, error) {
 // budget's controller (shapeOf; a pause that lasts until the reset covers
 // the report's window).
 func (s *MemoryStore) shapeLocked(r Report, now int64) {
-	q := Feedback{Remaining: r.Remaining, Limit: r.Limit, Reset: r.Reset}
+	q := ratelimit.Feedback{Remaining: r.Remaining, Limit: r.Limit, Reset: r.Reset}
 	if sh, ok := shapeOf(q, now, math.MaxInt64); ok && (r.Pause == 0 || r.Reset > r.Pause) {
 		s.shape = sh
 	}
 	for _, d := range r.Quotas {
-		if sh, ok := shapeOf(Feedback{Remaining: d.Remaining, Limit: d.Limit, Reset: d.Reset}, now, math.MaxInt64); ok {
+		if sh, ok := shapeOf(ratelimit.Feedback{Remaining: d.Remaining, Limit: d.Limit, Reset: d.Reset}, now, math.MaxInt64); ok {
 			if s.dimShapes == nil {
 				s.dimShapes = make(map[string]shape)
 			}

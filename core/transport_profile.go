@@ -6,7 +6,7 @@ import (
 )
 
 // observeResponse feeds a response to the permit's budget (as Observe
-// does), first reading the body prefix the budget's profile asks for (Profile.BodyPrefix) and
+// does), first reading the body prefix the budget's profile asks for (ratelimit.Profile.BodyPrefix) and
 // putting it back in front of the rest of the body, so the caller reads the
 // body as sent. The prefix is read from the body the transport below
 // returned, before the Transport wraps it, so the slot stays held until the

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // TestTransportProfileReadsBodyPrefix sends a GitHub secondary-limit refusal
 // (a 403 with quota left; only the body says so) from a real server through
-// a Transport whose budget has ProfileGitHub, and checks what the caller
+// a Transport whose budget has ratelimit.GitHub, and checks what the caller
 // relies on: the budget pauses (capped at WithMaxPause), the caller reads
 // the body exactly as sent, and the slot is held until the body is done.
 func TestTransportProfileReadsBodyPrefix(t *testing.T) {
@@ -31,7 +33,7 @@ func TestTransportProfileReadsBodyPrefix(t *testing.T) {
 		path string
 		want string
 	}{{"/long", long}, {"/short", `{"message":"secondary rate limit"}`}} {
-		b := MustBudget(PerSecond(1000), WithMaxInFlight(2), WithProfile(ProfileGitHub), WithMaxPause(30*time.Second))
+		b := MustBudget(PerSecond(1000), WithMaxInFlight(2), WithProfile(ratelimit.GitHub), WithMaxPause(30*time.Second))
 		c := &http.Client{Transport: NewTransport(nil, b)}
 		resp, err := c.Get(srv.URL + tt.path)
 		if err != nil {
@@ -61,7 +63,7 @@ func TestTransportProfileNeverWaitsForAStream(t *testing.T) {
 	gotFirst := make(chan struct{})
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusTooManyRequests) // a status whose body ProfileOpenAI reads
+		w.WriteHeader(http.StatusTooManyRequests) // a status whose body ratelimit.OpenAI reads
 		io.WriteString(w, "data: one\n\n")
 		w.(http.Flusher).Flush()
 		select {
@@ -70,7 +72,7 @@ func TestTransportProfileNeverWaitsForAStream(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
-	b := MustBudget(PerSecond(1000), WithProfile(ProfileOpenAI))
+	b := MustBudget(PerSecond(1000), WithProfile(ratelimit.OpenAI))
 	c := &http.Client{Transport: NewTransport(nil, b)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -104,7 +106,7 @@ func TestTransportProfileBodyReadError(t *testing.T) {
 			Request:    r,
 		}, nil
 	})
-	b := MustBudget(PerSecond(1000), WithMaxInFlight(1), WithProfile(ProfileGitHub))
+	b := MustBudget(PerSecond(1000), WithMaxInFlight(1), WithProfile(ratelimit.GitHub))
 	resp, err := NewTransport(next, b).RoundTrip(httpRequest(t))
 	if err != nil {
 		t.Fatal(err)
@@ -143,8 +145,8 @@ func TestBudgetObserveUsesProfile(t *testing.T) {
 	if fb := plain.Observe(http.StatusOK, h, time.Time{}); fb.Pause != 0 || plain.PauseRemaining() != 0 {
 		t.Fatalf("without a profile: %+v, pause %v; want nothing read", fb, plain.PauseRemaining())
 	}
-	hub := MustBudget(PerSecond(10), WithProfile(ProfileHubSpot))
+	hub := MustBudget(PerSecond(10), WithProfile(ratelimit.HubSpot))
 	if fb := hub.Observe(http.StatusOK, h, time.Time{}); fb.Pause != 10*time.Second || hub.PauseRemaining() <= 0 {
-		t.Errorf("with ProfileHubSpot: %+v, pause %v; want a 10s pause", fb, hub.PauseRemaining())
+		t.Errorf("with ratelimit.HubSpot: %+v, pause %v; want a 10s pause", fb, hub.PauseRemaining())
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/headgate-go/headgate/core"
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // A ResponseError is a response the server refused, turned into an error by
@@ -32,7 +32,7 @@ func (e *ResponseError) Error() string {
 // call for its rate: a 429 Too Many Requests, a 503 Service Unavailable, or
 // a 403 Forbidden whose headers say the quota is spent (GitHub refuses
 // over-limit calls with a 403 and Retry-After or X-RateLimit-Remaining: 0;
-// core.ParseFeedback decides). It returns nil for any other response.
+// ratelimit.Parse decides). It returns nil for any other response.
 // Call it first in a DecodeResponseFunc:
 //
 //	func decode(ctx context.Context, resp *http.Response) (interface{}, error) {
@@ -48,7 +48,7 @@ func CheckResponse(resp *http.Response) error {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 	case http.StatusForbidden:
-		if !core.ParseFeedback(resp.StatusCode, resp.Header, time.Now()).Exhausted {
+		if !ratelimit.Parse(resp.StatusCode, resp.Header, time.Now()).Exhausted {
 			return nil
 		}
 	default:

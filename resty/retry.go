@@ -9,6 +9,7 @@ import (
 	"github.com/go-resty/resty/v2"
 
 	"github.com/headgate-go/headgate/core"
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // errNoRetry stops resty's retry loop from the RetryAfter callback. It is
@@ -39,13 +40,13 @@ func (a *adapter) retryCondition(r *resty.Response, err error) bool {
 
 // refused reports whether a response refuses the call for its rate, so a
 // retry may succeed: a 429, a 503, or a 403 whose headers say the quota is
-// spent (GitHub's over-limit answer; core.ParseFeedback decides).
+// spent (GitHub's over-limit answer; ratelimit.Parse decides).
 func refused(r *http.Response) bool {
 	switch r.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		return true
 	case http.StatusForbidden:
-		return core.ParseFeedback(r.StatusCode, r.Header, time.Now()).Exhausted
+		return ratelimit.Parse(r.StatusCode, r.Header, time.Now()).Exhausted
 	}
 	return false
 }

@@ -24,7 +24,7 @@ var gitHubLimits = quotatest.Config{Requests: 20, Period: time.Second}
 
 // inThisCentury runs f in a testing/synctest bubble whose clock first moves
 // to 2026: GitHub's x-ratelimit-reset is a Unix time, which a budget reads
-// by its size against the clock (ParseFeedback), and a bubble starts in
+// by its size against the clock (ratelimit.Parse), and a bubble starts in
 // 2000.
 func inThisCentury(t *testing.T, f func(t *testing.T)) {
 	synctest.Test(t, func(t *testing.T) {

@@ -35,5 +35,5 @@
 // serve in-process (its Transport), so its cells also run inside a
 // testing/synctest bubble, in virtual time, where the figures are exact
 // (wants_test.go asserts the wants there). cmd/matrix runs the
-// whole matrix over loopback and writes the README's table.
+// whole matrix over loopback and writes its tables (docs/BENCHMARKS.md).
 package matrix

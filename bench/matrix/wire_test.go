@@ -33,7 +33,7 @@ var wireFigures = flag.String("wire.figures", "", "log the told-exact and told-2
 // ./matrix -args -wire.figures=0,2ms,20ms`. Real APIs answer 10-100 ms
 // away; the matrix's cells have no latency. A measurement, not a want:
 // requests in flight are not counted against Remaining (the wants are
-// missed there; README).
+// missed there; docs/BENCHMARKS.md).
 func TestWireFigures(t *testing.T) {
 	if *wireFigures == "" {
 		t.Skip("-wire.figures not set")

@@ -1,8 +1,9 @@
 // Command matrix runs the feedback matrix of issue 14 (package
 // bench/matrix) and writes its tables: results/matrix.json (every cell's
 // figures, with the machine and the date), results/matrix.md, and the
-// README section between <!-- matrix:begin --> and <!-- matrix:end -->
-// when -readme names a file.
+// section between <!-- matrix:begin --> and <!-- matrix:end --> of the
+// file -doc names (docs/BENCHMARKS.md). The README's summary of it is
+// written by cmd/report -summary, from results/matrix.json.
 //
 // Two parts: the quotatest servers in virtual time (go test's synctest
 // bubble: exact figures, no load noise, a few seconds), and every server
@@ -14,7 +15,7 @@
 //	cd bench && go run ./cmd/matrix                    # the whole matrix (about 20 minutes on 2 CPUs)
 //	go run ./cmd/matrix -quick                         # a subset (about a minute)
 //	go run ./cmd/matrix -virtual=false -scenarios half -clients "headgate transport" -md "" -out /tmp/m.json   # a few cells
-//	go run ./cmd/matrix -from results/matrix.json -readme ../README.md   # tables only, no run
+//	go run ./cmd/matrix -from results/matrix.json -doc ../docs/BENCHMARKS.md   # tables only, no run
 //	go run ./cmd/matrix -virtual=false -servers "fiber limiter · fixed" -scenarios exact -md "" -out /tmp/m.json -trace /tmp/m.trace   # and every request of those cells
 package main
 
@@ -64,7 +65,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	virtual := fs.Bool("virtual", true, "also run the quotatest cells in virtual time (go test)")
 	out := fs.String("out", "results/matrix.json", "where to write every cell's figures")
 	md := fs.String("md", "results/matrix.md", "where to write the markdown tables")
-	readme := fs.String("readme", "", "a markdown file whose <!-- matrix:begin --> … <!-- matrix:end --> section is replaced with the tables")
+	doc := fs.String("doc", "", "a markdown file whose <!-- matrix:begin --> … <!-- matrix:end --> section is replaced with the tables")
 	from := fs.String("from", "", "read the figures from this file instead of running the matrix")
 	onlyServers := fs.String("servers", "", "run only these servers: names or name prefixes, comma-separated")
 	onlyScenarios := fs.String("scenarios", "", "run only these scenarios, comma-separated (exact, 2x, half, pause, learned)")
@@ -76,7 +77,9 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	}
 
 	var r run
+	figures := *out
 	if *from != "" {
+		figures = *from
 		raw, err := os.ReadFile(*from)
 		if err != nil {
 			return err
@@ -128,21 +131,20 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "figures: %s\n", *out)
 	}
 
-	tables := render(r)
 	if *md != "" {
-		if err := os.WriteFile(*md, []byte(tables), 0o644); err != nil {
+		if err := os.WriteFile(*md, []byte(render(r, mdsection.Link(*md, figures))), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "tables: %s\n", *md)
 	}
-	if *readme != "" {
-		if err := mdsection.Replace(*readme, "<!-- matrix:begin -->", "<!-- matrix:end -->", tables); err != nil {
+	if *doc != "" {
+		if err := mdsection.Replace(*doc, "<!-- matrix:begin -->", "<!-- matrix:end -->", render(r, mdsection.Link(*doc, figures))); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "updated: %s\n", *readme)
+		fmt.Fprintf(stdout, "updated: %s\n", *doc)
 	}
-	if *md == "" && *readme == "" {
-		fmt.Fprint(stdout, tables)
+	if *md == "" && *doc == "" {
+		fmt.Fprint(stdout, render(r, figures))
 	}
 	return nil
 }
@@ -230,12 +232,13 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "")
 }
 
-// render is the README section: the run's setting, then both parts' tables.
-func render(r run) string {
+// render is the doc's section: the run's setting, then both parts' tables;
+// figures is the link to every cell's figures.
+func render(r run, figures string) string {
 	var b strings.Builder
 	w := r.Workload
 	fmt.Fprintf(&b, "Measured on %s, %s, %s, by `%s`; every cell's figures are in\n", r.Machine, r.Go, r.Date, strings.TrimSpace(r.Command))
-	fmt.Fprintf(&b, "[`bench/results/matrix.json`](bench/results/matrix.json). Each cell: %d calls from %d goroutines against a fresh server\n", w.N, w.Workers)
+	fmt.Fprintf(&b, "%s. Each cell: %d calls from %d goroutines against a fresh server\n", figures, w.N, w.Workers)
 	fmt.Fprintf(&b, "admitting %d requests per second (burst %d for GCRA servers; window servers admit %d per 1 s window); up to %d tries per\n", w.Rate, w.Burst, w.Rate, w.MaxTries)
 	fmt.Fprintf(&b, "call. Ideal = (n − burst) ÷ rate (+ the pause). Source: `bench/matrix`.\n\n")
 	if r.Virtual != "" {

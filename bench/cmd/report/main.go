@@ -1,14 +1,17 @@
 // Command report runs headgate's side-by-side benchmarks (the bench
 // module), writes the raw results with the machine, the Go version and the
 // date to results/latest.txt (benchstat reads it as is), and turns them into
-// the markdown comparison table: results/latest.md, and the README section
-// between <!-- bench:begin --> and <!-- bench:end --> when -readme names a
-// file.
+// the markdown comparison tables: results/latest.md, and the section between
+// <!-- bench:begin --> and <!-- bench:end --> of the file -doc names
+// (docs/BENCHMARKS.md). With -summary it also writes the README's summary
+// table, between <!-- summary:begin --> and <!-- summary:end -->: a few rows
+// of these benchmarks beside the feedback matrix's figures (-matrix, the
+// results/matrix.json that cmd/matrix writes).
 //
 // Run it from the bench module:
 //
 //	cd bench && go run ./cmd/report                   # all benchmarks, 5 rounds (a few minutes)
-//	go run ./cmd/report -from results/latest.txt -readme ../README.md   # tables only, no run
+//	go run ./cmd/report -from results/latest.txt -doc ../docs/BENCHMARKS.md -summary ../README.md   # tables only, no run
 //
 // The rounds are interleaved: every benchmark runs once per round, so a
 // machine that gets busier halfway through slows every row alike, and each
@@ -54,7 +57,9 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	benchtime := fs.String("benchtime", "300ms", "-benchtime of the micro benchmarks (the scenarios run 1x)")
 	out := fs.String("out", "results/latest.txt", "where to write the raw results")
 	md := fs.String("md", "results/latest.md", "where to write the markdown tables")
-	readme := fs.String("readme", "", "a markdown file whose <!-- bench:begin --> … <!-- bench:end --> section is replaced with the tables")
+	doc := fs.String("doc", "", "a markdown file whose <!-- bench:begin --> … <!-- bench:end --> section is replaced with the tables")
+	summaryTo := fs.String("summary", "", "a markdown file whose <!-- summary:begin --> … <!-- summary:end --> section is replaced with the summary table")
+	matrixFrom := fs.String("matrix", "results/matrix.json", "the feedback matrix's figures, for -summary")
 	from := fs.String("from", "", "read results from this file instead of running the benchmarks")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -64,7 +69,9 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	}
 
 	var raw []byte
+	rawPath := *out
 	if *from != "" {
+		rawPath = *from
 		var err error
 		if raw, err = os.ReadFile(*from); err != nil {
 			return err
@@ -97,21 +104,34 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tables := render(res)
 	if *md != "" {
-		if err := os.WriteFile(*md, []byte(tables), 0o644); err != nil {
+		if err := os.WriteFile(*md, []byte(render(res, mdsection.Link(*md, rawPath))), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "tables: %s\n", *md)
 	}
-	if *readme != "" {
-		if err := replaceSection(*readme, tables); err != nil {
+	if *doc != "" {
+		if err := replaceSection(*doc, render(res, mdsection.Link(*doc, rawPath))); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "updated: %s\n", *readme)
+		fmt.Fprintf(stdout, "updated: %s\n", *doc)
 	}
-	if *md == "" && *readme == "" {
-		fmt.Fprint(stdout, tables)
+	if *summaryTo != "" {
+		m, err := readMatrix(*matrixFrom)
+		if err != nil {
+			return fmt.Errorf("-summary needs the matrix's figures: %w", err)
+		}
+		docs := "docs/BENCHMARKS.md" // where make bench writes them
+		if *doc != "" {
+			docs = mdsection.Link(*summaryTo, *doc)
+		}
+		if err := mdsection.Replace(*summaryTo, "<!-- summary:begin -->", "<!-- summary:end -->", summary(res, m, docs)); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "updated: %s\n", *summaryTo)
+	}
+	if *md == "" && *doc == "" && *summaryTo == "" {
+		fmt.Fprint(stdout, render(res, rawPath))
 	}
 	return nil
 }
@@ -204,8 +224,8 @@ func goVersion() string {
 	return strings.TrimSpace(string(out))
 }
 
-// replaceSection replaces the README section between <!-- bench:begin -->
-// and <!-- bench:end --> of the markdown file at path.
+// replaceSection replaces the section between <!-- bench:begin --> and
+// <!-- bench:end --> of the markdown file at path.
 func replaceSection(path, section string) error {
 	return mdsection.Replace(path, "<!-- bench:begin -->", "<!-- bench:end -->", section)
 }

@@ -165,22 +165,19 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-// render writes the markdown tables from the medians.
-func render(r *results) string {
+// render writes the markdown tables from the medians; raw is the link to
+// the raw results they came from.
+func render(r *results, raw string) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	rounds := 0
-	for _, units := range r.values {
-		rounds = max(rounds, len(units["ns/op"]))
-	}
 	procs := r.procs
 	if procs == "" {
 		procs = "1"
 	}
 	p("Measured in one run on %s (%s CPUs), %s, %s. Each figure is the median of %d interleaved rounds;\n",
 		orUnknown(r.config["machine-cpu"]), orUnknown(r.config["machine-nproc"]), orUnknown(r.config["go-version"]),
-		orUnknown(r.config["date"]), rounds)
-	p("the raw results are in [`bench/results/latest.txt`](bench/results/latest.txt) (benchstat reads them as they are).\n\n")
+		orUnknown(r.config["date"]), rounds(r))
+	p("the raw results are in %s (benchstat reads them as they are).\n\n", raw)
 
 	// Admit path.
 	p("#### Admit path: one call let through, no wait\n\n")
@@ -345,8 +342,8 @@ func render(r *results) string {
 	}
 	row("net/http over loopback, "+procs+" goroutines", "BenchmarkTransportParallel/net-http/bare", "BenchmarkTransportParallel/net-http/headgate")
 
-	// ParseFeedback.
-	p("\n#### `core.ParseFeedback` on typical responses\n\n")
+	// The header parser.
+	p("\n#### `ratelimit.Parse` on typical responses\n\n")
 	p("| response | time | allocs/op |\n|---|--:|--:|\n")
 	for _, row := range feedbackRows {
 		v, ok := r.median("BenchmarkParseFeedback/"+row.key, "ns/op")

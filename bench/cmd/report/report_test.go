@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/headgate-go/headgate/bench/matrix"
 )
 
 const sample = `# headgate benchmarks
@@ -71,9 +74,9 @@ func TestRenderRatios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := render(r)
+	md := render(r, "raw")
 	t.Log("\n" + md)
-	for _, want := range []string{
+	wantAll(t, "tables", md,
 		"Test CPU (2 CPUs), go version go1.26.8 linux/amd64, 2026-01-02T03:04:05Z", "median of 3 interleaved rounds",
 		"| **headgate** | `Budget.Acquire` + `Permit.Release` | 70 ns | 1.00× | 80 ns | 1.00× | 70 ns | 1.00× | 0 |",
 		"| golang.org/x/time/rate | `Limiter.Wait` | 120 ns | 1.71× | – | – | – | – | 0 |",
@@ -87,11 +90,7 @@ func TestRenderRatios(t *testing.T) {
 		"| net/http over loopback | 50.0 µs | 51.0 µs | 1.02× | +1000 ns | 0% | 67 → 67 |",
 		"| 200, ordinary headers, no rate-limit fields | 300 ns | 0 |",
 		"| pause | **headgate** transport | 1 | 0 | 1.13 | 1 |",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("tables lack %q", want)
-		}
-	}
+	)
 }
 
 // TestRenderRedisVsPing: serial Redis rows timed beside PINGs get their
@@ -107,18 +106,14 @@ func TestRenderRedisVsPing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := render(r)
-	for _, want := range []string{
+	md := render(r, "raw")
+	wantAll(t, "tables", md,
 		"| library | serial | serial ÷ PING | 8 goroutines |",
 		"| **headgate** `redisstore` | 25,000/s | 1.80× | 50,000/s |",
 		"| go-redis/redis_rate `Allow` | 33,333/s | 1.35× | 45,000/s |",
 		"| a bare `PING` (go-redis): the round trip alone | 45,000/s | 0.99× | 70,000/s |",
 		"a bare PING makes 45,000 round trips/s serially in the same run: one admission takes 1.80× a bare round trip timed beside it.",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("tables lack %q", want)
-		}
-	}
+	)
 }
 
 // TestRenderRedisInterleaved: the rows of a BenchmarkRedis whose rows take
@@ -141,8 +136,8 @@ func TestRenderRedisInterleaved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := render(r)
-	for _, want := range []string{
+	md := render(r, "raw")
+	wantAll(t, "tables", md,
 		"The rows take turns within one benchmark, in chunks",
 		"each row once per round, in an order drawn afresh each round",
 		"| library | serial | serial ÷ PING | 8 goroutines |",
@@ -151,11 +146,7 @@ func TestRenderRedisInterleaved(t *testing.T) {
 		"| go-redis/redis_rate `Allow` | 19,000/s | 1.82× | 22,800/s |",
 		"| a bare `PING` (go-redis): the round trip alone | 36,000/s | 1.00× | 46,800/s |",
 		"**21,000 admissions/s** serially (goal: at least 20,000/s: met); in the same moments a bare PING made 36,000 round trips/s and redis_rate 19,000 admissions/s: one admission takes 1.60× a bare round trip.",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("tables lack %q", want)
-		}
-	}
+	)
 	if strings.Contains(md, "A serial row alternates with bare PINGs") {
 		t.Error("the interleaved run is described as the alternating one")
 	}
@@ -168,7 +159,7 @@ func TestRenderGoalNotMet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md := render(r); !strings.Contains(md, "at most 0.5×: **not met**") {
+	if md := render(r, "raw"); !strings.Contains(md, "at most 0.5×: **not met**") {
 		t.Errorf("a headgate slower than 0.5× Wait must be reported as not met:\n%s", md)
 	}
 }
@@ -209,5 +200,90 @@ func TestFromFileWritesTables(t *testing.T) {
 	got, err := os.ReadFile(md)
 	if err != nil || !strings.Contains(string(got), "#### Admit path") {
 		t.Errorf("%s: %v\n%s", md, err, got)
+	}
+}
+
+// TestSummary: the summary quotes headgate beside its peer of the same run,
+// names each peer once where it changes, and sums up the matrix's cells by
+// scenario: the worst 429s and the median makespan, what strayed from the
+// told rate, what went into the pause, and every failed call.
+func TestSummary(t *testing.T) {
+	r, err := parse(strings.NewReader(sample + "BenchmarkScenario/pause/xrate-2 \t 1\t 2000000000 ns/op\t 60.0 429s/op\t 60 failed/op\t 0.400 makespan/ideal\t 200 sent/op\t 59.0 inpause/op\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = "x/time/rate + Retry-After (baseline)"
+	cell := func(server, scenario, client string, refused int, ratio float64) matrix.Result {
+		return matrix.Result{Server: server, Scenario: scenario, Client: client, Calls: 500, Refused: refused,
+			Ideal: time.Second, Makespan: time.Duration(ratio * float64(time.Second))}
+	}
+	m := matrixRun{Date: "2026-01-02T04:05:06Z", Command: "cd bench && go run ./cmd/matrix -doc ../docs/BENCHMARKS.md"}
+	m.Results = []matrix.Result{
+		cell("a", "exact", "headgate transport", 1, 1.00),
+		cell("a", "exact", "hgresty", 0, 1.02),
+		cell("b", "exact", "hgkit", 2, 1.26),
+		cell("a", "exact", base, 100, 1.20),
+		cell("b", "exact", base, 10, 1.50),
+		cell("c", "exact", "hgretry", 0, 9),
+		{Server: "c", Scenario: "exact", Client: "hgresty", Skipped: "no redis-server"},
+		{Server: "a", Scenario: "half", Client: "headgate transport", ToldSlack: 3 * time.Millisecond},
+		{Server: "a", Scenario: "half", Client: base, ToldSlack: 11 * time.Second},
+		{Server: "a", Scenario: "pause", Client: "hgkit", IntoKnown: 1, RetrySeen: true, RetryDelay: 12 * time.Millisecond},
+		{Server: "b", Scenario: "pause", Client: "hgkit", RetrySeen: true, RetryDelay: -3 * time.Millisecond},
+		{Server: "a", Scenario: "pause", Client: base, IntoKnown: 99, Failed: 7},
+	}
+	m.Results[3].Failed = 5
+	s := summary(r, m, "[`docs/BENCHMARKS.md`](docs/BENCHMARKS.md)")
+	t.Log("\n" + s)
+	wantAll(t, "summary", s,
+		"| a call that need not wait, 1 · 2 goroutines | 70 ns · 80 ns, 0 allocs | x/time/rate `Wait`: 120 ns · – |",
+		"| 100,000 callers parked: heap · cancel, per caller | 480 B · 1000 ns | 490 B · 900 ns |",
+		"| a fleet's budget in Redis: admissions/s, serial | 25,000/s | go-redis/redis_rate `Allow`: 33,333/s |",
+		"| … the server pauses 1 s: requests sent into the pause | 1 | x/time/rate `Wait`: 59 |",
+		"| feedback matrix, 3 servers, told the exact limit: 429s, worst cell · time ÷ ideal, median | 0.4 % · 1.14× | x/time/rate + Retry-After: 20.0 % · 1.35× · **5 failed** |",
+		"| … told half: sends kept to the told rate, worst cell | within ±3.0 ms | broken in 1 of 1 cells |",
+		"| … the server pauses 2 s: requests into the known pause, all cells · retry after its end, latest | 1 · +12 ms | 99 · no retry · **7 failed** |",
+		"the matrix of 2026-01-02 04:05 UTC (`cd bench && go run ./cmd/matrix -doc ../docs/BENCHMARKS.md`)",
+		"Every table, and how to read it: [`docs/BENCHMARKS.md`](docs/BENCHMARKS.md).",
+	)
+	if strings.Contains(s, "learned") || strings.Contains(s, "twice the limit") || strings.Contains(s, "200 calls, told the server's rate") {
+		t.Error("the summary has rows for what did not run")
+	}
+}
+
+// TestSummaryFromFiles: -summary writes the README's section from the
+// benchmarks' results and the matrix's, and links the doc -doc names.
+func TestSummaryFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	in, mj := filepath.Join(dir, "latest.txt"), filepath.Join(dir, "matrix.json")
+	readme, doc := filepath.Join(dir, "README.md"), filepath.Join(dir, "docs", "BENCHMARKS.md")
+	os.WriteFile(in, []byte(sample), 0o644)
+	os.WriteFile(mj, []byte(`{"date": "2026-01-02T04:05:06Z", "command": "cmd", "results": [`+
+		`{"Server": "a", "Scenario": "exact", "Client": "hgkit", "Calls": 500, "Refused": 2, "Makespan": 1000000000, "Ideal": 1000000000}]}`), 0o644)
+	os.WriteFile(readme, []byte("# x\n<!-- summary:begin -->\nold\n<!-- summary:end -->\ntail\n"), 0o644)
+	os.MkdirAll(filepath.Dir(doc), 0o755)
+	os.WriteFile(doc, []byte("# b\n<!-- bench:begin -->\nold\n<!-- bench:end -->\n"), 0o644)
+	var out strings.Builder
+	if err := mainErr([]string{"-from", in, "-md", "", "-doc", doc, "-matrix", mj, "-summary", readme}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(readme)
+	wantAll(t, "README", string(got), "| 0.4 % · 1.00× | – |", "[`BENCHMARKS.md`](docs/BENCHMARKS.md)", "<!-- summary:end -->\ntail\n")
+	if strings.Contains(string(got), "\nold\n") {
+		t.Errorf("the old section is still there:\n%s", got)
+	}
+	b, _ := os.ReadFile(doc)
+	if !strings.Contains(string(b), "#### Admit path") || !strings.Contains(string(b), "(../latest.txt)") {
+		t.Errorf("the doc's tables, linking the raw results from docs/:\n%s", b)
+	}
+}
+
+// wantAll reports each of wants that s, the text called what, lacks.
+func wantAll(t *testing.T, what, s string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(s, want) {
+			t.Errorf("%s lacks %q", what, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ package mdsection
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -33,4 +34,34 @@ func Replace(path, begin, end, section string) error {
 	}
 	s := strings.Join(lines[:i+1], "") + section + strings.Join(lines[j:], "")
 	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+// Link is a markdown link from the file at doc to the file at target: its
+// text is target's path from the repository root (the directory holding
+// go.work), or its base name outside a repository; its destination is
+// target's path relative to doc's directory, so the link works wherever
+// the doc lives.
+func Link(doc, target string) string {
+	text := filepath.Base(target)
+	dest := filepath.ToSlash(target)
+	absTarget, err1 := filepath.Abs(target)
+	absDoc, err2 := filepath.Abs(doc)
+	if err1 != nil || err2 != nil {
+		return fmt.Sprintf("[`%s`](%s)", text, dest)
+	}
+	if rel, err := filepath.Rel(filepath.Dir(absDoc), absTarget); err == nil {
+		dest = filepath.ToSlash(rel)
+	}
+	for dir := filepath.Dir(absTarget); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			if rel, err := filepath.Rel(dir, absTarget); err == nil {
+				text = filepath.ToSlash(rel)
+			}
+			break
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	return fmt.Sprintf("[`%s`](%s)", text, dest)
 }

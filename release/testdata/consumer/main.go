@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/headgate-go/headgate/core"
+	"github.com/headgate-go/headgate/core/ratelimit"
 	hgkit "github.com/headgate-go/headgate/gokit"
 	"github.com/headgate-go/headgate/redisstore"
 	hgresty "github.com/headgate-go/headgate/resty"
@@ -95,6 +96,11 @@ func main() {
 	check(err)
 	fresp.Body.Close()
 	want(fresp.StatusCode, "redisstore (failing open)")
+
+	// ratelimit alone: a response's rate-limit headers, read with no budget.
+	if fb := ratelimit.Parse(fresp.StatusCode, fresp.Header, time.Now()); fb.Remaining != 99 || fb.Limit != 100 {
+		log.Fatalf("ratelimit: remaining %d of %d, want 99 of 100", fb.Remaining, fb.Limit)
+	}
 
 	var rm metricdata.ResourceMetrics
 	check(reader.Collect(ctx, &rm))

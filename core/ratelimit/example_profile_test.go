@@ -1,19 +1,19 @@
-package core_test
+package ratelimit_test
 
 import (
 	"fmt"
 	"net/http"
 	"time"
 
-	"github.com/headgate-go/headgate/core"
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
-// ExampleProfile_ParseFeedback reads a GitHub secondary-limit refusal: a 403
+// ExampleProfile_Parse reads a GitHub secondary-limit refusal: a 403
 // with quota left, which only the body marks as a throttle. The generic
 // reader sees a plain 403; the GitHub profile waits a minute, as GitHub
 // asks when no retry-after is sent. A budget built WithProfile reads every
 // response this way, and its Transport reads the body prefix for it.
-func ExampleProfile_ParseFeedback() {
+func ExampleProfile_Parse() {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
@@ -21,12 +21,12 @@ func ExampleProfile_ParseFeedback() {
 	h.Set("X-RateLimit-Remaining", "4000")
 	body := []byte(`{"message":"You have exceeded a secondary rate limit."}`)
 
-	generic := core.ParseFeedback(403, h, now)
+	generic := ratelimit.Parse(403, h, now)
 	fmt.Printf("generic: pause=%v exhausted=%v\n", generic.Pause, generic.Exhausted)
 
-	p := core.ProfileGitHub
+	p := ratelimit.GitHub
 	n := p.BodyPrefix(403, h)
-	fb := p.ParseFeedback(403, h, body[:min(n, len(body))], now)
+	fb := p.Parse(403, h, body[:min(n, len(body))], now)
 	fmt.Printf("%s: reads %d bytes of the body, pause=%v exhausted=%v\n", p, n, fb.Pause, fb.Exhausted)
 
 	// Output:

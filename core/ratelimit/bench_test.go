@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"net/http"
@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// BenchmarkParseFeedback measures the parser on the responses a budget sees
+// BenchmarkParse measures the parser on the responses a budget sees
 // most: a plain 200 with ordinary headers (the hot path, 0 allocs/op), a 200
 // with GitHub-style X-RateLimit headers, a 200 with IETF RateLimit fields and
 // a 429 with Retry-After; and a plain 200 read with a profile.
-func BenchmarkParseFeedback(b *testing.B) {
+func BenchmarkParse(b *testing.B) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	ordinary := func() http.Header {
 		return http.Header{
@@ -56,7 +56,7 @@ func BenchmarkParseFeedback(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				benchFeedback = ParseFeedback(c.status, c.h, now)
+				benchFeedback = Parse(c.status, c.h, now)
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func BenchmarkParseFeedback(b *testing.B) {
 		h := ordinary()
 		b.ReportAllocs()
 		for b.Loop() {
-			benchFeedback = ProfileHubSpot.ParseFeedback(200, h, nil, now)
+			benchFeedback = HubSpot.Parse(200, h, nil, now)
 		}
 	})
 }

@@ -1,7 +1,6 @@
-package core
+package ratelimit
 
 import (
-	"math"
 	"net/http"
 	"reflect"
 	"strings"
@@ -9,13 +8,12 @@ import (
 	"time"
 )
 
-// FuzzParseFeedback feeds ParseFeedback arbitrary statuses and header blocks
+// FuzzParse feeds Parse arbitrary statuses and header blocks
 // ("Name: value" lines) and checks what must hold for any input: it never
-// panics, the pause is never negative (and within the cap when the budget
-// reads it with parseFeedback), unknown numbers are -1 and never less, and
-// the result does not change when the header names are re-cased
+// panics, the pause is never negative, unknown numbers are -1 and never
+// less, and the result does not change when the header names are re-cased
 // (canonical, lower or upper case).
-func FuzzParseFeedback(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	seeds := []struct {
 		status int
 		block  string
@@ -41,42 +39,35 @@ func FuzzParseFeedback(f *testing.F) {
 		{200, "X-RATELIMIT-REMAINING: 0\nx-ratelimit-reset: 30\nX-RateLimit-Reset: 40"},
 	}
 	for _, s := range seeds {
-		f.Add(s.status, s.block, fbT0.Unix(), int64(0))
+		f.Add(s.status, s.block, fbT0.Unix())
 	}
-	f.Add(429, "Retry-After: 86400", int64(0), int64(time.Second))
-	f.Add(200, "X-RateLimit-Remaining: 0\nX-RateLimit-Reset: 9999999999999999", int64(-1<<62), int64(-1))
+	f.Add(429, "Retry-After: 86400", int64(0))
+	f.Add(200, "X-RateLimit-Remaining: 0\nX-RateLimit-Reset: 9999999999999999", int64(-1<<62))
 
-	f.Fuzz(func(t *testing.T, status int, block string, nowUnix int64, maxPause int64) {
+	f.Fuzz(func(t *testing.T, status int, block string, nowUnix int64) {
 		build := fuzzHeaders(block)
 		now := time.Unix(nowUnix%(1<<40), 0)
 		canonical := build(http.CanonicalHeaderKey)
-		fb := ParseFeedback(status, canonical, now)
-		checkFeedback(t, fb, math.MaxInt64) // ParseFeedback reports pauses uncapped
+		fb := Parse(status, canonical, now)
+		checkFeedback(t, fb)
 
 		for _, recase := range []func(string) string{fbASCIILower, fbASCIIUpper} {
 			h := build(recase)
-			if got := ParseFeedback(status, h, now); !reflect.DeepEqual(got, fb) {
+			if got := Parse(status, h, now); !reflect.DeepEqual(got, fb) {
 				t.Fatalf("re-cased names changed the result:\n%v\n-> %+v\n%v\n-> %+v", canonical, fb, h, got)
 			}
 		}
-		if again := ParseFeedback(status, canonical, now); !reflect.DeepEqual(again, fb) {
+		if again := Parse(status, canonical, now); !reflect.DeepEqual(again, fb) {
 			t.Fatalf("second call differs: %+v then %+v", fb, again)
 		}
-
-		limit := time.Duration(maxPause)
-		capped := parseFeedback(status, canonical, now, limit)
-		if limit <= 0 {
-			limit = DefaultMaxPause
-		}
-		checkFeedback(t, capped, limit)
 	})
 }
 
 // checkFeedback fails t when fb breaks a bound every Feedback must keep.
-func checkFeedback(t *testing.T, fb Feedback, maxPause time.Duration) {
+func checkFeedback(t *testing.T, fb Feedback) {
 	t.Helper()
-	if fb.Pause < 0 || fb.Pause > maxPause {
-		t.Fatalf("Pause = %v, want within [0, %v]", fb.Pause, maxPause)
+	if fb.Pause < 0 {
+		t.Fatalf("Pause = %v, want >= 0", fb.Pause)
 	}
 	if fb.Remaining < -1 || fb.Limit < -1 || fb.Reset < -1 {
 		t.Fatalf("Remaining, Limit, Reset = %d, %d, %v; want each >= -1", fb.Remaining, fb.Limit, fb.Reset)
@@ -109,31 +100,30 @@ func fbASCIIMap(s string, lo, hi byte, delta int) string {
 	return string(b)
 }
 
-// FuzzProfileFeedback feeds every profile arbitrary statuses, header blocks
-// and bodies, and checks the same bounds as FuzzParseFeedback: no panic, no
-// negative pause, unknown numbers never below -1, the budget's reading
-// capped, the body prefix bounded, and the same answer on a second call
-// and under re-cased header names.
-func FuzzProfileFeedback(f *testing.F) {
+// FuzzProfileParse feeds every profile arbitrary statuses, header blocks
+// and bodies, and checks the same bounds as FuzzParse: no panic, no
+// negative pause, unknown numbers never below -1, the body prefix bounded,
+// and the same answer on a second call and under re-cased header names.
+func FuzzProfileParse(f *testing.F) {
 	seeds := []struct {
 		p      Profile
 		status int
 		block  string
 		body   string
 	}{
-		{ProfileGitHub, 403, "X-RateLimit-Remaining: 4000\nContent-Type: application/json", `{"message":"You have exceeded a secondary rate limit."}`},
-		{ProfileAtlassian, 200, `Beta-RateLimit: "q";r=0;t=2788` + "\n" + `Beta-RateLimit-Policy: "q";q=100;w=3600`, ""},
-		{ProfileHubSpot, 429, "X-HubSpot-RateLimit-Interval-Milliseconds: 10000\nX-HubSpot-RateLimit-Max: 100\nX-HubSpot-RateLimit-Remaining: 0", ""},
-		{ProfileZendesk, 200, "zendesk-ratelimit-tickets-index: total=100; remaining=0; resets=41\nzendesk-ratelimit-b: remaining=1", ""},
-		{ProfileBybit, 200, "Content-Type: application/json\nX-Bapi-Limit-Status: 0\nX-Bapi-Limit-Reset-Timestamp: 1748779200800", `{"retCode":10006,"retMsg":"Too many visits!"}`},
-		{ProfileShopify, 200, "Content-Type: application/json", `{"errors":[{"extensions":{"code":"THROTTLED"}}],"extensions":{"cost":{"requestedQueryCost":752,"throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":666,"restoreRate":50.0}}}}`},
-		{ProfileShopify, 200, "Content-Type: application/json", `{"errors":"THROTTLED","requestedQueryCost":1e308,"currentlyAvailable":0,"maximumAvailable":99999999999999999999,"restoreRate":0.000000001}`},
-		{ProfileSalesforce, 403, "Sforce-Limit-Info: api-usage=5000/5000", `[{"errorCode":"REQUEST_LIMIT_EXCEEDED"}]`},
-		{ProfileDiscord, 429, "X-RateLimit-Scope: shared\nX-RateLimit-Global: true", `{"retry_after": 64.57, "global": false}`},
-		{ProfileOpenAI, 429, "Content-Type: application/json", `{"error":{"message":"Please try again in 1.8s.","code":"rate_limit_exceeded"}}`},
-		{ProfileAnthropic, 529, "Retry-After: 4\nanthropic-priority-input-tokens-remaining: 0", ""},
-		{ProfileGoogleMaps, 200, "Content-Type: application/json", `{"results" : [], "status" : "OVER_QUERY_LIMIT"}`},
-		{ProfilePrisjakt, 429, "X-Rate-Limit-Remaining: 0\nX-Rate-Limit-Reset: 600000", ""},
+		{GitHub, 403, "X-RateLimit-Remaining: 4000\nContent-Type: application/json", `{"message":"You have exceeded a secondary rate limit."}`},
+		{Atlassian, 200, `Beta-RateLimit: "q";r=0;t=2788` + "\n" + `Beta-RateLimit-Policy: "q";q=100;w=3600`, ""},
+		{HubSpot, 429, "X-HubSpot-RateLimit-Interval-Milliseconds: 10000\nX-HubSpot-RateLimit-Max: 100\nX-HubSpot-RateLimit-Remaining: 0", ""},
+		{Zendesk, 200, "zendesk-ratelimit-tickets-index: total=100; remaining=0; resets=41\nzendesk-ratelimit-b: remaining=1", ""},
+		{Bybit, 200, "Content-Type: application/json\nX-Bapi-Limit-Status: 0\nX-Bapi-Limit-Reset-Timestamp: 1748779200800", `{"retCode":10006,"retMsg":"Too many visits!"}`},
+		{Shopify, 200, "Content-Type: application/json", `{"errors":[{"extensions":{"code":"THROTTLED"}}],"extensions":{"cost":{"requestedQueryCost":752,"throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":666,"restoreRate":50.0}}}}`},
+		{Shopify, 200, "Content-Type: application/json", `{"errors":"THROTTLED","requestedQueryCost":1e308,"currentlyAvailable":0,"maximumAvailable":99999999999999999999,"restoreRate":0.000000001}`},
+		{Salesforce, 403, "Sforce-Limit-Info: api-usage=5000/5000", `[{"errorCode":"REQUEST_LIMIT_EXCEEDED"}]`},
+		{Discord, 429, "X-RateLimit-Scope: shared\nX-RateLimit-Global: true", `{"retry_after": 64.57, "global": false}`},
+		{OpenAI, 429, "Content-Type: application/json", `{"error":{"message":"Please try again in 1.8s.","code":"rate_limit_exceeded"}}`},
+		{Anthropic, 529, "Retry-After: 4\nanthropic-priority-input-tokens-remaining: 0", ""},
+		{GoogleMaps, 200, "Content-Type: application/json", `{"results" : [], "status" : "OVER_QUERY_LIMIT"}`},
+		{Prisjakt, 429, "X-Rate-Limit-Remaining: 0\nX-Rate-Limit-Reset: 600000", ""},
 	}
 	for _, s := range seeds {
 		f.Add(uint8(s.p), s.status, s.block, []byte(s.body), fbT0.Unix())
@@ -146,17 +136,16 @@ func FuzzProfileFeedback(f *testing.F) {
 		if n := p.BodyPrefix(status, canonical); n < 0 || n > profileMaxBody {
 			t.Fatalf("BodyPrefix = %d, want within [0, %d]", n, profileMaxBody)
 		}
-		fb := p.ParseFeedback(status, canonical, body, now)
-		checkFeedback(t, fb, math.MaxInt64)
-		if again := p.ParseFeedback(status, canonical, body, now); !reflect.DeepEqual(again, fb) {
+		fb := p.Parse(status, canonical, body, now)
+		checkFeedback(t, fb)
+		if again := p.Parse(status, canonical, body, now); !reflect.DeepEqual(again, fb) {
 			t.Fatalf("second call differs: %+v then %+v", fb, again)
 		}
 		for _, recase := range []func(string) string{fbASCIILower, fbASCIIUpper} {
-			if got := p.ParseFeedback(status, build(recase), body, now); !reflect.DeepEqual(got, fb) {
+			if got := p.Parse(status, build(recase), body, now); !reflect.DeepEqual(got, fb) {
 				t.Fatalf("re-cased names changed the result:\n-> %+v\n-> %+v", fb, got)
 			}
 		}
-		checkFeedback(t, readFeedback(status, canonical, body, now, time.Minute, p), time.Minute)
 	})
 }
 

@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"bytes"
@@ -14,34 +14,34 @@ import (
 // profileSpecs holds what each Profile reads. The documented behaviour each
 // one follows is cited beside its cases in profiles_test.go.
 var profileSpecs = [profileCount]profileSpec{
-	ProfileGitHub:     {name: "github", body: bodyOnStatus(512, http.StatusForbidden, http.StatusTooManyRequests)},
-	ProfileAtlassian:  {name: "atlassian"},
-	ProfileHubSpot:    {name: "hubspot"},
-	ProfileZendesk:    {name: "zendesk"},
-	ProfileBybit:      {name: "bybit", body: bodyBybit},
-	ProfileShopify:    {name: "shopify", body: bodyShopify},
-	ProfileSalesforce: {name: "salesforce", body: bodyOnStatus(512, http.StatusForbidden)},
-	ProfileDiscord:    {name: "discord", body: bodyOnStatus(512, http.StatusTooManyRequests)},
-	ProfileOpenAI:     {name: "openai", body: bodyOnStatus(1024, http.StatusTooManyRequests)},
-	ProfileAnthropic:  {name: "anthropic"},
-	ProfileGoogleMaps: {name: "googlemaps", body: bodyGoogleMaps},
-	ProfilePrisjakt:   {name: "prisjakt"},
+	GitHub:     {name: "github", body: bodyOnStatus(512, http.StatusForbidden, http.StatusTooManyRequests)},
+	Atlassian:  {name: "atlassian"},
+	HubSpot:    {name: "hubspot"},
+	Zendesk:    {name: "zendesk"},
+	Bybit:      {name: "bybit", body: bodyBybit},
+	Shopify:    {name: "shopify", body: bodyShopify},
+	Salesforce: {name: "salesforce", body: bodyOnStatus(512, http.StatusForbidden)},
+	Discord:    {name: "discord", body: bodyOnStatus(512, http.StatusTooManyRequests)},
+	OpenAI:     {name: "openai", body: bodyOnStatus(1024, http.StatusTooManyRequests)},
+	Anthropic:  {name: "anthropic"},
+	GoogleMaps: {name: "googlemaps", body: bodyGoogleMaps},
+	Prisjakt:   {name: "prisjakt"},
 }
 
 // addQuotas adds to qs the quotas only p's provider's headers report, and
 // returns the family that decided when the generic headers said nothing
 // (FromNone when it added nothing).
-func (p Profile) addQuotas(h http.Header, now time.Time, qs *feedbackQuotas) FeedbackSource {
+func (p Profile) addQuotas(h http.Header, now time.Time, qs *feedbackQuotas) Source {
 	switch p {
-	case ProfileAtlassian:
+	case Atlassian:
 		return quotasAtlassian(h, qs)
-	case ProfileHubSpot:
+	case HubSpot:
 		return quotasHubSpot(h, qs)
-	case ProfileZendesk:
+	case Zendesk:
 		return quotasZendesk(h, qs)
-	case ProfileBybit:
+	case Bybit:
 		return quotasBybit(h, now, qs)
-	case ProfileAnthropic:
+	case Anthropic:
 		return quotasAnthropic(h, now, qs)
 	}
 	return FromNone
@@ -51,23 +51,23 @@ func (p Profile) addQuotas(h http.Header, now time.Time, qs *feedbackQuotas) Fee
 // header and the body prefix (nil when none was read). fb.Pause stays >= 0.
 func (p Profile) refine(status int, h http.Header, body []byte, now time.Time, fb *Feedback) {
 	switch p {
-	case ProfileGitHub:
+	case GitHub:
 		refineGitHub(status, body, fb)
-	case ProfileBybit:
+	case Bybit:
 		refineBybit(status, body, fb)
-	case ProfileShopify:
+	case Shopify:
 		refineShopify(body, fb)
-	case ProfileSalesforce:
+	case Salesforce:
 		refineSalesforce(status, body, fb)
-	case ProfileDiscord:
+	case Discord:
 		refineDiscord(status, h, body, fb)
-	case ProfileOpenAI:
+	case OpenAI:
 		refineOpenAI(status, body, fb)
-	case ProfileAnthropic:
+	case Anthropic:
 		refineAnthropic(status, h, now, fb)
-	case ProfileGoogleMaps:
+	case GoogleMaps:
 		refineGoogleMaps(status, body, fb)
-	case ProfilePrisjakt:
+	case Prisjakt:
 		refinePrisjakt(h, fb)
 	}
 }
@@ -102,7 +102,7 @@ func refineGitHub(status int, body []byte, fb *Feedback) {
 // Atlassian: Jira and Confluence Cloud send their points quota in the IETF
 // syntax under vendor names (Beta-RateLimit, Beta-RateLimit-Policy), beside
 // per-second X-RateLimit-* headers read generically.
-func quotasAtlassian(h http.Header, qs *feedbackQuotas) FeedbackSource {
+func quotasAtlassian(h http.Header, qs *feedbackQuotas) Source {
 	if parseIETFFields(profileHeader(h, "Beta-Ratelimit"), profileHeader(h, "Beta-Ratelimit-Policy"), qs) {
 		return FromRateLimit
 	}
@@ -114,7 +114,7 @@ func quotasAtlassian(h http.Header, qs *feedbackQuotas) FeedbackSource {
 // and a daily one (-Daily, -Daily-Remaining; it turns at the account's
 // midnight, so its reset is unknown). A rolling window returns what was
 // spent within one window, which is its reset.
-func quotasHubSpot(h http.Header, qs *feedbackQuotas) FeedbackSource {
+func quotasHubSpot(h http.Header, qs *feedbackQuotas) Source {
 	before := qs.n
 	interval := time.Duration(-1)
 	if ms, ok := profileHeaderCount(h, "X-Hubspot-Ratelimit-Interval-Milliseconds"); ok {
@@ -152,7 +152,7 @@ func profileAddQuota(h http.Header, qs *feedbackQuotas, name, limitH, remainingH
 // Zendesk: endpoint quotas come as Zendesk-RateLimit-<endpoint> headers
 // holding "total=100; remaining=99; resets=41" (resets in seconds); the
 // account-wide X-Rate-Limit and ratelimit-* headers are read generically.
-func quotasZendesk(h http.Header, qs *feedbackQuotas) FeedbackSource {
+func quotasZendesk(h http.Header, qs *feedbackQuotas) Source {
 	const prefix = "zendesk-ratelimit-"
 	// The endpoints, in name order, so the result does not depend on the
 	// map's order; past zendeskMaxEndpoints the names that sort last drop.
@@ -223,7 +223,7 @@ func bodyBybit(status int, h http.Header) int {
 	return 0
 }
 
-func quotasBybit(h http.Header, now time.Time, qs *feedbackQuotas) FeedbackSource {
+func quotasBybit(h http.Header, now time.Time, qs *feedbackQuotas) Source {
 	remaining, ok := feedbackRemaining(profileHeader(h, "X-Bapi-Limit-Status"))
 	if !ok {
 		return FromNone
@@ -368,7 +368,7 @@ func refineOpenAI(status int, body []byte, fb *Feedback) {
 // anthropic-priority-output-tokens-* quotas. A 529 overloaded_error is the
 // API's overload, not the caller's quota (so not Exhausted, as for any
 // status but 429 and 503), but its retry-after, when sent, is the pause.
-func quotasAnthropic(h http.Header, now time.Time, qs *feedbackQuotas) FeedbackSource {
+func quotasAnthropic(h http.Header, now time.Time, qs *feedbackQuotas) Source {
 	before := qs.n
 	for _, d := range [...]struct{ name, limit, remaining, reset string }{
 		{"priority-input-tokens", "Anthropic-Priority-Input-Tokens-Limit",

@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"math"
@@ -19,7 +19,7 @@ type ietfPolicy struct {
 	number int64         // the member's value in a draft-07 policy (10;w=1); -1 otherwise
 }
 
-// parseIETFFeedback reads level 2 of ParseFeedback into qs and reports whether
+// parseIETFFeedback reads level 2 of Parse into qs and reports whether
 // it applies: the structured RateLimit field (draft-08 and later, with
 // RateLimit-Policy), else its draft-07 dictionary form, else the older
 // RateLimit-Limit, -Remaining and -Reset trio. A field that does not parse,

@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"net/http"
@@ -33,15 +33,15 @@ func runProfileCases(t *testing.T, p Profile, cases []profileCase) {
 			if n := p.BodyPrefix(c.status, c.h); n < len(body) {
 				body = body[:n]
 			}
-			fb := p.ParseFeedback(c.status, c.h, body, fbT0)
+			fb := p.Parse(c.status, c.h, body, fbT0)
 			got := fbWant{fb.Pause, fb.Exhausted, fb.Remaining, fb.Limit, fb.Reset, fb.Source}
 			if got != c.want {
-				t.Errorf("%v.ParseFeedback(%d, %v, %q, fbT0)\n got %+v\nwant %+v", p, c.status, c.h, body, got, c.want)
+				t.Errorf("%v.Parse(%d, %v, %q, fbT0)\n got %+v\nwant %+v", p, c.status, c.h, body, got, c.want)
 			}
 			if c.quotas != nil && !reflect.DeepEqual(fb.Quotas, c.quotas) {
-				t.Errorf("%v.ParseFeedback(%d, %v, %q, fbT0).Quotas\n got %+v\nwant %+v", p, c.status, c.h, body, fb.Quotas, c.quotas)
+				t.Errorf("%v.Parse(%d, %v, %q, fbT0).Quotas\n got %+v\nwant %+v", p, c.status, c.h, body, fb.Quotas, c.quotas)
 			}
-			if generic := ParseFeedback(c.status, c.h, fbT0); reflect.DeepEqual(generic, fb) {
+			if generic := Parse(c.status, c.h, fbT0); reflect.DeepEqual(generic, fb) {
 				t.Errorf("the generic reader reads this case as %v does: %+v", p, fb)
 			}
 		})
@@ -64,7 +64,7 @@ func jsonHeader(kv ...string) http.Header {
 func TestProfileGitHub(t *testing.T) {
 	const secondary = `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/..."}`
 	quota := []string{"X-RateLimit-Limit", "5000", "X-RateLimit-Remaining", "4000", "X-RateLimit-Reset", fbUnixAt(30 * time.Minute)}
-	runProfileCases(t, ProfileGitHub, []profileCase{
+	runProfileCases(t, GitHub, []profileCase{
 		{"secondary-403-quota-left-waits-a-minute", 403, jsonHeader(quota...), secondary,
 			fbWant{time.Minute, true, 4000, 5000, 30 * time.Minute, FromXRateLimit}, nil},
 		{"secondary-429-no-headers", 429, jsonHeader(), secondary,
@@ -80,16 +80,16 @@ func TestProfileGitHub(t *testing.T) {
 		{"retry-after-wins", jsonHeader(append(quota, "Retry-After", "7")...), 7 * time.Second},
 		{"remaining-0-until-reset", jsonHeader("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", fbUnixAt(20*time.Minute)), 20 * time.Minute},
 	} {
-		if got := ProfileGitHub.ParseFeedback(403, c.h, []byte(secondary), fbT0).Pause; got != c.want {
+		if got := GitHub.Parse(403, c.h, []byte(secondary), fbT0).Pause; got != c.want {
 			t.Errorf("%s: pause = %v, want %v", c.name, got, c.want)
 		}
 	}
 	// A 403 that is a permission denial is no throttle.
 	denied := `{"message":"Resource not accessible by integration"}`
-	if fb := ProfileGitHub.ParseFeedback(403, jsonHeader(quota...), []byte(denied), fbT0); fb.Exhausted || fb.Pause != 0 {
+	if fb := GitHub.Parse(403, jsonHeader(quota...), []byte(denied), fbT0); fb.Exhausted || fb.Pause != 0 {
 		t.Errorf("permission denial read as a throttle: %+v", fb)
 	}
-	if n := ProfileGitHub.BodyPrefix(200, jsonHeader()); n != 0 {
+	if n := GitHub.BodyPrefix(200, jsonHeader()); n != 0 {
 		t.Errorf("BodyPrefix(200) = %d, want 0: a 200 is not read", n)
 	}
 }
@@ -102,7 +102,7 @@ func TestProfileGitHub(t *testing.T) {
 // https://community.developer.atlassian.com/t/2026-point-based-rate-limits/97828
 func TestProfileAtlassian(t *testing.T) {
 	policy := `"tenant-app-quota";q=100100;w=3600`
-	runProfileCases(t, ProfileAtlassian, []profileCase{
+	runProfileCases(t, Atlassian, []profileCase{
 		{"quota-left-beside-per-second", 200, fbHeader(
 			"Beta-RateLimit-Policy", policy, "Beta-RateLimit", `"tenant-app-quota";r=17842;t=2107`,
 			"X-RateLimit-Limit", "350", "X-RateLimit-Remaining", "349"),
@@ -127,7 +127,7 @@ func TestProfileAtlassian(t *testing.T) {
 // https://developers.hubspot.com/changelog/2018-11-06-rate-limit-information-headers-will-be-included-in-http-responses
 // https://developers.hubspot.com/docs/api/usage-details
 func TestProfileHubSpot(t *testing.T) {
-	runProfileCases(t, ProfileHubSpot, []profileCase{
+	runProfileCases(t, HubSpot, []profileCase{
 		{"all-windows", 200, fbHeader(
 			"X-HubSpot-RateLimit-Interval-Milliseconds", "10000",
 			"X-HubSpot-RateLimit-Max", "110", "X-HubSpot-RateLimit-Remaining", "109",
@@ -155,7 +155,7 @@ func TestProfileHubSpot(t *testing.T) {
 func TestProfileZendesk(t *testing.T) {
 	account := []string{"x-rate-limit", "700", "ratelimit-limit", "700", "x-rate-limit-remaining", "699",
 		"ratelimit-remaining", "699", "ratelimit-reset", "41"}
-	runProfileCases(t, ProfileZendesk, []profileCase{
+	runProfileCases(t, Zendesk, []profileCase{
 		{"tickets-index-binds", 200, fbHeader(append(account, "zendesk-ratelimit-tickets-index", "total=100; remaining=99; resets=41")...),
 			"", fbWant{0, false, 99, 100, 41 * time.Second, FromRateLimit},
 			[]Quota{
@@ -165,7 +165,7 @@ func TestProfileZendesk(t *testing.T) {
 		{"tickets-index-spent", 429, fbHeader(append(account, "Zendesk-Ratelimit-Tickets-Index", "total=100; remaining=0; resets=41")...),
 			"", fbWant{41 * time.Second, true, 0, 100, 41 * time.Second, FromRateLimit}, nil},
 	})
-	if fb := ProfileZendesk.ParseFeedback(200, fbHeader("Zendesk-Ratelimit-X", "total=1; resets=2"), nil, fbT0); fb.Quotas != nil {
+	if fb := Zendesk.Parse(200, fbHeader("Zendesk-Ratelimit-X", "total=1; resets=2"), nil, fbT0); fb.Quotas != nil {
 		t.Errorf("a quota without remaining was kept: %+v", fb.Quotas)
 	}
 }
@@ -178,7 +178,7 @@ func TestProfileZendesk(t *testing.T) {
 // "403, access too frequent ... wait for at least 10 minutes."
 // https://bybit-exchange.github.io/docs/v5/rate-limit
 func TestProfileBybit(t *testing.T) {
-	runProfileCases(t, ProfileBybit, []profileCase{
+	runProfileCases(t, Bybit, []profileCase{
 		{"headers", 200, jsonHeader("X-Bapi-Limit-Status", "99", "X-Bapi-Limit", "100", "X-Bapi-Limit-Reset-Timestamp", msAt(0)),
 			`{"retCode":0,"retMsg":"OK","result":{}}`,
 			fbWant{0, false, 99, 100, 0, FromXRateLimit}, nil},
@@ -191,7 +191,7 @@ func TestProfileBybit(t *testing.T) {
 		{"ip-ban-403", 403, fbHeader("Content-Type", "text/plain"), "403, access too frequent",
 			fbWant{10 * time.Minute, true, -1, -1, -1, FromNone}, nil},
 	})
-	if fb := ProfileBybit.ParseFeedback(200, jsonHeader(), []byte(`{"retCode":10001,"retMsg":"params error"}`), fbT0); fb.Exhausted {
+	if fb := Bybit.Parse(200, jsonHeader(), []byte(`{"retCode":10001,"retMsg":"params error"}`), fbT0); fb.Exhausted {
 		t.Errorf("retCode 10001 read as a throttle: %+v", fb)
 	}
 }
@@ -209,7 +209,7 @@ func msAt(d time.Duration) string { return strconv.FormatInt(fbT0.Add(d).UnixMil
 // https://community.shopify.com/t/throttled/254776
 func TestProfileShopify(t *testing.T) {
 	const throttled = `{"errors":[{"message":"Throttled","extensions":{"code":"THROTTLED","documentation":"https://shopify.dev/api/usage/rate-limits"}}],"extensions":{"cost":{"requestedQueryCost":752,"actualQueryCost":null,"throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":666,"restoreRate":50.0}}}}`
-	runProfileCases(t, ProfileShopify, []profileCase{
+	runProfileCases(t, Shopify, []profileCase{
 		{"graphql-throttled", 200, jsonHeader(), throttled,
 			// (752-666)/50 = 1.72 s until the bucket holds the query's cost.
 			fbWant{1720 * time.Millisecond, true, -1, -1, -1, FromNone},
@@ -219,7 +219,7 @@ func TestProfileShopify(t *testing.T) {
 	})
 	// REST is read generically, and the profile adds nothing to it.
 	h := jsonHeader("X-Shopify-Shop-Api-Call-Limit", "40/40", "Retry-After", "2.0")
-	if got, want := ProfileShopify.ParseFeedback(429, h, []byte(`{"errors":"Exceeded 2 calls per second for api client. Reduce request rates to resume uninterrupted service."}`), fbT0), ParseFeedback(429, h, fbT0); !reflect.DeepEqual(got, want) {
+	if got, want := Shopify.Parse(429, h, []byte(`{"errors":"Exceeded 2 calls per second for api client. Reduce request rates to resume uninterrupted service."}`), fbT0), Parse(429, h, fbT0); !reflect.DeepEqual(got, want) {
 		t.Errorf("REST 429 with the profile = %+v, want the generic %+v", got, want)
 	}
 }
@@ -230,12 +230,12 @@ func TestProfileShopify(t *testing.T) {
 // https://developer.salesforce.com/docs/atlas.en-us.214.0.api_rest.meta/api_rest/headers_api_usage.htm
 // https://developer.salesforce.com/docs/atlas.en-us.salesforce_app_limits_cheatsheet.meta/salesforce_app_limits_cheatsheet/salesforce_app_limits_platform_api.htm
 func TestProfileSalesforce(t *testing.T) {
-	runProfileCases(t, ProfileSalesforce, []profileCase{
+	runProfileCases(t, Salesforce, []profileCase{
 		{"request-limit-exceeded", 403, jsonHeader("Sforce-Limit-Info", "api-usage=4999/5000"),
 			`[{"message":"TotalRequests Limit exceeded.","errorCode":"REQUEST_LIMIT_EXCEEDED"}]`,
 			fbWant{0, true, 1, 5000, -1, FromXRateLimit}, nil},
 	})
-	if fb := ProfileSalesforce.ParseFeedback(403, jsonHeader(), []byte(`[{"errorCode":"INSUFFICIENT_ACCESS"}]`), fbT0); fb.Exhausted {
+	if fb := Salesforce.Parse(403, jsonHeader(), []byte(`[{"errorCode":"INSUFFICIENT_ACCESS"}]`), fbT0); fb.Exhausted {
 		t.Errorf("INSUFFICIENT_ACCESS read as a throttle: %+v", fb)
 	}
 }
@@ -248,7 +248,7 @@ func TestProfileSalesforce(t *testing.T) {
 // https://support-dev.discord.com/hc/en-us/articles/6223003921559-My-Bot-is-Being-Rate-Limited
 func TestProfileDiscord(t *testing.T) {
 	body := `{"message": "You are being rate limited.", "retry_after": 64.57, "global": false}`
-	runProfileCases(t, ProfileDiscord, []profileCase{
+	runProfileCases(t, Discord, []profileCase{
 		{"body-retry-after", 429, jsonHeader("X-RateLimit-Scope", "user", "X-RateLimit-Bucket", "abcd1234"), body,
 			fbWant{64570 * time.Millisecond, true, -1, -1, -1, FromNone},
 			[]Quota{{"scope:user", "requests", 0, -1, 64570 * time.Millisecond, 0}}},
@@ -274,7 +274,7 @@ func TestProfileDiscord(t *testing.T) {
 // https://platform.openai.com/docs/guides/rate-limits
 // https://platform.openai.com/docs/guides/error-codes/api-errors
 func TestProfileOpenAI(t *testing.T) {
-	runProfileCases(t, ProfileOpenAI, []profileCase{
+	runProfileCases(t, OpenAI, []profileCase{
 		{"try-again-in", 429, jsonHeader("x-ratelimit-remaining-requests", "499"),
 			`{"error":{"message":"Rate limit reached for gpt-4 in organization org-x on tokens per min (TPM): Limit 10000, Used 9800, Requested 500. Please try again in 1.8s. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`,
 			fbWant{1800 * time.Millisecond, true, 499, -1, -1, FromXRateLimit}, nil},
@@ -287,7 +287,7 @@ func TestProfileOpenAI(t *testing.T) {
 			[]Quota{{"billing", "credits", 0, -1, -1, 0}}},
 	})
 	h := jsonHeader("retry-after-ms", "250")
-	if got := ProfileOpenAI.ParseFeedback(429, h, []byte(`{"error":{"message":"Please try again in 20s."}}`), fbT0).Pause; got != 250*time.Millisecond {
+	if got := OpenAI.Parse(429, h, []byte(`{"error":{"message":"Please try again in 20s."}}`), fbT0).Pause; got != 250*time.Millisecond {
 		t.Errorf("a header pause gave way to the body: %v, want 250ms", got)
 	}
 }
@@ -298,7 +298,7 @@ func TestProfileOpenAI(t *testing.T) {
 // https://docs.anthropic.com/en/api/rate-limits
 // https://docs.anthropic.com/en/api/errors
 func TestProfileAnthropic(t *testing.T) {
-	runProfileCases(t, ProfileAnthropic, []profileCase{
+	runProfileCases(t, Anthropic, []profileCase{
 		{"priority-tier", 200, fbHeader(
 			"anthropic-ratelimit-requests-remaining", "49", "anthropic-ratelimit-requests-limit", "50",
 			"anthropic-priority-input-tokens-limit", "10000", "anthropic-priority-input-tokens-remaining", "0",
@@ -325,16 +325,16 @@ func TestProfileBodyPrefix(t *testing.T) {
 		h      http.Header
 		want   int
 	}{
-		{ProfileNone, 429, jsonHeader(), 0},
-		{ProfileGitHub, 403, jsonHeader(), 512},
-		{ProfileGitHub, 200, jsonHeader(), 0},
-		{ProfileBybit, 200, jsonHeader(), 256},
-		{ProfileBybit, 200, fbHeader("Content-Type", "text/html"), 0},
-		{ProfileShopify, 200, jsonHeader(), 1024},
-		{ProfileOpenAI, 429, jsonHeader(), 1024},
-		{ProfileOpenAI, 429, sse, 0},
-		{ProfileOpenAI, 200, sse, 0},
-		{ProfileAtlassian, 429, jsonHeader(), 0},
+		{NoProfile, 429, jsonHeader(), 0},
+		{GitHub, 403, jsonHeader(), 512},
+		{GitHub, 200, jsonHeader(), 0},
+		{Bybit, 200, jsonHeader(), 256},
+		{Bybit, 200, fbHeader("Content-Type", "text/html"), 0},
+		{Shopify, 200, jsonHeader(), 1024},
+		{OpenAI, 429, jsonHeader(), 1024},
+		{OpenAI, 429, sse, 0},
+		{OpenAI, 200, sse, 0},
+		{Atlassian, 429, jsonHeader(), 0},
 		{Profile(200), 429, jsonHeader(), 0},
 	} {
 		if got := tt.p.BodyPrefix(tt.status, tt.h); got != tt.want || got > profileMaxBody {
@@ -343,23 +343,25 @@ func TestProfileBodyPrefix(t *testing.T) {
 	}
 }
 
-// TestProfileNames checks String and that WithProfile refuses an unknown
-// profile, naming the option.
+// TestProfileNames checks String, and that IsValid holds for every profile
+// defined and no other.
 func TestProfileNames(t *testing.T) {
 	seen := map[string]bool{}
-	for p := ProfileNone; p < profileCount; p++ {
+	for p := NoProfile; p < profileCount; p++ {
 		s := p.String()
 		if s == "" || seen[s] || strings.HasPrefix(s, "Profile(") {
 			t.Errorf("Profile(%d).String() = %q, want a unique name", int(p), s)
 		}
 		seen[s] = true
+		if !p.IsValid() {
+			t.Errorf("%v.IsValid() = false, want true", p)
+		}
 	}
 	if got := Profile(99).String(); got != "Profile(99)" {
 		t.Errorf("Profile(99).String() = %q", got)
 	}
-	_, err := NewBudget(Rate{Requests: 1, Period: time.Second}, WithProfile(Profile(99)))
-	if err == nil || !strings.Contains(err.Error(), "WithProfile") {
-		t.Errorf("NewBudget(WithProfile(99)) error = %v, want one naming WithProfile", err)
+	if p := Profile(99); p.IsValid() {
+		t.Errorf("Profile(99).IsValid() = true, want false")
 	}
 }
 
@@ -368,9 +370,9 @@ func TestProfileNames(t *testing.T) {
 // deciding whether to read its body.
 func TestProfileNoAllocs(t *testing.T) {
 	h := jsonHeader("Date", "Sun, 01 Jun 2025 12:00:00 GMT", "X-Request-Id", "abc")
-	for p := ProfileNone; p < profileCount; p++ {
-		if allocs := testing.AllocsPerRun(100, func() { p.ParseFeedback(200, h, nil, fbT0) }); allocs != 0 {
-			t.Errorf("%v.ParseFeedback(plain 200) allocates %v times per call, want 0", p, allocs)
+	for p := NoProfile; p < profileCount; p++ {
+		if allocs := testing.AllocsPerRun(100, func() { p.Parse(200, h, nil, fbT0) }); allocs != 0 {
+			t.Errorf("%v.Parse(plain 200) allocates %v times per call, want 0", p, allocs)
 		}
 		if allocs := testing.AllocsPerRun(100, func() { p.BodyPrefix(200, h) }); allocs != 0 {
 			t.Errorf("%v.BodyPrefix(plain 200) allocates %v times per call, want 0", p, allocs)
@@ -383,7 +385,7 @@ func TestProfileNoAllocs(t *testing.T) {
 // https://developers.google.com/maps/premium/optimize-web-services
 // https://developers.google.com/maps/documentation/geocoding/requests-geocoding#StatusCodes
 func TestProfileGoogleMaps(t *testing.T) {
-	runProfileCases(t, ProfileGoogleMaps, []profileCase{
+	runProfileCases(t, GoogleMaps, []profileCase{
 		{"over-query-limit", 200, jsonHeader(),
 			`{
    "error_message" : "You have exceeded your rate-limit for this API.",
@@ -392,7 +394,7 @@ func TestProfileGoogleMaps(t *testing.T) {
 }`,
 			fbWant{0, true, -1, -1, -1, FromNone}, nil},
 	})
-	if fb := ProfileGoogleMaps.ParseFeedback(200, jsonHeader(), []byte(`{"results":[],"status":"ZERO_RESULTS"}`), fbT0); fb.Exhausted {
+	if fb := GoogleMaps.Parse(200, jsonHeader(), []byte(`{"results":[],"status":"ZERO_RESULTS"}`), fbT0); fb.Exhausted {
 		t.Errorf("ZERO_RESULTS read as a refusal: %+v", fb)
 	}
 }
@@ -402,7 +404,7 @@ func TestProfileGoogleMaps(t *testing.T) {
 // 10000, X-Rate-Limit-Remaining: 0, X-Rate-Limit-Reset: 600000".
 // https://developer.prisjakt.nu/docs/sections/rate-limit
 func TestProfilePrisjakt(t *testing.T) {
-	runProfileCases(t, ProfilePrisjakt, []profileCase{
+	runProfileCases(t, Prisjakt, []profileCase{
 		{"spent-ten-minutes", 429, fbHeader("X-Rate-Limit-Limit", "10000", "X-Rate-Limit-Remaining", "0", "X-Rate-Limit-Reset", "600000"),
 			"", fbWant{10 * time.Minute, true, 0, 10000, 10 * time.Minute, FromXRateLimit},
 			[]Quota{{"requests", "requests", 0, 10000, 10 * time.Minute, 0}}},
@@ -410,7 +412,7 @@ func TestProfilePrisjakt(t *testing.T) {
 			"", fbWant{0, false, 9000, 10000, 1500 * time.Millisecond, FromXRateLimit}, nil},
 	})
 	h := fbHeader("X-Rate-Limit-Remaining", "0", "X-Rate-Limit-Reset", "600000", "Retry-After", "30")
-	if fb := ProfilePrisjakt.ParseFeedback(429, h, nil, fbT0); fb.Pause != 30*time.Second || fb.Reset != 10*time.Minute {
+	if fb := Prisjakt.Parse(429, h, nil, fbT0); fb.Pause != 30*time.Second || fb.Reset != 10*time.Minute {
 		t.Errorf("with Retry-After: pause %v, reset %v; want 30s (the header), 10m", fb.Pause, fb.Reset)
 	}
 }

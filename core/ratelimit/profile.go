@@ -1,8 +1,7 @@
-package core
+package ratelimit
 
 import (
 	"bytes"
-	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,53 +10,53 @@ import (
 	"github.com/headgate-go/headgate/core/internal/num"
 )
 
-// A Profile reads what one provider says about its quota beyond what
-// ParseFeedback reads generically: headers under the provider's own names,
-// flags that change what a status means, and signals only the response body
-// carries (GitHub's secondary limits, Bybit's retCode, Discord's
-// retry_after). A profile never replaces the generic reading: it adds its
-// quotas to the generic ones, and then refines the result.
+// A Profile reads what one provider says about its quota beyond what Parse
+// reads generically: headers under the provider's own names, flags that
+// change what a status means, and signals only the response body carries
+// (GitHub's secondary limits, Bybit's retCode, Discord's retry_after). A
+// profile never replaces the generic reading: it adds its quotas to the
+// generic ones, and then refines the result.
 //
-// A profile reads the body only when it asks for it, for the responses it
-// names (refusals, and JSON answers of APIs that refuse with a 200), and
-// then only a bounded prefix (at most 4 KiB): the Transport reads that
-// prefix before it hands the response on and serves it again, so the caller
-// reads the whole body as sent, and the slot is held until the caller is
-// done with the body, as always. Streams (Server-Sent Events) are never read.
+// A profile reads the body only when it asks for it (BodyPrefix), for the
+// responses it names (refusals, and JSON answers of APIs that refuse with a
+// 200), and then only a bounded prefix (at most 4 KiB). Streams (Server-Sent
+// Events) are never read. A headgate budget built with WithProfile reads
+// every response with its profile, and its Transport reads that prefix
+// before it hands the response on, then serves it again, so the caller reads
+// the whole body as sent.
 //
-// The zero value, ProfileNone, is the generic reading alone. Select one
-// with WithProfile (or read a response yourself with Profile.ParseFeedback);
-// the README lists what each profile reads. The set is closed: a provider
-// not listed is read generically.
+// The zero value, NoProfile, is the generic reading alone. The package doc
+// lists what each profile reads. The set is closed: a provider not listed is
+// read generically.
 type Profile uint8
 
 const (
-	// ProfileNone reads the generic headers only.
-	ProfileNone Profile = iota
-	// ProfileGitHub adds GitHub's secondary rate limits.
-	ProfileGitHub
-	// ProfileAtlassian adds Jira's and Confluence's Beta-RateLimit fields.
-	ProfileAtlassian
-	// ProfileHubSpot adds the X-HubSpot-RateLimit-* windows.
-	ProfileHubSpot
-	// ProfileZendesk adds the Zendesk-RateLimit-* endpoint quotas.
-	ProfileZendesk
-	// ProfileBybit adds the X-Bapi-Limit-* headers and the body's retCode.
-	ProfileBybit
-	// ProfileShopify adds the GraphQL Admin API's throttle status.
-	ProfileShopify
-	// ProfileSalesforce adds the REQUEST_LIMIT_EXCEEDED refusal.
-	ProfileSalesforce
-	// ProfileDiscord adds the rate limit's scope and the body's retry_after.
-	ProfileDiscord
-	// ProfileOpenAI adds the body's "try again in" and insufficient_quota.
-	ProfileOpenAI
-	// ProfileAnthropic adds the Priority Tier quotas and the 529 overload.
-	ProfileAnthropic
-	// ProfileGoogleMaps adds the OVER_QUERY_LIMIT status of a 200's body.
-	ProfileGoogleMaps
-	// ProfilePrisjakt reads X-Rate-Limit-Reset as milliseconds from now.
-	ProfilePrisjakt
+	// NoProfile reads the generic headers only.
+	NoProfile Profile = iota
+	// GitHub adds GitHub's secondary rate limits.
+	GitHub
+	// Atlassian adds Jira's and Confluence's Beta-RateLimit fields.
+	Atlassian
+	// HubSpot adds the X-HubSpot-RateLimit-* windows.
+	HubSpot
+	// Zendesk adds the Zendesk-RateLimit-* endpoint quotas.
+	Zendesk
+	// Bybit adds the X-Bapi-Limit-* headers and the body's retCode.
+	Bybit
+	// Shopify adds the GraphQL Admin API's throttle status.
+	Shopify
+	// Salesforce adds the REQUEST_LIMIT_EXCEEDED refusal.
+	Salesforce
+	// Discord adds the rate limit's scope and the body's retry_after.
+	Discord
+	// OpenAI adds the body's "try again in" and insufficient_quota.
+	OpenAI
+	// Anthropic adds the Priority Tier quotas and the 529 overload.
+	Anthropic
+	// GoogleMaps adds the OVER_QUERY_LIMIT status of a 200's body.
+	GoogleMaps
+	// Prisjakt reads X-Rate-Limit-Reset as milliseconds from now.
+	Prisjakt
 
 	profileCount
 )
@@ -81,14 +80,14 @@ type profileSpec struct {
 	body func(status int, h http.Header) int
 }
 
-// spec returns p's spec, or nil for ProfileNone and invalid values.
+// spec returns p's spec, or nil for NoProfile and invalid values.
 //
 // What a profile adds is called through switches on p (addQuotas, refine)
 // rather than function values in the spec, so that the quotas and the
 // feedback they write to stay on the stack: with or without a profile, a
 // response with nothing to read allocates nothing.
 func (p Profile) spec() *profileSpec {
-	if p == ProfileNone || p >= profileCount {
+	if p == NoProfile || p >= profileCount {
 		return nil
 	}
 	return &profileSpecs[p]
@@ -99,23 +98,23 @@ func (p Profile) String() string {
 	if s := p.spec(); s != nil {
 		return s.name
 	}
-	if p == ProfileNone {
+	if p == NoProfile {
 		return "none"
 	}
 	return "Profile(" + strconv.Itoa(int(p)) + ")"
 }
 
-// ParseFeedback reads a response as the package-level ParseFeedback does and
-// then as the profile reads it. body is the start of the response body (nil
-// when not at hand; BodyPrefix says how much the profile wants). Like
-// ParseFeedback it is pure and reports the pause uncapped.
-func (p Profile) ParseFeedback(status int, h http.Header, body []byte, now time.Time) Feedback {
-	return readFeedback(status, h, body, now, math.MaxInt64, p)
+// Parse reads a response as the package-level Parse does and then as the
+// profile reads it. body is the start of the response body (nil when not at
+// hand; BodyPrefix says how much the profile wants). Like Parse it is pure
+// and reports the pause uncapped.
+func (p Profile) Parse(status int, h http.Header, body []byte, now time.Time) Feedback {
+	return parse(status, h, body, now, p)
 }
 
 // BodyPrefix returns how many leading bytes of the body the profile reads
 // for a response with this status and header: 0 when it reads none (always
-// for ProfileNone, and for every Server-Sent Events stream).
+// for NoProfile, and for every Server-Sent Events stream).
 func (p Profile) BodyPrefix(status int, h http.Header) int {
 	s := p.spec()
 	if s == nil || s.body == nil || profileIsStream(h) {
@@ -124,19 +123,9 @@ func (p Profile) BodyPrefix(status int, h http.Header) int {
 	return min(max(s.body(status, h), 0), profileMaxBody)
 }
 
-// WithProfile makes the budget read responses with profile p as well as
-// generically: Observe, Permit.Observe and the Transport use it, and the
-// Transport reads the body prefix the profile asks for. The default is
-// ProfileNone.
-func WithProfile(p Profile) Option {
-	return optionFunc(func(c *config) {
-		if p >= profileCount {
-			c.fail(configErrorf("WithProfile", "unknown profile %d", int(p)))
-			return
-		}
-		c.profile = p
-	})
-}
+// IsValid reports whether p is one of the profiles this package defines
+// (NoProfile included). An invalid profile reads generically.
+func (p Profile) IsValid() bool { return p < profileCount }
 
 // profileHeader returns the values of the header with the canonical name
 // canon: h[canon], or else the values of a key equal to it in any case (a

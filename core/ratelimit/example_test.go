@@ -1,19 +1,19 @@
-package core_test
+package ratelimit_test
 
 import (
 	"fmt"
 	"net/http"
 	"time"
 
-	"github.com/headgate-go/headgate/core"
+	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
-// ExampleParseFeedback reads the feedback of a few typical responses, as
+// ExampleParse reads the feedback of a few typical responses, as
 // seen at the instant their heads arrived.
-func ExampleParseFeedback() {
+func ExampleParse() {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	show := func(what string, status int, h http.Header) {
-		fb := core.ParseFeedback(status, h, now)
+		fb := ratelimit.Parse(status, h, now)
 		reset := "unknown"
 		if fb.Reset >= 0 {
 			reset = fb.Reset.String()
@@ -52,4 +52,29 @@ func ExampleParseFeedback() {
 	// IETF spent  ratelimit   pause=12s   exhausted=true  remaining=0 limit=100 reset=12s
 	// GitHub 403  x-ratelimit pause=25m0s exhausted=true  remaining=0 limit=5000 reset=25m0s
 	// OpenAI 200  x-ratelimit pause=0s    exhausted=false remaining=1200 limit=160000 reset=6m0s
+}
+
+// ExampleFeedback_quotas reads an OpenAI-style answer that reports two
+// quotas: requests and tokens. The binding quota, the one closest to being
+// spent, fills Remaining, Limit and Reset; Quotas lists both.
+func ExampleFeedback_quotas() {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := http.Header{}
+	h.Set("x-ratelimit-limit-requests", "5000")
+	h.Set("x-ratelimit-remaining-requests", "4000")
+	h.Set("x-ratelimit-reset-requests", "12s")
+	h.Set("x-ratelimit-limit-tokens", "160000")
+	h.Set("x-ratelimit-remaining-tokens", "16000")
+	h.Set("x-ratelimit-reset-tokens", "6m0s")
+
+	fb := ratelimit.Parse(200, h, now)
+	fmt.Printf("binding: remaining=%d limit=%d reset=%v\n", fb.Remaining, fb.Limit, fb.Reset)
+	for _, q := range fb.Quotas {
+		fmt.Printf("%-8s remaining=%d limit=%d reset=%v\n", q.Name, q.Remaining, q.Limit, q.Reset)
+	}
+
+	// Output:
+	// binding: remaining=16000 limit=160000 reset=6m0s
+	// requests remaining=4000 limit=5000 reset=12s
+	// tokens   remaining=16000 limit=160000 reset=6m0s
 }

@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestParseFeedbackIETF(t *testing.T) {
+func TestParseIETF(t *testing.T) {
 	policy := `"burst";q=100;w=60, "daily";q=1000;w=86400`
 	runFeedbackCases(t, []feedbackCase{
 		{"spent", 200, fbHeader("RateLimit-Policy", policy, "RateLimit", `"burst";r=0;t=12`),
@@ -113,24 +113,24 @@ func TestParseFeedbackIETF(t *testing.T) {
 	})
 }
 
-// TestParseFeedbackIETFQuotaNames checks that quota names are unescaped
+// TestParseIETFQuotaNames checks that quota names are unescaped
 // and that units and windows come from the linked policy.
-func TestParseFeedbackIETFQuotaNames(t *testing.T) {
-	fb := ParseFeedback(200, fbHeader(
+func TestParseIETFQuotaNames(t *testing.T) {
+	fb := Parse(200, fbHeader(
 		"RateLimit-Policy", `"a\"b\\c";q=10;w=1.5;qu="Content-Bytes"`,
 		"RateLimit", `"a\"b\\c";r=3`), fbT0)
 	want := Quota{Name: `a"b\c`, Unit: "Content-Bytes", Remaining: 3, Limit: 10, Reset: -1, Window: 1500 * time.Millisecond}
 	if len(fb.Quotas) != 1 || fb.Quotas[0] != want {
-		t.Errorf("ParseFeedback(escaped policy name).Quotas = %+v, want [%+v]", fb.Quotas, want)
+		t.Errorf("Parse(escaped policy name).Quotas = %+v, want [%+v]", fb.Quotas, want)
 	}
 }
 
-// TestParseFeedbackIETFHandBuiltKeys checks that structured fields are found
+// TestParseIETFHandBuiltKeys checks that structured fields are found
 // under non-canonical keys too.
-func TestParseFeedbackIETFHandBuiltKeys(t *testing.T) {
+func TestParseIETFHandBuiltKeys(t *testing.T) {
 	h := http.Header{"ratelimit-policy": {`"p";q=10`}, "RATELIMIT": {`"p";r=0;t=3`}}
-	fb := ParseFeedback(200, h, fbT0)
+	fb := Parse(200, h, fbT0)
 	if fb.Pause != 3*time.Second || fb.Limit != 10 || fb.Source != FromRateLimit {
-		t.Errorf("ParseFeedback(200, %v, fbT0) = %+v, want a 3s pause with limit 10 from ratelimit", h, fb)
+		t.Errorf("Parse(200, %v, fbT0) = %+v, want a 3s pause with limit 10 from ratelimit", h, fb)
 	}
 }

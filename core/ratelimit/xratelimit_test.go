@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestParseFeedbackXRateLimit(t *testing.T) {
+func TestParseXRateLimit(t *testing.T) {
 	runFeedbackCases(t, []feedbackCase{
 		{"spent-delta-reset", 200, fbHeader("X-RateLimit-Limit", "60", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "30"),
 			fbWant{30 * time.Second, true, 0, 60, 30 * time.Second, FromXRateLimit}},
@@ -66,7 +66,7 @@ func TestParseFeedbackXRateLimit(t *testing.T) {
 	})
 }
 
-func TestParseFeedbackOpenAI(t *testing.T) {
+func TestParseOpenAI(t *testing.T) {
 	ok := func(kv ...string) http.Header {
 		base := []string{
 			"x-ratelimit-limit-requests", "5000", "x-ratelimit-remaining-requests", "4999", "x-ratelimit-reset-requests", "12ms",
@@ -103,7 +103,7 @@ func TestParseFeedbackOpenAI(t *testing.T) {
 	})
 }
 
-func TestParseFeedbackAnthropic(t *testing.T) {
+func TestParseAnthropic(t *testing.T) {
 	at := func(d time.Duration) string { return fbT0.Add(d).Format(time.RFC3339Nano) }
 	ok := func(kv ...string) http.Header {
 		base := []string{
@@ -140,7 +140,7 @@ func TestParseFeedbackAnthropic(t *testing.T) {
 			fbWant{0, true, 0, 50, 0, FromXRateLimit}},
 	})
 
-	fb := ParseFeedback(200, ok(), fbT0)
+	fb := Parse(200, ok(), fbT0)
 	var names []string
 	for _, q := range fb.Quotas {
 		names = append(names, q.Name+"/"+q.Unit)
@@ -148,7 +148,7 @@ func TestParseFeedbackAnthropic(t *testing.T) {
 	if got, want := len(names), 4; got != want ||
 		names[0] != "requests/requests" || names[1] != "tokens/tokens" ||
 		names[2] != "input-tokens/tokens" || names[3] != "output-tokens/tokens" {
-		t.Errorf("ParseFeedback(anthropic).Quotas names = %v, want requests, tokens, input-tokens, output-tokens", names)
+		t.Errorf("Parse(anthropic).Quotas names = %v, want requests, tokens, input-tokens, output-tokens", names)
 	}
 }
 

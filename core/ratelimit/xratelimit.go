@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"strings"
@@ -38,7 +38,7 @@ var xrlDimensions = [...]xrlDimension{
 		fbHdrAnthropicOutputTokensLimit, fbHdrAnthropicOutputTokensRemaining, fbHdrAnthropicOutputTokensReset},
 }
 
-// parseXRateLimitFeedback reads level 3 of ParseFeedback into qs and reports
+// parseXRateLimitFeedback reads level 3 of Parse into qs and reports
 // whether it applies (some quota had a valid remaining count): the
 // X-RateLimit-* headers (else the X-Rate-Limit-* spelling), then the
 // per-dimension headers of xrlDimensions, then the vendor quota formats of

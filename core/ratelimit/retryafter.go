@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"time"
@@ -8,7 +8,7 @@ import (
 	"github.com/headgate-go/headgate/core/internal/num"
 )
 
-// parseRetryAfterHeaders reads level 1 of ParseFeedback: retry-after-ms, then
+// parseRetryAfterHeaders reads level 1 of Parse: retry-after-ms, then
 // x-ms-retry-after-ms, then Retry-After, the first header with a valid value
 // winning. ok is false when none of them holds a valid value; present says
 // whether any of them was sent at all.

@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"math"
@@ -113,16 +113,16 @@ func TestParseRetryAfterMs(t *testing.T) {
 	}
 }
 
-// TestParseFeedbackRetryAfterStatuses checks that level 1 applies on 429,
+// TestParseRetryAfterStatuses checks that level 1 applies on 429,
 // 503 and 403 only.
-func TestParseFeedbackRetryAfterStatuses(t *testing.T) {
+func TestParseRetryAfterStatuses(t *testing.T) {
 	h := fbHeader("Retry-After", "Sun, 01 Jun 2025 12:00:09 GMT")
 	for status, want := range map[int]time.Duration{
 		429: 9 * time.Second, 503: 9 * time.Second, 403: 9 * time.Second,
 		200: 0, 204: 0, 301: 0, 400: 0, 404: 0, 500: 0, 502: 0,
 	} {
-		if got := ParseFeedback(status, h, fbT0).Pause; got != want {
-			t.Errorf("ParseFeedback(%d, Retry-After: date 9s ahead, fbT0).Pause = %v, want %v", status, got, want)
+		if got := Parse(status, h, fbT0).Pause; got != want {
+			t.Errorf("Parse(%d, Retry-After: date 9s ahead, fbT0).Pause = %v, want %v", status, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"reflect"
@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// TestParseFeedbackConformance holds the documented responses of real APIs
+// TestParseConformance holds the documented responses of real APIs
 // that the generic reader must read (issue 17), each with its source.
-func TestParseFeedbackConformance(t *testing.T) {
+func TestParseConformance(t *testing.T) {
 	runFeedbackCases(t, []feedbackCase{
 		// Shopify REST Admin API: "X-Shopify-Shop-Api-Call-Limit: 32/40" is
 		// 32 calls used of a bucket of 40; a 429 carries "Retry-After: 2.0".
@@ -58,12 +58,12 @@ func TestParseFeedbackConformance(t *testing.T) {
 	})
 }
 
-// TestParseFeedbackQuotaUnits checks that IETF quotas in units other than
+// TestParseQuotaUnits checks that IETF quotas in units other than
 // requests are reported in their own unit, in Quotas, and never pause the
 // requests budget: the budget decides what to do with them (a dimension of
 // that name shapes them). Units from draft-ietf-httpapi-ratelimit-headers:
 // https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/
-func TestParseFeedbackQuotaUnits(t *testing.T) {
+func TestParseQuotaUnits(t *testing.T) {
 	tests := []struct {
 		name  string
 		h     []string
@@ -84,10 +84,10 @@ func TestParseFeedbackQuotaUnits(t *testing.T) {
 			fbWant{0, false, 40, 100, 30 * time.Second, FromRateLimit}, 2},
 	}
 	for _, tt := range tests {
-		fb := ParseFeedback(200, fbHeader(tt.h...), fbT0)
+		fb := Parse(200, fbHeader(tt.h...), fbT0)
 		got := fbWant{fb.Pause, fb.Exhausted, fb.Remaining, fb.Limit, fb.Reset, fb.Source}
 		if got != tt.top || !reflect.DeepEqual(fb.Quotas, tt.want) {
-			t.Errorf("%s: ParseFeedback(200, %q)\n got %+v %+v\nwant %+v %+v", tt.name, tt.h, got, fb.Quotas, tt.top, tt.want)
+			t.Errorf("%s: Parse(200, %q)\n got %+v %+v\nwant %+v %+v", tt.name, tt.h, got, fb.Quotas, tt.top, tt.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 	"github.com/headgate-go/headgate/core/internal/ascii"
 )
 
-// feedbackHeader names one header ParseFeedback reads. The names are listed
+// feedbackHeader names one header Parse reads. The names are listed
 // in feedbackHeaderNames, in the same order, lower case.
 type feedbackHeader uint8
 
@@ -71,7 +71,7 @@ const (
 	fbHdrNone = feedbackHeaderCount
 )
 
-// feedbackHeaderNames holds every header name ParseFeedback reads, lower case.
+// feedbackHeaderNames holds every header name Parse reads, lower case.
 var feedbackHeaderNames = [feedbackHeaderCount]string{
 	fbHdrRetryAfter:     "retry-after",
 	fbHdrRetryAfterMs:   "retry-after-ms",
@@ -136,7 +136,7 @@ func init() {
 	}
 }
 
-// feedbackHeaders holds the values of the headers ParseFeedback reads,
+// feedbackHeaders holds the values of the headers Parse reads,
 // gathered in one pass over the header map.
 type feedbackHeaders struct {
 	vals [feedbackHeaderCount][]string
@@ -144,7 +144,7 @@ type feedbackHeaders struct {
 	seen bool                        // whether any header was found
 }
 
-// collect gathers the headers of h that ParseFeedback reads and reports
+// collect gathers the headers of h that Parse reads and reports
 // whether there was any. It walks the map once instead of looking up each
 // of the ~40 names: that also finds keys that are not in canonical form (a
 // map built by hand), and a response without rate-limit headers (the common
