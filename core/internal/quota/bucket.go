@@ -47,7 +47,7 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 		b.restart(j) // idle long enough to fill: what it lost bounds nothing
 		return b.consistent()
 	}
-	spentLo, spentHi := m.sends.spent(b.meter.seq, j.seq, b.meter.sent, b.meter.recv, j.recv, max(0, m.rtt))
+	spentLo, spentHi := m.sends.spent(b.meter.seq, j.seq, b.meter.sent, b.meter.recv, j.sent, j.recv, max(0, m.rtt))
 	base := float64(int64(j.remaining) - int64(b.meter.remaining))
 	span := float64(j.at - b.meter.at)
 	if span <= float64(spread) {

@@ -1,19 +1,25 @@
 package quota
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 func TestDbgNext(t *testing.T) {
-	ms := int64(1e6)
-	su := simSetup{server: simServer{alg: simGCRA, limit: 10, interval: 10 * ms, window: Second, reset: resetCeil, retryAfter: true},
-		told: 5 * ms, burst: 20, calls: 500, callers: 100, tries: 6, maxWait: 3600 * Second, owd: 30 * ms, jitter: 6 * ms, seed: 1}
-	simCheck = func(m *Model, at int64, r *simReq) {}
-	simTrace = func(f string, a ...any) {}
+	rng := rand.New(rand.NewPCG(1, 1))
+	var su simSetup
+	for range 74 {
+		su, _ = simDraw(rng)
+	}
 	dbgSend = func(m *Model, now int64) {
-		if now-10*Second > 2040*ms && now-10*Second < 2046*ms {
+		if x := now - 10*Second; x > 1091*1e6 && x < 1092*1e6 {
 			lo, hi := m.bounds(now, 1)
-			t.Logf("%.4f lo %+.4f hi %+.4f guessSeq %d answered %d infl %d pause %+.3f %+.3f", float64(now)/1e9-10, float64(lo-now)/1e9, float64(hi-now)/1e9, m.guessSeq, m.answered, m.inFlight(), float64(m.pauseLo-now)/1e9, float64(m.pauseHi-now)/1e9)
+			b0, _ := m.bounds(now, 0)
+			at, known := m.Next(now, 1, now)
+			latest, guess, ok := m.win.bracket(m.window)
+			t.Logf("%.4f lo %+.4f hi %+.4f before %+.4f at %+.4f known %+.4f guessSeq %d answered %d infl %d fresh{#%d rem %d} kind %v bracket %+.3f %+.3f %v", float64(x)/1e9, float64(lo-now)/1e9, float64(hi-now)/1e9, float64(b0-now)/1e9, float64(at-now)/1e9, float64(known-now)/1e9, m.guessSeq, m.answered, m.inFlight(), m.fresh.seq, m.fresh.remaining, m.kind, float64(latest-now)/1e9, float64(guess-now)/1e9, ok)
 		}
 	}
 	simulate(su)
-	simCheck, simTrace, dbgSend = nil, nil, nil
+	dbgSend = nil
 }

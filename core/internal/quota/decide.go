@@ -24,7 +24,7 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 		if j > 1 {
 			before, _ = m.bounds(now, j-1)
 		}
-		at = min(lo, max(hi, before))
+		at = min(lo, max(hi, before, m.backoff()))
 	}
 	at = max(at, m.pace.next(now, j, m.sends.last))
 	known = max(now, min(m.pauseLo, at))
@@ -35,6 +35,17 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 	return at, known
 }
 
+// backoff is the earliest a guess may go after guesses refused in a row:
+// a told interval (or a millisecond) after the last, doubled for each
+// one before it.
+func (m *Model) backoff() int64 {
+	if m.missed == 0 {
+		return 0
+	}
+	step := max(m.cfg.Interval, Second/1000)
+	return m.missedAt + step<<min(m.missed-1, 20)
+}
+
 // bounds returns the earliest instants at which the j-th next request
 // finds a token at the server under every reading the reports allow (lo)
 // and under the most favourable one (hi). j <= 0 asks when every request
@@ -42,6 +53,9 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 func (m *Model) bounds(now, j int64) (lo, hi int64) {
 	lo, hi = max(now, m.pauseHi), max(now, m.pauseLo)
 	if m.fresh.seq == 0 && m.fresh.at == 0 {
+		if m.cfg.Interval == 0 && m.heard == 0 {
+			return Never, hi // told no rate and nothing heard: the first request goes alone
+		}
 		return lo, hi // no quota reported: nothing to expect
 	}
 	if m.kind != Unknown && m.pauseLo < m.pauseHi {
@@ -102,11 +116,11 @@ func (m *Model) likeliest() float64 {
 	}
 	r := 0.0
 	switch {
-	case told <= b.hi || told <= b.lo:
+	case !math.IsInf(told, 1) && (told <= b.hi || told <= b.lo):
 		r = told
 	case b.lo > 0:
 		r = b.lo
-	case b.hi < math.Inf(1):
+	case !math.IsInf(b.hi, 1):
 		r = min(told, b.hi) / 2
 	case m.windowLength() > 0 && m.limit > 0:
 		r = float64(m.limit) / float64(m.windowLength())
@@ -121,7 +135,10 @@ func (m *Model) fastest() float64 {
 	if m.cfg.Interval > 0 {
 		return min(m.bucket.hi, 1/float64(m.cfg.Interval))
 	}
-	return min(m.bucket.hi, 2*m.likeliest())
+	if l := m.likeliest(); l > 0 {
+		return min(m.bucket.hi, 2*l)
+	}
+	return m.bucket.hi
 }
 
 // windowsAt is when the j-th next request finds a token in a window that
@@ -133,12 +150,20 @@ func (m *Model) windowsAt(j int64) (lo, hi int64) {
 	if !ok || m.limit <= 0 {
 		return Never, Never
 	}
-	return m.windowAt(j, latest), m.windowAt(j, guess)
+	// A request that may reach the server once the window may have
+	// turned may take from the new one.
+	from := min(guess, max(m.win.lo, m.fresh.at)) - m.rttHi/2
+	return m.windowAt(j, latest, from), m.windowAt(j, guess, from)
 }
 
-func (m *Model) windowAt(j, turn int64) int64 {
+// windowAt is when the j-th next request finds a token in a window that
+// turns at turn, the requests sent since from taking from it first.
+func (m *Model) windowAt(j, turn, from int64) int64 {
+	if turn == Never {
+		return Never
+	}
 	owd := m.owd()
-	left := int64(m.limit) - m.sends.after(m.fresh.seq, turn-owd)
+	left := int64(m.limit) - m.sends.after(m.fresh.seq, from)
 	if j <= left {
 		return turn - owd
 	}

@@ -47,10 +47,9 @@ type Config struct {
 
 // Report is one response as the model reads it. Unknown numbers are -1.
 type Report struct {
-	// Seq is the sequence number Sent gave the request this answers; 0
-	// when unknown (the report then counts as answering the latest).
-	Seq uint64
-	// Sent and Recv are when the request was sent and its answer came.
+	// Sent is when the request was sent, as Sent counted it (the report is
+	// placed at that request; 0: not known, the latest); Recv is when its
+	// answer came.
 	Sent, Recv int64
 	// Refused: the server refused the request for its quota.
 	Refused bool
@@ -114,6 +113,10 @@ type Model struct {
 	// request comes, no other goes on a guess.
 	guessSeq uint64
 	answered uint64 // the highest sequence answered
+	// Guesses refused in a row, and when the last was: the next waits
+	// twice as long as the one before it (backoff).
+	missed   int
+	missedAt int64
 
 	pace pace // the pace when reports carry no quota
 }

@@ -3,10 +3,7 @@ package quota
 // Observe reads one report and returns what it changed.
 func (m *Model) Observe(r Report) Effect {
 	var e Effect
-	seq := r.Seq
-	if seq == 0 || seq > m.sends.n {
-		seq = m.sends.n
-	}
+	seq := m.sends.find(r.Sent)
 	if r.Sent > 0 && r.Recv >= r.Sent {
 		if rt := r.Recv - r.Sent; m.rtt < 0 || rt < m.rtt {
 			m.rtt = rt
@@ -18,6 +15,13 @@ func (m *Model) Observe(r Report) Effect {
 		m.refusedAnswered++
 	}
 	m.answered = max(m.answered, seq)
+	switch {
+	case r.Refused && seq == m.guessSeq:
+		m.missed++
+		m.missedAt = r.Recv
+	case !r.Refused:
+		m.missed = 0
+	}
 	if r.Refused {
 		m.sends.answer(seq, refused, r.Recv)
 	} else {
@@ -170,9 +174,15 @@ func (m *Model) projected(s sample) float64 {
 	return r
 }
 
-// inFlight is how many requests sent have not been answered: each may
-// spend a token the freshest report did not count.
-func (m *Model) inFlight() int64 { return int64(m.sends.n - min(m.heard, m.sends.n)) }
+// inFlight is how many requests may spend a token the freshest report did
+// not count: those in flight, and those answered that the server may have
+// decided after it.
+func (m *Model) inFlight() int64 {
+	if m.fresh.seq == 0 {
+		return int64(m.sends.n - min(m.heard, m.sends.n))
+	}
+	return m.sends.mayFollow(m.fresh.seq, m.fresh.sent, max(0, m.rtt))
+}
 
 // compare takes the evidence in two successive reports: i, the freshest
 // before, and j. What j has left against what i had, less what the
@@ -184,13 +194,19 @@ func (m *Model) inFlight() int64 { return int64(m.sends.n - min(m.heard, m.sends
 // i's answer came is surely decided after i: others may show a rise that
 // is only their order. compare reports whether j shows a window turned.
 func (m *Model) compare(i, j sample, r Report) (turned bool) {
-	spent, _ := m.sends.spent(i.seq, j.seq, i.sent, i.recv, j.recv, max(0, m.rtt))
-	rise := int64(j.remaining) - (int64(i.remaining) - spent) // what surely returned
+	spentLo, spentHi := m.sends.spent(i.seq, j.seq, i.sent, i.recv, j.sent, j.recv, max(0, m.rtt))
+	rise := int64(j.remaining) - int64(i.remaining) + spentLo // what surely returned
 	after := j.sent >= i.recv                                 // j decided after i (its request left once i's answer came)
 	bucketOK, windowsOK := true, true
-
 	if after && rise >= 2 {
-		whole := m.limit > 0 && int64(j.remaining)+m.sends.after(j.seq, j.sent) >= int64(m.limit)/2
+		// A window that turned between them holds its limit again, less
+		// what the requests decided since took (at most those that may
+		// fall between the two, j's own aside), and a token of slack.
+		self := int64(1)
+		if r.Refused {
+			self = 0
+		}
+		whole := m.limit > 0 && int64(j.remaining)+spentHi-self >= int64(m.limit)-2
 		switch {
 		case !whole:
 			windowsOK = false // part of the quota came back: no window turned

@@ -33,12 +33,12 @@ func (l *sendLog) answer(seq uint64, o uint8, t int64) {
 // knows, between its decisions of two requests i and j (i < j): a request
 // it admitted spent one, one not answered yet may have, one refused did
 // not. Which fall between the two decisions: those after i up to j that
-// left once i's answer came surely do; the others after i may have been
-// decided before i; one before i whose answer came later than a round
+// left once i's answer came and were answered before j could be decided
+// surely do; the others after i may have been decided before i or after j; one before i whose answer came later than a round
 // trip (the shortest, rtt) after i left may have been decided after i; and
 // one after j that left before j's answer came may have been decided
 // before j.
-func (l *sendLog) spent(i, j uint64, iSent, iRecv, jRecv, rtt int64) (lo, hi int64) {
+func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, rtt int64) (lo, hi int64) {
 	size := uint64(len(l.at))
 	for s := i; s > 0 && l.n-s < size; s-- {
 		if s == i {
@@ -67,8 +67,11 @@ func (l *sendLog) spent(i, j uint64, iSent, iRecv, jRecv, rtt int64) (lo, hi int
 				hi++
 			}
 		case o == refused:
-		case o == admitted && held && at >= iRecv:
+		case o == admitted && held && at >= iRecv && s == j:
 			lo++
+			hi++
+		case o == admitted && held && at >= iRecv && l.back[s%size] < jSent+rtt:
+			lo++ // (left after i's answer came, answered before j could be decided)
 			hi++
 		default:
 			hi++
@@ -143,4 +146,69 @@ func (l *sendLog) sentAt(seq uint64) int64 {
 		return 0
 	}
 	return l.at[seq%uint64(len(l.at))]
+}
+
+// mayFollow counts the requests that may have spent a token after the server
+// decided request i (sent at iSent): each one after i it did not refuse,
+// and each one before i whose answer it has not sent, or sent later than a
+// round trip (the shortest, rtt) after i left — the server may have
+// decided it after i.
+func (l *sendLog) mayFollow(i uint64, iSent, rtt int64) int64 {
+	size := uint64(len(l.at))
+	var k int64
+	for s := l.n; s > 0 && l.n-s < size; s-- {
+		o := l.out[s%size]
+		switch {
+		case s == i:
+		case s > i:
+			if o != refused {
+				k++
+			}
+		default:
+			if l.at[s%size] < iSent-2*max(rtt, l.last-iSent) {
+				return k
+			}
+			if o == pending || o == admitted && l.back[s%size] > iSent+rtt {
+				k++
+			}
+		}
+	}
+	return k
+}
+
+// find returns the sequence number of the request a report sent at t
+// answers: the first not answered yet of those sent at t (requests sent
+// at one instant are told apart by their answers' order only), else the
+// last sent at or before t; the latest when t is 0 or the log no longer
+// holds it.
+func (l *sendLog) find(t int64) uint64 {
+	if t == 0 || l.n == 0 {
+		return l.n
+	}
+	size := uint64(len(l.at))
+	first, last := uint64(0), uint64(0)
+	for s := l.n; s > 0 && l.n-s < size; s-- {
+		a := l.at[s%size]
+		if a < t {
+			if last == 0 {
+				last = s
+			}
+			break
+		}
+		if a == t {
+			if last == 0 {
+				last = s
+			}
+			if l.out[s%size] == pending {
+				first = s
+			}
+		}
+	}
+	switch {
+	case first != 0:
+		return first
+	case last != 0:
+		return last
+	}
+	return l.n
 }

@@ -1,11 +1,13 @@
 package quota
 
 import (
+	"cmp"
 	"container/heap"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -293,7 +295,7 @@ func simulate(su simSetup) simResult {
 				firstAnswer = now
 			}
 			rep := r.rep
-			rep.Seq, rep.Sent, rep.Recv = r.seqNo, r.sent, now
+			rep.Sent, rep.Recv = r.sent, now
 			if rep.Wait > 0 {
 				rep.Wait = min(rep.Wait, su.maxWait)
 			}
@@ -426,5 +428,113 @@ func TestSimRateBoundsHoldTheTruth(t *testing.T) {
 			simulate(su)
 			simCheck, debugf = nil, nil
 		}
+	}
+}
+
+// simDraw draws one server, wire and client from rng.
+func simDraw(rng *rand.Rand) (simSetup, string) {
+	ms := int64(1e6)
+	var su simSetup
+	alg := simAlg(rng.IntN(4))
+	rate := 20 + rng.IntN(181) // per second
+	su.server = simServer{alg: alg, reset: simReset(rng.IntN(4)), retryAfter: rng.IntN(2) == 0}
+	switch alg {
+	case simGCRA:
+		su.server.interval = Second / int64(rate)
+		su.server.limit = max(1, rate/(2+rng.IntN(19)))
+		su.server.window = Second
+	default:
+		w := []int64{1, 1, 2, 5}[rng.IntN(4)] * Second
+		su.server.window = w
+		su.server.limit = max(2, int(int64(rate)*w/Second))
+		rate = int(int64(su.server.limit) * Second / w)
+	}
+	su.server.epochPhase = rng.Int64N(Second)
+	su.owd = rng.Int64N(151) * ms
+	su.jitter = rng.Int64N(su.owd/4 + 1)
+	su.callers = 20 + rng.IntN(81)
+	su.calls = 300 + rng.IntN(301)
+	su.tries, su.maxWait, su.seed = 6, 3600*Second, rng.Uint64()
+	told := []string{"exact", "2x", "half", "none"}[rng.IntN(4)]
+	f := map[string]float64{"exact": 1, "2x": 2, "half": 0.5, "none": 0}[told]
+	if f > 0 {
+		su.told = int64(float64(Second) / (float64(rate) * f))
+		su.burst = max(1, int64(math.Round(float64(su.server.limit)*f)))
+	}
+	su.serverPs = float64(rate)
+	return su, told
+}
+
+// simIdeal is the least makespan any client reaches: the server's pace
+// for the batch past its first burst, plus a round trip; told half the
+// rate, the told pace.
+func simIdeal(su simSetup) int64 {
+	rate := su.serverPs
+	if su.told > 0 {
+		rate = min(rate, float64(Second)/float64(su.told))
+	}
+	n := float64(su.calls - su.server.limit)
+	if su.told > 0 && float64(Second)/float64(su.told) < su.serverPs {
+		n = float64(su.calls) - float64(su.burst)
+	}
+	ideal := int64(max(0, n)/rate*1e9) + 2*su.owd
+	// (Each caller has one call out at a time: a round trip each.)
+	return max(ideal, int64(su.calls/su.callers)*2*su.owd)
+}
+
+var (
+	simDraws = flag.Int("draws", 0, "TestSimFamily: draws (0: skip)")
+	simSeed  = flag.Uint64("seed", 0, "TestSimFamily: the seed (0: a fresh one)")
+	simOnly  = flag.String("only", "", "TestSimFamily: list the draws of this class (told/alg)")
+	simTr    = flag.Int("trace", -1, "TestSimFamily: trace this draw")
+)
+
+func TestSimFamily(t *testing.T) {
+	if *simDraws == 0 {
+		t.Skip("-draws N to run")
+	}
+	seed := *simSeed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	type row struct {
+		su         simSetup
+		told       string
+		pct, ratio float64
+	}
+	by := map[string][]row{}
+	for d := range *simDraws {
+		su, told := simDraw(rng)
+		if d == *simTr {
+			simTrace = func(f string, a ...any) { t.Logf(f, a...) }
+		}
+		r := simulate(su)
+		simTrace = nil
+		r.ideal = simIdeal(su)
+		key := told + "/" + su.server.alg.String()
+		if key == *simOnly {
+			t.Logf("draw %d: %v → %.1f%% (%.1f%% blind) %.3f×", d, su, r.pct(), 100*float64(r.blind)/float64(r.sent), r.ratio())
+		}
+		by[key] = append(by[key], row{su, told, r.pct(), r.ratio()})
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		rows := by[k]
+		pcts, ratios := make([]float64, len(rows)), make([]float64, len(rows))
+		for i, r := range rows {
+			pcts[i], ratios[i] = r.pct, r.ratio
+		}
+		slices.Sort(pcts)
+		slices.Sort(ratios)
+		q := func(v []float64, p float64) float64 { return v[min(len(v)-1, int(p*float64(len(v))))] }
+		t.Logf("%-16s n=%3d  429s p50 %5.1f%% p95 %5.1f%% max %5.1f%%   ratio p50 %.3f p95 %.3f max %.3f", k, len(rows), q(pcts, .5), q(pcts, .95), pcts[len(pcts)-1], q(ratios, .5), q(ratios, .95), ratios[len(ratios)-1])
+		worst := slices.MaxFunc(rows, func(a, b row) int { return cmp.Compare(a.pct+10*a.ratio, b.pct+10*b.ratio) })
+		t.Logf("    worst: %v → %.1f%% %.3f×", worst.su, worst.pct, worst.ratio)
 	}
 }

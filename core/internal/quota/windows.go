@@ -62,10 +62,16 @@ func (w *windows) notYet(s sample, x [2]int64, res int64) {
 // s states x (zero: none) at res.
 func (w *windows) turned(before int64, s sample, x [2]int64, res int64) {
 	after := s.at
-	if w.turnHi != 0 {
-		if d := after - w.turnHi; d > 0 && (w.length == 0 || d < w.length) {
+	if w.turnLo != 0 {
+		// Turns come a window or more apart: the span between this turn's
+		// latest and the last one's earliest bounds a window's length.
+		if d := after - w.turnLo; d > 0 && (w.length == 0 || d < w.length) {
 			w.length = d
 		}
+	}
+	if x[0] != 0 && res < Second {
+		// A window stated to end that far after its turn lasts so long.
+		w.length = max(w.length, x[0]-after-res)
 	}
 	w.turnLo, w.turnHi, w.since = before, after, s.sent
 	w.lo, w.hi, w.stated, w.refused = after, 0, 0, 0
@@ -92,14 +98,23 @@ func (w *windows) guessRefused(at int64) {
 // halfway to the latest.
 func (w *windows) bracket(minLength int64) (latest, guess int64, ok bool) {
 	hi := w.hi
-	if hi == 0 && w.turnHi != 0 && max(w.length, minLength) > 0 {
-		l := max(w.length, minLength)
-		hi = w.turnHi + l
-		for hi < w.lo {
-			hi += l
+	if l := max(w.length, minLength); w.turnHi != 0 && l > 0 {
+		// The turn after the last one seen comes a window later, from the
+		// first request it counted at the latest.
+		next := w.turnHi + l
+		for next < w.lo {
+			next += l
+		}
+		if hi == 0 || next < hi {
+			hi = next
 		}
 	}
 	if hi == 0 {
+		if w.lo != 0 {
+			// Nothing places the turn: guesses find it, each later than
+			// the one before (Model.backoff).
+			return Never, w.lo, true
+		}
 		return 0, 0, false
 	}
 	guess = max(w.lo, w.stated)
