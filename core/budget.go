@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/headgate-go/headgate/core/internal/quota"
 	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
@@ -48,21 +49,19 @@ type Budget struct {
 	// caller granted its turn before it (pause_held.go).
 	pausedAt atomic.Int64
 
-	rate      Rate        // configured rate; guarded by mu
-	burst     int64       // configured burst; guarded by mu
-	burstSet  bool        // WithBurst was given; guarded by mu
-	ctl       controller  // the feedback policy (adaptive.go); guarded by mu
-	g         gcra        // pacing state at the effective pace; guarded by mu
-	told      gcra        // the turns granted, at the configured pace: b.g's bound (told.go); guarded by mu
-	pause     pause       // the server's pause; guarded by mu
-	hold      int64       // the controller's own hold, a probe finding out meanwhile (hold.go); guarded by mu
-	rejoin    rejoining   // refused calls that kept no place, to go first when the wait ends (place.go); guarded by mu
-	late      rejoining   // refused calls whose kept place was given up before they came back (place_late.go); guarded by mu
-	holdAllow int64       // how many may go at once when the hold ends (0: the burst); guarded by mu
-	holdCode  int         // the status of the response that began the hold; guarded by mu
-	learning  bool        // NewLearningBudget: the rate comes from reports; guarded by mu
-	learned   bool        // a learning budget has its rate from a report; guarded by mu
-	refill    refillWatch // a learning budget's measure of the server's refill (learning.go); guarded by mu
+	rate     Rate        // configured rate; guarded by mu
+	burst    int64       // configured burst; guarded by mu
+	burstSet bool        // WithBurst was given; guarded by mu
+	learning bool        // NewLearningBudget: told no rate; read-only
+	adaptive Adaptive    // the pace's response to refusals reporting no quota; read-only
+	model    quota.Model // the estimate of the server's quota, and the decision (internal/quota); guarded by mu
+	g        gcra        // pacing state at the configured pace; guarded by mu
+	pause    pause       // the server's stated pause; guarded by mu
+	late     rejoining   // refused calls whose kept place was given up before they came back (place_late.go); guarded by mu
+	// waitSince is when callers began waiting with none sent since (0:
+	// none waits): no wait the responses cause lasts past it plus
+	// MaxPause (quota.Model.Next). Guarded by mu.
+	waitSince int64
 	queue     waitQueue   // callers waiting for their turn; guarded by mu
 	ready     waitQueue   // callers granted or failed, to signal once mu is released (wake.go); guarded by mu
 	timer     *time.Timer // grants the queue's turns as they come (wake.go); guarded by mu
@@ -83,7 +82,12 @@ type Budget struct {
 // adaptive throttling is on (DefaultAdaptive) and a server pause is capped
 // at DefaultMaxPause.
 func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
-	c := newConfig(opts)
+	return newBudget(rate, newConfig(opts), false)
+}
+
+// newBudget builds a budget at rate with configuration c; learning: told
+// no rate (NewLearningBudget), rate is unbounded.
+func newBudget(rate Rate, c config, learning bool) (*Budget, error) {
 	if err := rate.validate("rate"); err != nil {
 		c.errs = append([]error{err}, c.errs...)
 	}
@@ -102,11 +106,12 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		epoch:       time.Now(),
 		rate:        rate,
 		burstSet:    c.burstSet,
-		ctl:         newController(c.adaptive, c.maxPause),
+		learning:    learning,
+		adaptive:    c.adaptive,
 	}
 	b.pacer = memPacer{b}
 	if c.store != nil {
-		b.pacer = &storePacer{b: b, s: c.store}
+		b.pacer = &storePacer{b: b, s: c.store, factor: 1}
 	}
 	b.burst = int64(rate.Requests)
 	if c.burstSet {
@@ -116,14 +121,12 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		return nil, err
 	}
 	b.g = newGCRA(int64(rate.Interval()), b.burst)
-	b.told = b.g
+	b.model = quota.New(b.modelConfig())
 	if c.store == nil && len(c.dims) == 0 && c.maxInFlight == 0 {
 		b.lane.Store(newLane(b.g.interval, b.g.burst)) // closed until the first call opens it
 	}
 	if len(c.dims) > 0 {
 		b.dims = newDimSet(c.dims, c.backfill)
-		b.ctl.dimShapes = make([]shape, len(c.dims))
-		b.ctl.dimIndex = b.dims.index
 		if sp, ok := b.pacer.(*storePacer); ok {
 			for _, d := range c.dims {
 				sp.dims = append(sp.dims, DimPace{Name: d.name, Interval: d.rate.Interval(), Burst: d.burst})
@@ -131,6 +134,20 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 		}
 	}
 	return b, nil
+}
+
+// modelConfig is what the budget tells its estimate: the configured pace
+// (none for a learning budget), the cap on any wait a response causes,
+// and adaptive throttling.
+func (b *Budget) modelConfig() quota.Config {
+	c := quota.Config{Interval: int64(b.rate.Interval()), MaxWait: int64(b.MaxPause())}
+	if b.learning {
+		c.Interval = 0
+	}
+	if b.adaptive.Enabled() {
+		c.Decrease, c.MinRate, c.Increase = b.adaptive.Decrease, b.adaptive.MinRate, b.adaptive.Increase
+	}
+	return c
 }
 
 // MustBudget is like NewBudget but panics on invalid configuration. It is
@@ -162,7 +179,6 @@ func Disabled(opts ...Option) (*Budget, error) {
 		profile:  c.profile,
 		epoch:    time.Now(),
 		rate:     Rate{Requests: math.MaxInt32, Period: time.Nanosecond},
-		ctl:      newController(Adaptive{}, c.maxPause),
 	}, nil
 }
 
@@ -213,10 +229,10 @@ func (b *Budget) InFlight() int {
 }
 
 // PauseRemaining returns how long until the budget lets a call go again,
-// or 0: the later of the server's pause and the controller's hold (one
-// probe out while a coarse wait's end is found, hold.go); for a budget on a
-// Store, the fleet's pause. A retry layer that sleeps it wakes when the
-// budget would let its call go.
+// or 0: the server's pause, or the wait the estimate of its quota sets
+// (a spent window until it turns); for a budget on a Store, the fleet's
+// pause. A retry layer that sleeps it wakes when the budget would let its
+// call go.
 func (b *Budget) PauseRemaining() time.Duration {
 	if b.pacer == nil {
 		return 0
@@ -224,36 +240,62 @@ func (b *Budget) PauseRemaining() time.Duration {
 	return b.pacer.pauseLeft()
 }
 
-// Rate returns the configured rate.
+// Rate returns the configured rate; for a learning budget, the rate it
+// learnt (one request per second until it learns one).
 func (b *Budget) Rate() Rate {
 	b.lock()
 	defer b.unlock()
+	if b.learning {
+		return b.learntRateLocked()
+	}
 	return b.rate
 }
 
-// EffectiveRate returns the pace the budget keeps now: the configured rate,
-// slowed by adaptive throttling and by the quota the server reported. It is
-// stated with the configured Requests and a stretched Period, so
-// PerSecond(10) halved reads "10/2s".
-func (b *Budget) EffectiveRate() Rate {
-	now := b.now()
-	b.lock()
-	defer b.unlock()
-	return b.effectiveRateLocked(now)
+// learntRateLocked is a learning budget's estimate of the server's rate.
+func (b *Budget) learntRateLocked() Rate {
+	r, ok := b.model.Rate()
+	if !ok || r <= 0 {
+		return Rate{Requests: 1, Period: time.Second}
+	}
+	return rateOf(r)
 }
 
-func (b *Budget) effectiveRateLocked(now int64) Rate {
+// rateOf is perSecond as a Rate, in whole requests per a period.
+func rateOf(perSecond float64) Rate {
+	if perSecond >= 1 {
+		return Rate{Requests: int(math.Round(perSecond)), Period: time.Second}
+	}
+	return Rate{Requests: 1, Period: time.Duration(float64(time.Second) / perSecond)}
+}
+
+// EffectiveRate returns the pace the budget keeps now: the configured rate,
+// slowed by adaptive throttling or by the rate the server's reports show
+// when that is slower. A slowed rate is stated with the configured Requests
+// and a stretched Period, so PerSecond(10) halved reads "10/2s".
+func (b *Budget) EffectiveRate() Rate {
+	b.lock()
+	defer b.unlock()
+	return b.effectiveRateLocked()
+}
+
+func (b *Budget) effectiveRateLocked() Rate {
 	if b.pacer == nil {
 		return b.rate
 	}
-	interval, _ := b.paceLocked(now)
-	if interval == int64(b.rate.Interval()) {
+	if b.learning {
+		return b.learntRateLocked()
+	}
+	f := b.model.Factor()
+	if r, ok := b.model.Rate(); ok && r < b.rate.PerSecondFloat()*f {
+		f = r / b.rate.PerSecondFloat()
+	}
+	if sp, ok := b.pacer.(*storePacer); ok {
+		f = sp.factor
+	}
+	if f >= 1 {
 		return b.rate
 	}
-	if interval > math.MaxInt64/int64(b.rate.Requests) {
-		return Rate{Requests: 1, Period: time.Duration(interval)} // Requests × interval would overflow
-	}
-	return Rate{Requests: b.rate.Requests, Period: time.Duration(interval) * time.Duration(b.rate.Requests)}
+	return Rate{Requests: b.rate.Requests, Period: time.Duration(float64(b.rate.Period) / f)}
 }
 
 // SetRate changes the configured rate at run time, for a quota the provider
@@ -274,13 +316,14 @@ func (b *Budget) SetRate(r Rate) error {
 		b.unlock()
 		return err
 	}
-	old := b.effectiveRateLocked(now)
+	old := b.effectiveRateLocked()
 	b.rate = r
 	if !b.burstSet {
 		b.burst = int64(r.Requests)
 	}
+	b.model.SetInterval(int64(r.Interval()))
 	b.retimeLocked(now)
-	cur := b.effectiveRateLocked(now)
+	cur := b.effectiveRateLocked()
 	b.unlock()
 	b.emit(Event{Reason: RateChanged, OldRate: old.PerSecondFloat(), NewRate: cur.PerSecondFloat()})
 	return nil
@@ -308,8 +351,8 @@ func (b *Budget) checkSpanLocked(r Rate, field string) error {
 		burst = int64(r.Requests)
 	}
 	slowest := 1.0
-	if b.ctl.pol.cfg.Enabled() {
-		slowest = b.ctl.pol.cfg.MinRate
+	if b.adaptive.Enabled() {
+		slowest = b.adaptive.MinRate
 	}
 	if float64(r.Interval())*float64(burst)/slowest > maxSpan {
 		if b.burstSet {

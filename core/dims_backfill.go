@@ -57,14 +57,17 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 	// The state before the queued reservations, then r first.
 	b.g.rewind(head.turn.tatBefore)
 	b.resetDimsLocked(head.res)
-	if _, ok := b.reserveLocked(now, now+1, math.MinInt64, r); !ok {
+	if t, _, ok := b.reserveLocked(now, now+1, math.MinInt64, r, 1, b.g.tat); !ok || t.sendAt > now {
 		restore()
+		if ok {
+			b.dims.untrack(r)
+		}
 		return false
 	}
 	after := now
 	j := 0
 	for w := head; w != nil; w = w.next {
-		t, ok := b.reserveLocked(now, never, after, w.res)
+		t, _, ok := b.reserveLocked(now, never, after, w.res, int64(j)+2, head.turn.tatBefore)
 		if !ok || t.sendAt != snap[j].turn.sendAt {
 			restore()
 			b.dims.untrack(r)

@@ -1,15 +1,44 @@
 package core
 
-import "math"
+import (
+	"math"
 
-// The pace of extra dimensions: the server's quota reports slow them, as
-// they slow requests (the controller's dimPace).
+	"github.com/headgate-go/headgate/core/ratelimit"
+)
+
+// The pace of extra dimensions: the server's quota reports for them (a
+// Quota whose Name, or else Unit, is a dimension's name, such as
+// x-ratelimit-remaining-tokens for "tokens") slow them until their reset:
+// never spend what remains faster than it returns (shape.go).
 
 // dimPaceLocked returns dimension i's effective interval and burst at
 // now: the configured ones, slowed by the quota the server reported for it.
 func (b *Budget) dimPaceLocked(i int, now int64) (interval, burst int64) {
 	d := &b.dims.d[i]
-	return b.ctl.dimPace(i, now, d.interval, d.burst)
+	return d.shape.slow(now, d.interval, d.burst)
+}
+
+// shapeDimsLocked takes the quotas a response reported for the extra
+// dimensions, and reports whether one changed a dimension's pace.
+func (b *Budget) shapeDimsLocked(f ratelimit.Feedback, now int64) bool {
+	if b.dims == nil {
+		return false
+	}
+	changed := false
+	for _, q := range f.Quotas {
+		i := b.dims.index(q.Name)
+		if i < 0 {
+			i = b.dims.index(q.Unit)
+		}
+		if i < 0 {
+			continue
+		}
+		if s, ok := shapeOf(ratelimit.Feedback{Remaining: q.Remaining, Limit: q.Limit, Reset: q.Reset}, now, b.MaxPause()); ok {
+			b.dims.d[i].shape = s
+			changed = true
+		}
+	}
+	return changed
 }
 
 // dimsPaceChangedLocked reports whether some dimension's effective pace
@@ -49,4 +78,19 @@ func (b *Budget) setDimsPaceLocked(now, at int64) {
 			}
 		}
 	}
+}
+
+// dimsShapeEndLocked is the soonest end of a quota report that slows an
+// extra dimension (0: none): the queue is re-timed then.
+func (b *Budget) dimsShapeEndLocked() int64 {
+	if b.dims == nil {
+		return 0
+	}
+	var u int64
+	for i := range b.dims.d {
+		if e := b.dims.d[i].shape.until; e > 0 && (u == 0 || e < u) {
+			u = e
+		}
+	}
+	return u
 }

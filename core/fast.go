@@ -4,8 +4,8 @@ import "sync/atomic"
 
 // The fast lane: an admission without the lock, for the common case.
 //
-// While nobody waits, nothing is paused or held, no probe is armed and the
-// pace is the configured one, a call whose turn has come needs nothing of
+// While nobody waits, nothing is paused and the estimate of the server's
+// quota lets calls go at once, a call whose turn has come needs nothing of
 // the scheduler but one GCRA step: spend, on the state's tat, at now. The
 // fast lane takes that step with one compare-and-swap (as uber's atomic
 // limiter does), so such calls never touch mu.
@@ -14,7 +14,9 @@ import "sync/atomic"
 //
 //   - The lane is open when lane.tat holds the state's tat, closed when it
 //     holds closedLane. While it is open, lane.tat is the truth and b.g.tat
-//     is stale; while it is closed, b.g.tat is the truth.
+//     is stale; while it is closed, b.g.tat is the truth. The calls it
+//     admits are counted (lane.granted) and reach the estimate when it
+//     closes: every call granted, on either path, is counted.
 //   - Only the locked path opens it (openLaneLocked, under mu, and only
 //     when the conditions above hold at now: an empty queue above all) and
 //     closes it: every holder of mu takes it with lock, which swaps
@@ -41,50 +43,59 @@ const closedLane = -1 << 63
 type laneState struct {
 	_        [64]byte // (tat is written by every admitting goroutine: a cache line of its own)
 	tat      atomic.Int64
-	interval int64 // read-only
-	burst    int64 // read-only
-	tau      int64 // read-only: (burst-1)·interval, so a call may go at tat − tau (earliestOf)
-	_        [32]byte
+	granted  atomic.Int64 // calls the lane admitted since it opened
+	last     atomic.Int64 // when the last of them was admitted
+	allow    int64        // how many it may admit before it closes by itself; set while closed
+	interval int64        // read-only
+	burst    int64        // read-only
+	tau      int64        // read-only: (burst-1)·interval, so a call may go at tat − tau (earliestOf)
+	_        [8]byte
 }
 
 // lock takes mu and closes the fast lane, carrying the tat it moved into
-// b.g and b.told (the lane opened with them the same: told.go). Every
-// holder of the budget's mu takes it this way.
+// b.g and counting the calls it admitted in the estimate (on the lane, at
+// the last one's instant). Every holder of the budget's mu takes it this
+// way.
 func (b *Budget) lock() {
 	b.mu.Lock()
 	if l := b.lane.Load(); l != nil && l.tat.Load() != closedLane {
 		if t := l.tat.Swap(closedLane); t != closedLane {
-			b.g.tat, b.told.tat = t, t
+			b.g.tat = t
+			if n := l.granted.Swap(0); n > 0 {
+				b.model.Sent(l.last.Load(), int(n))
+			}
 		}
 	}
 }
 
 // openLaneLocked opens the fast lane at now if nothing but the GCRA step
-// stands between a call and its turn: nobody queued, no gate (pause or
-// hold), no armed probe nor a window's allowance being counted
-// (control_window.go), the pace the configured one (no adaptive cut, no
-// quota report slowing it), and b.g at that pace and the same state as
-// the record of the turns granted (b.told: told.go), so that the lane's
-// turns are both's. A budget built without a lane (a cap, extra
-// dimensions, a store) never opens one.
+// stands between a call and its turn: nobody queued, no pause, and the
+// estimate of the server's quota lets at least one call go now (internal/
+// quota). The lane then admits as many as the estimate lets go at once,
+// at most, before it closes by itself: a call past them takes the locked
+// path, which asks the estimate again. A budget built without a lane (a
+// cap, extra dimensions, a store) never opens one.
 func (b *Budget) openLaneLocked(now int64) {
 	l := b.lane.Load()
-	if l == nil || b.queue.n > 0 || b.gateLocked() > now || b.ctl.pol.probe.armed || b.ctl.pol.win.left > 0 {
+	if l == nil || b.queue.n > 0 || b.pause.until > now {
 		return
 	}
-	if interval, burst := b.paceLocked(now); interval != int64(b.rate.Interval()) || burst != b.burst ||
-		b.g.interval != interval || b.g.burst != burst {
-		return // slowed, or b.g not yet at the pace
-	}
-	if !b.toldMatchesLocked(now) {
-		return // b.g holds back more than was sent (a pause's floor, a report): its bound is its own
-	}
 	if l.interval != b.g.interval || l.burst != b.g.burst {
-		l = newLane(b.g.interval, b.g.burst) // the pace changed (SetRate, a learned rate)
+		l = newLane(b.g.interval, b.g.burst) // the pace changed (SetRate)
 		b.lane.Store(l)
 	}
+	allow := b.model.Ready(now, maxLaneAllow)
+	if allow == 0 {
+		return
+	}
+	l.allow = allow
+	l.granted.Store(0)
 	l.tat.Store(b.g.tat)
 }
+
+// maxLaneAllow bounds what the fast lane admits between two locked calls:
+// past it, one call takes the lock and the estimate is asked again.
+const maxLaneAllow = 1 << 20
 
 // newLane returns a closed lane at interval and burst.
 func newLane(interval, burst int64) *laneState {
@@ -94,7 +105,8 @@ func newLane(interval, burst int64) *laneState {
 }
 
 // admitFast admits a call arriving at now through the fast lane, if the
-// lane is open and the call's turn has come, and reports whether it did.
+// lane is open, the call's turn has come and the lane has admitted fewer
+// than it may, and reports whether it did.
 func (b *Budget) admitFast(now, deadline int64) bool {
 	l := b.lane.Load()
 	if l == nil || now >= deadline {
@@ -102,10 +114,12 @@ func (b *Budget) admitFast(now, deadline int64) bool {
 	}
 	for {
 		tat := l.tat.Load()
-		if tat == closedLane || tat-l.tau > now { // tat − tau: earliestOf(tat, 1, burst, interval)
-			return false // closed, or the call must wait: the locked path queues it
+		if tat == closedLane || tat-l.tau > now || l.granted.Load() >= l.allow {
+			return false // closed, the call must wait, or the estimate asked again: the locked path decides
 		}
 		if l.tat.CompareAndSwap(tat, spend(tat, now, 1, l.interval)) {
+			l.granted.Add(1)
+			l.last.Store(now)
 			return true
 		}
 	}

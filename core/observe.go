@@ -4,19 +4,21 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/headgate-go/headgate/core/internal/quota"
 	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
-// Observe reads a response's rate-limit feedback (ratelimit.Parse, with the
-// budget's WithMaxPause cap) and applies it to the budget. It returns the
-// feedback it applied. Call it once per response; NewTransport does.
+// Observe reads a response's rate-limit feedback (ratelimit.Parse, with
+// the budget's profile and its WithMaxPause cap) and applies it to the
+// budget. It returns the feedback it applied. Call it once per response;
+// NewTransport does.
 //
-// For adaptive throttling, a response to a request sent before the last
-// decrease does not decrease again; the permit knows when its request was
-// sent.
+// The permit knows when its request was sent: the response is placed at
+// it, so an answer that comes late or out of order counts for the moment
+// the server decided it.
 func (p *Permit) Observe(status int, h http.Header) ratelimit.Feedback {
 	if p.b == nil {
-		return parseFeedback(status, h, time.Now(), 0)
+		return readFeedback(status, h, nil, time.Now(), 0, ratelimit.NoProfile)
 	}
 	return p.b.observe(status, h, nil, p.sent, 0)
 }
@@ -24,11 +26,11 @@ func (p *Permit) Observe(status int, h http.Header) ratelimit.Feedback {
 // Observe applies a response's feedback like Permit.Observe, for a
 // response whose permit is not at hand (a response decoded far from where
 // it was sent). sent is when the request was sent; the zero time means
-// "just now", which lets a refusal decrease the rate even right after
-// another decrease. On a budget WithStore, sent is placed on the store's
-// clock by the offset between the clocks its last turn measured (so one
-// burst of refusals decreases the shared rate once, fleet-wide); before
-// the budget has taken a turn from the store it counts as "just now".
+// "just now": the response is placed at the latest request sent. On a
+// budget WithStore, sent is placed on the store's clock by the offset
+// between the clocks its last turn measured (so one burst of refusals
+// decreases the shared rate once, fleet-wide); before the budget has
+// taken a turn from the store it counts as "just now".
 func (b *Budget) Observe(status int, h http.Header, sent time.Time) ratelimit.Feedback {
 	var at int64
 	if b.pacer != nil {
@@ -55,84 +57,107 @@ func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, ret
 	return f
 }
 
+// isRefusal reports whether a response refused its request for the quota: a
+// 429 or 503, or another error status whose headers say the quota is spent
+// (GitHub answers 403). A success never is, whatever its headers say.
+func isRefusal(status int, f ratelimit.Feedback) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
+		(status >= 400 && f.Exhausted)
+}
+
+// reportOf is a response as the estimate reads it (internal/quota): its
+// request sent at sent (never: not known), answered at now. A refusal's
+// Retry-After is the wait it states; a quota's reset is when it returns,
+// not a wait (the estimate tells which a reset means).
+func reportOf(status int, f ratelimit.Feedback, sent, now int64) quota.Report {
+	r := quota.Report{Sent: sent, Recv: now, Refused: isRefusal(status, f),
+		Remaining: f.Remaining, Limit: f.Limit, Reset: int64(f.Reset), Window: policyWindow(f)}
+	if sent == never {
+		r.Sent = 0
+	}
+	if f.Reset < 0 {
+		r.Reset = -1
+	}
+	if r.Refused && f.Pause > 0 && (f.Source == ratelimit.FromRetryAfter || f.Reset < 0 || f.Pause != f.Reset) {
+		r.Wait = int64(f.Pause) // (a pause that is the quota's reset is no wait of its own)
+	}
+	return r
+}
+
+// policyWindow is the window of the quota the report binds to, as an IETF
+// policy states it (w); 0 when none does.
+func policyWindow(f ratelimit.Feedback) int64 {
+	for _, q := range f.Quotas {
+		if q.Limit == f.Limit && q.Window > 0 {
+			return int64(q.Window)
+		}
+	}
+	return 0
+}
+
 // apply applies parsed feedback from a response with the given status;
-// sent and now are on the budget's clock; retried says whether the caller
-// may retry a refused call. The policy is the controller's (adaptive.go,
-// control.go): apply enacts its verdict on the pause, the controller's
-// hold (hold.go), the queue (place.go) and the pace, re-times the waiters
-// when any changed, and reports the events.
+// sent and now are on the budget's clock; retry is the key of the refused
+// request its caller may retry. The estimate (internal/quota) reads it;
+// the budget enacts what it says — the server's pause, a refused call's
+// kept place at the head of the queue (place.go), the waiting calls
+// re-timed — and reports the events.
 //
 // RateChanged is reported when adaptive throttling decreases the rate and
 // when it has recovered the configured rate, not for every step between.
 func (b *Budget) apply(status int, f ratelimit.Feedback, sent, now int64, retry uint64) {
-	justNow := sent == never // Budget.Observe with no send time
-	if justNow {
-		sent = now
+	refusal := isRefusal(status, f)
+	if !refusal && status >= 500 {
+		return // a failure says nothing about the quota
 	}
 	var evs [2]Event
 	n := 0
 	b.lock()
-	oldFactor := b.ctl.factor()
-	changed := false
-	if b.learning && b.ctl.pol.fresher(observation{f: f, sent: sent}) {
-		learnt, restart := b.learnLocked(status, f, sent, now)
-		if restart {
-			b.restartLocked(now, sent, int64(f.Remaining))
-		}
-		changed = learnt
-	}
-	paused := b.pause.until
-	v, c := b.ctl.apply(status, f, sent, now, int64(b.rate.Interval()), b.burst, justNow, &b.pause)
-	if b.pause.until > paused {
+	oldRate := b.effectiveRateLocked()
+	e := b.model.Observe(reportOf(status, f, sent, now))
+	changed := e.Changed
+	if e.Pause > now && b.pause.extend(e.Pause, status) {
 		b.pausedAt.Store(max(now, 1)) // (pause_held.go)
+		changed = true
 	}
-	changed = changed || c
-	if f.Pause > 0 && (v.pause > 0 || v.probeAt > 0 || isRefusal(status, f)) {
+	if b.shapeDimsLocked(f, now) {
+		changed = true
+	}
+	if f.Pause > 0 && (e.Pause > 0 || refusal) {
 		evs[n] = Event{Reason: Pushback, Wait: f.Pause, Status: status}
 		n++
-	}
-	if v.whole && v.pause > now && b.pause.until == v.pause {
-		// The whole quota is back when the pause ends: what it holds may go
-		// at once, whatever the pace spent before.
-		interval, burst := b.paceLocked(now)
-		allow := burst
-		if v.allow > 0 {
-			allow = min(v.allow, burst)
-		}
-		b.g.repace(interval, burst)
-		b.setTatLocked(v.pause + (burst-allow)*interval)
-	}
-	switch {
-	case v.release && b.rejoin.n > 0:
-		b.rejoinLocked(now) // (before the hold's end re-times the queue from its head)
-		changed = true
-	case b.rejoin.n > 0 && b.gateLocked() <= now:
-		b.rejoin.n = 0 // the wait ended with no probe finding it over: nothing to rejoin
-	}
-	if b.enactHoldLocked(v, status, now) {
-		changed = true
-	}
-	if v.keepPlace && retry != 0 && v.pause > now {
-		// (A place is kept in a server's wait, not in the controller's
-		// hold: its probe is the next call granted, and a retry that were
-		// the probe again and again would run out of tries.)
-		b.keepPlaceLocked(now, retry)
-		changed = true
-	}
-	if v.rejoin && retry != 0 {
-		b.rejoin.add(retry)
 	}
 	if changed {
 		b.retimeLocked(now)
 	}
-	if f := b.ctl.factor(); f < oldFactor || (v.restored && oldFactor < 1) {
-		r := b.rate.PerSecondFloat()
-		evs[n] = Event{Reason: RateChanged, Status: status, OldRate: r * oldFactor, NewRate: r * f}
+	if e.KeepPlace && retry != 0 && b.waitUntilLocked(now) > now {
+		b.keepPlaceLocked(now, retry)
+		b.retimeLocked(now)
+	}
+	if e.Cut || e.Restored {
+		newRate := b.effectiveRateLocked()
+		evs[n] = Event{Reason: RateChanged, Status: status, OldRate: oldRate.PerSecondFloat(), NewRate: newRate.PerSecondFloat()}
 		n++
 	}
 	b.openLaneLocked(now) // (fast.go)
 	b.unlock()
-	for _, e := range evs[:n] {
-		b.emit(e)
+	for _, ev := range evs[:n] {
+		b.emit(ev)
 	}
+}
+
+// waitUntilLocked is when the budget lets its next call go, by the
+// server's pause and the estimate of its quota, at the earliest now.
+func (b *Budget) waitUntilLocked(now int64) int64 {
+	at, _ := b.model.Next(now, 1, b.quietLocked(now))
+	return max(at, b.pause.until, now)
+}
+
+// quietLocked is when the callers' current silence began: the last
+// request sent, or the moment a caller first waited since (now when none
+// waits). No wait a response causes lasts past it plus MaxPause.
+func (b *Budget) quietLocked(now int64) int64 {
+	if b.waitSince == 0 {
+		return now
+	}
+	return max(b.waitSince, b.model.LastSent())
 }

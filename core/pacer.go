@@ -32,8 +32,8 @@ type pacer interface {
 	// stamp places a send time given as a time.Time (the zero time: just
 	// now) on the pacer's clock, for Budget.Observe.
 	stamp(sent time.Time) int64
-	// pauseLeft is what the gate has left to run: the server's pause or the
-	// controller's hold, whichever ends later (PauseRemaining).
+	// pauseLeft is how long until a call may go: the server's pause, or the
+	// wait the estimate of its quota sets (PauseRemaining).
 	pauseLeft() time.Duration
 }
 
@@ -54,7 +54,7 @@ func (p memPacer) check(_ context.Context, now, deadline int64) error {
 	b.lock()
 	defer b.unlock()
 	b.syncPaceLocked(now)
-	if s := b.planLocked(now, b.lastSendAtLocked(), nil); s >= deadline { // plans, takes nothing
+	if s, known := b.planLocked(now, b.lastSendAtLocked(), nil, int64(b.queue.n)+1, b.baseLocked()); known >= deadline { // plans, takes nothing
 		return b.lateErrorLocked(s, now)
 	}
 	b.openLaneLocked(now) // (fast.go)
@@ -76,5 +76,5 @@ func (p memPacer) pauseLeft() time.Duration {
 	now := p.b.now()
 	p.b.lock()
 	defer p.b.unlock()
-	return time.Duration(max(0, p.b.gateLocked()-now))
+	return time.Duration(max(0, p.b.waitUntilLocked(now)-now))
 }

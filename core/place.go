@@ -100,7 +100,7 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 // with a probe) keep their calls' turns behind the first: their retries
 // adopt them by key whenever they come back.
 func (b *Budget) keepPlaceLocked(now int64, key uint64) {
-	until, allow := b.gateAllowLocked()
+	until, allow := b.waitUntilLocked(now), b.g.burst
 	if until <= now || b.dims != nil {
 		return
 	}
@@ -193,7 +193,7 @@ func (b *Budget) takePlaceLocked(p *waiter, now int64) {
 			b.g.rewind(max(b.g.tat, tat))
 		}
 	}
-	b.sentLocked(now, now)
+	b.grantLocked(now)
 	b.dispatchLocked(now)
 }
 
@@ -240,8 +240,8 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64
 			b.freeSlotLocked(p.slot)
 			p.slot = slotRef{}
 		}
-		if b.gateLocked() > now {
-			p.pauseEnd = b.gateLocked()
+		if b.pause.until > now {
+			p.pauseEnd = b.pause.until
 		}
 		return p
 	}
@@ -335,90 +335,3 @@ func (b *Budget) placesWithoutSlotLocked() int {
 	return n
 }
 
-// maxRejoin bounds the refused calls that rejoin the head of the line at
-// once: the probes of one wait (seven at most for a whole second at 100/s,
-// a wait's first refusals keeping places of their own).
-const maxRejoin = 8
-
-// rejoining is the keys of the refused calls, in the order of their
-// refusals, whose retries go first when a probe finds the wait over: a
-// pause whose end is a reset that may be rounded down (pauseProbe,
-// reprobe). Its later probes keep no place, so that no one call spends its
-// tries probing, and a retry layer that waits longer than a short wait
-// (resty raises any wait to its RetryWaitTime, 100 ms by default) comes
-// back after its kept place was given up; but those calls — the one that
-// found the pause among them — were refused by it all the same, and go
-// before the callers that queued meanwhile.
-type rejoining struct {
-	keys [maxRejoin]uint64
-	n    int
-}
-
-// add notes the refused call for key; one already noted, or past
-// maxRejoin, is not noted again.
-func (r *rejoining) add(key uint64) {
-	for _, k := range r.keys[:r.n] {
-		if k == key {
-			return
-		}
-	}
-	if r.n < maxRejoin {
-		r.keys[r.n], r.n = key, r.n+1
-	}
-}
-
-// rejoinLocked moves the noted calls waiting for their turn to the head of
-// the queue, behind the places kept, in the order of their refusals, and
-// forgets them all. A moved waiter counts as a kept place adopted (its key
-// set), so the next goes behind it. A noted call waiting for a slot
-// (WithMaxInFlight) gets a kept place there instead, which reserves it the
-// next slot freed; one not back yet goes in line when it comes. The
-// queue's reservations are made again from the head's (retimeLocked, which
-// the caller runs).
-func (b *Budget) rejoinLocked(now int64) {
-	if b.dims != nil {
-		b.rejoin.n = 0
-		return
-	}
-	for _, key := range b.rejoin.keys[:b.rejoin.n] {
-		var last *waiter // the last of the kept run at the head
-		for w := b.queue.head; w != nil && w.kept(); w = w.next {
-			last = w
-		}
-		first := b.queue.head
-		if last != nil {
-			first = last.next
-		}
-		w := first
-		for w != nil && w.callKey != key {
-			w = w.next
-		}
-		switch {
-		case w == nil:
-			if b.slotWaiterLocked(key) {
-				b.insertPlaceLocked(now, key, last)
-			}
-			continue
-		case w == first:
-		case last == nil:
-			b.queue.remove(w)
-			w.turn.tatBefore = first.turn.tatBefore // (the state before the queued reservations)
-			b.queue.pushFront(w)
-		default:
-			b.queue.remove(w)
-			b.queue.insertAfter(last, w)
-		}
-		w.key = key
-	}
-	b.rejoin.n = 0
-}
-
-// slotWaiterLocked reports whether a call for key waits for a slot.
-func (b *Budget) slotWaiterLocked(key uint64) bool {
-	for sw := b.slots.head; sw != nil; sw = sw.next {
-		if sw.key == key {
-			return true
-		}
-	}
-	return false
-}

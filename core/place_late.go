@@ -39,3 +39,27 @@ func (b *Budget) lateRetryLocked(w *waiter, now, deadline int64, key uint64) {
 	w.throttled = b.g.interval > int64(b.rate.Interval())
 	b.requeueLocked(w, now)
 }
+
+// maxRejoin bounds the refused calls noted at once.
+const maxRejoin = 8
+
+// rejoining is the keys of refused calls, in the order of their refusals,
+// whose retries go first when they come back.
+type rejoining struct {
+	keys [maxRejoin]uint64
+	n    int
+}
+
+// add notes the refused call for key; one already noted, or past
+// maxRejoin, is not noted again.
+func (r *rejoining) add(key uint64) {
+	for _, k := range r.keys[:r.n] {
+		if k == key {
+			return
+		}
+	}
+	if r.n < maxRejoin {
+		r.keys[r.n], r.n = key, r.n+1
+	}
+}
+

@@ -109,8 +109,12 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 		// queue, which must not forget a reservation not yet in it.
 		b.dispatchLocked(now)
 	}
-	t, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r)
+	if b.queue.n == 0 && b.waitSince == 0 {
+		b.waitSince = now // (the silence a response may cause counts from here: quietLocked)
+	}
+	t, throttled, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r, int64(b.queue.n)+1, b.baseLocked())
 	if !ok {
+		b.idleLocked()
 		err := b.lateLocked(t.sendAt, now)
 		b.spare(w)
 		return 0, nil, err
@@ -119,9 +123,9 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 		if r != nil {
 			b.grantDimsLocked(r)
 		}
-		if !b.sentLocked(now, t.sendAt) {
-			b.openLaneLocked(now) // nobody waits, perhaps: the next calls need no lock
-		}
+		b.grantLocked(now)
+		b.idleLocked()
+		b.openLaneLocked(now) // nobody waits, perhaps: the next calls need no lock
 		b.unlock()
 		b.spare(w)
 		return now, nil, nil
@@ -130,10 +134,10 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 		w = b.newWaiter()
 	}
 	w.turn, w.deadline, w.arrived, w.res, w.callKey = t, deadline, now, r, key
-	if g := b.gateLocked(); g > now { // the pause holds it back, whatever follows
-		w.pauseEnd = g
+	if b.pause.until > now { // the pause holds it back, whatever follows
+		w.pauseEnd = b.pause.until
 	}
-	w.throttled = b.g.interval > int64(b.rate.Interval())
+	w.throttled = throttled
 	b.queue.push(w)
 	b.unlock() // (arms the queue's timer: wake.go)
 	return 0, w, nil
@@ -146,7 +150,7 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 func (b *Budget) aheadLocked(now, deadline int64, r *reservation, key uint64) (granted bool, p *waiter) {
 	if r != nil {
 		if b.dims.backfill && b.backfillLocked(now, r) {
-			b.toldSentLocked(now, now)
+			b.grantLocked(now)
 			b.grantDimsLocked(r)
 			return true, nil
 		}
@@ -155,9 +159,7 @@ func (b *Budget) aheadLocked(now, deadline int64, r *reservation, key uint64) (g
 	if b.claimPlaceLocked(now, key) { // a refused call back when its wait ended
 		return true, nil
 	}
-	if p = b.adoptPlaceLocked(now, deadline, false, key); p != nil { // back at once
-		p.throttled = b.g.interval > int64(b.rate.Interval())
-	}
+	p = b.adoptPlaceLocked(now, deadline, false, key) // back at once
 	return false, p
 }
 
@@ -187,37 +189,79 @@ func (b *Budget) lastSendAtLocked() int64 {
 	return b.queue.tail.turn.sendAt
 }
 
-// planLocked returns the earliest instant at or after now, after and the
-// end of any pause at which the request's dimension, and every extra one
-// for r's cost (r may be nil), holds what the call needs. It changes
-// nothing: Check asks it alone.
-func (b *Budget) planLocked(now, after int64, r *reservation) int64 {
-	s := max(now, after, b.gateLocked(), b.g.earliest(1))
+// planLocked returns the earliest instant at or after now and after at
+// which the pos-th call from now (counting the calls queued ahead of it)
+// may go: its turn at the configured pace, and what the estimate of the
+// server's quota allows (internal/quota), with the server's pause in it;
+// and for r's cost (r may be nil) every extra dimension holds what the
+// call needs. known is the part of that wait that is certain: the pause
+// the server stated, what no reading of its reports lets go sooner, the
+// configured pace from base, the pacing state before the calls queued
+// ahead (their turns may have waited on the estimate), and the extra
+// dimensions. It changes nothing: Check asks it alone.
+func (b *Budget) planLocked(now, after int64, r *reservation, pos, base int64) (s, known int64) {
+	at, stated := b.model.Next(now, pos, b.quietLocked(now))
+	s = max(now, after, b.g.earliest(1), at)
+	known = max(now, stated, min(s, earliestOf(base+(pos-1)*b.g.interval, 1, b.g.burst, b.g.interval)))
 	if r != nil {
 		for i, n := range r.n {
 			if n > 0 {
-				s = max(s, b.dims.d[i].g.earliest(n))
+				d := b.dims.d[i].g.earliest(n)
+				s, known = max(s, d), max(known, d)
 			}
 		}
 	}
-	return s
+	return s, known
+}
+
+// baseLocked is the pacing state before the queued reservations: what
+// the configured pace allows the calls queued, in order, whatever the
+// estimate made them wait.
+func (b *Budget) baseLocked() int64 {
+	if h := b.queue.head; h != nil {
+		return h.turn.tatBefore
+	}
+	return b.g.tat
 }
 
 // reserveLocked is the one reservation of the in-memory state: it plans
-// the call's send time s (planLocked) and, unless s comes at or after
-// deadline, spends one request and r's cost in every extra dimension at s,
-// all at once. When s is at or after deadline nothing changes and ok is
-// false; t.sendAt still says when s would have been.
-func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation) (t turn, ok bool) {
-	t.sendAt = b.planLocked(now, after, r)
-	if t.sendAt >= deadline {
-		return t, false
+// the send time s of the pos-th call from now (planLocked) and, unless
+// what of the wait is certain ends at or after deadline, spends one
+// request and r's cost in every extra dimension at s, all at once. When it
+// does not, nothing changes and ok is false; t.sendAt still says when s
+// would have been. A wait the estimate set is not certain: a call waits
+// it out, or its context ends first. throttled: the estimate holds the
+// call past its turn at the configured pace.
+func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation, pos, base int64) (t turn, throttled, ok bool) {
+	var known int64
+	t.sendAt, known = b.planLocked(now, after, r, pos, base)
+	if known >= deadline {
+		return t, false, false
 	}
 	t.tatBefore, t.tatAfter = b.g.reserveN(t.sendAt, 1)
 	if r != nil {
 		b.spendDimsLocked(t.sendAt, r)
 	}
-	return t, true
+	return t, t.sendAt > known && t.sendAt > b.pause.until, true
+}
+
+// grantLocked counts a call granted at now (every grant, on every path
+// under mu: the fast lane's are counted when lock closes it). A call that
+// went on the estimate's guess changes when the others may go: they are
+// re-timed.
+func (b *Budget) grantLocked(now int64) {
+	b.lastAt.Store(now)
+	if b.model.Sent(now, 1) && b.queue.head != nil {
+		b.retimeQueueLocked(now)
+	}
+}
+
+// idleLocked notes that no caller waits when the queue is empty: the
+// silence a response may cause counts from the next caller that waits.
+func (b *Budget) idleLocked() {
+	if b.queue.n == 0 {
+		b.waitSince = 0
+	}
 }
 
 // wait blocks until w is granted, fails, or its context ends. It sleeps on
@@ -325,15 +369,13 @@ func (b *Budget) dispatchLocked(now int64) {
 		}
 		b.queue.remove(w)
 		w.state, w.granted = granted, now
-		w.throttled = w.throttled || b.g.interval > int64(b.rate.Interval())
 		if w.res != nil {
 			b.grantDimsLocked(w.res)
 		}
 		b.ready.push(w) // signalled once mu is released (unlock)
-		if b.sentLocked(now, w.turn.sendAt) {
-			return // a probe went: the others are held until its answer
-		}
+		b.grantLocked(now)
 	}
+	b.idleLocked()
 }
 
 // lateErrorLocked builds the error of a call whose turn at sendAt comes at
@@ -341,28 +383,21 @@ func (b *Budget) dispatchLocked(now int64) {
 func (b *Budget) lateErrorLocked(sendAt, now int64) error {
 	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name}
 	switch {
-	case b.gateLocked() > now && (sendAt <= b.gateLocked() || b.queue.head != nil && b.queue.head.place):
+	case b.pause.until > now && (sendAt <= b.pause.until || b.queue.head != nil && b.queue.head.place):
 		// (Held back by the pause, or by the places kept at its end.)
-		e.Reason, e.StatusCode = Paused, b.gateStatusLocked()
-	case b.g.interval > int64(b.rate.Interval()):
+		e.Reason, e.StatusCode = Paused, b.pause.status
+	case b.model.Factor() < 1:
 		e.Reason = Throttled
 	}
 	return e
 }
 
-// paceLocked returns the requests' effective interval and burst at now:
-// the configured rate and burst as the feedback controller slows them
-// (adaptive throttling, the server's quota report). b.g is kept at this
-// pace by syncPaceLocked; the extra dimensions have dimPaceLocked.
-func (b *Budget) paceLocked(now int64) (interval, burst int64) {
-	return b.ctl.pace(now, int64(b.rate.Interval()), b.burst)
-}
-
-// syncPaceLocked brings the pacing state to the effective pace at now,
-// re-timing the callers already waiting if the pace changed.
+// syncPaceLocked brings the pacing state to the configured pace and the
+// extra dimensions to theirs at now, re-timing the callers already
+// waiting if a pace changed (SetRate, a quota report for a dimension
+// running out).
 func (b *Budget) syncPaceLocked(now int64) {
-	interval, burst := b.paceLocked(now)
-	if interval != b.g.interval || burst != b.g.burst || b.dimsPaceChangedLocked(now) {
+	if int64(b.rate.Interval()) != b.g.interval || b.burst != b.g.burst || b.dimsPaceChangedLocked(now) {
 		b.retimeLocked(now)
 	}
 }
@@ -385,39 +420,35 @@ func (b *Budget) retimeQueueLocked(now int64) {
 			b.resetDimsLocked(head.res)
 		}
 	}
-	interval, burst := b.paceLocked(now)
-	// Re-time from the end of any pause: a new pace applies to the turns
-	// after it, and never stretches the pause itself.
-	gate := b.gateLocked()
-	b.g.setPace(max(now, gate), interval, burst)
+	// A new pace applies to the turns after now; what could go before it
+	// may still go (gcra.setPace).
+	b.g.setPace(now, int64(b.rate.Interval()), b.burst)
 	if b.dims != nil {
-		b.setDimsPaceLocked(now, max(now, gate))
+		b.setDimsPaceLocked(now, now)
 	}
 	b.failSlotWaitersLocked(now)
-	if until, allow := b.gateAllowLocked(); until > 0 && until >= now {
-		b.g.floorAfterPause(until, allow)
-	}
-	// Never a turn the told rate and burst withhold, given what was sent
-	// (told.go): a report may have set the state back.
-	b.g.rewind(max(b.g.tat, b.toldFloorLocked(max(now, gate))))
 	after := int64(math.MinInt64) // the send time of the caller re-timed last
+	pos, base := int64(0), b.g.tat
 	for w := b.queue.head; w != nil; {
 		next := w.next
-		t, ok := b.reserveLocked(now, w.deadline, after, w.res)
+		pos++
+		t, throttled, ok := b.reserveLocked(now, w.deadline, after, w.res, pos, base)
 		switch {
 		case !ok:
 			if w.res != nil {
 				b.dims.untrack(w.res)
 			}
 			b.queue.remove(w)
+			pos--
 			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
 			b.ready.push(w)
 		case t != w.turn:
 			w.turn = t
+			w.throttled = w.throttled || throttled
 			if w.place {
 				w.expire = t.sendAt + b.placeGraceLocked()
-			} else if gate > now { // the pause holds it back, whatever follows
-				w.pauseEnd = gate
+			} else if b.pause.until > now { // the pause holds it back, whatever follows
+				w.pauseEnd = b.pause.until
 			}
 		}
 		if ok {
@@ -425,4 +456,5 @@ func (b *Budget) retimeQueueLocked(now int64) {
 		}
 		w = next
 	}
+	b.idleLocked()
 }

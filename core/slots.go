@@ -28,17 +28,16 @@ func (b *Budget) admitCapped(now, deadline int64) (slotRef, bool) {
 		return slotRef{}, false
 	}
 	b.syncPaceLocked(now)
-	if b.planLocked(now, math.MinInt64, nil) > now {
+	if s, _ := b.planLocked(now, math.MinInt64, nil, 1, b.g.tat); s > now {
 		b.unlock()
 		return slotRef{}, false // its turn has not come
 	}
-	t, ok := b.reserveLocked(now, deadline, math.MinInt64, nil)
-	if !ok {
+	if _, _, ok := b.reserveLocked(now, deadline, math.MinInt64, nil, 1, b.g.tat); !ok {
 		b.unlock()
 		return slotRef{}, false // at its deadline: the long way fails it
 	}
 	ref := b.takeSlotLocked()
-	b.sentLocked(now, t.sendAt)
+	b.grantLocked(now)
 	b.unlock()
 	return ref, true
 }
@@ -61,8 +60,8 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint6
 		b.unlock()
 		return now, ref, nil
 	}
-	if b.gateLocked() > now && b.gateLocked() >= deadline {
-		err := b.lateErrorLocked(b.gateLocked(), now)
+	if b.pause.until > now && b.pause.until >= deadline {
+		err := b.lateErrorLocked(b.pause.until, now)
 		b.unlock()
 		return 0, slotRef{}, err
 	}
@@ -210,14 +209,14 @@ func (b *Budget) freeSlotLocked(ref slotRef) {
 // failSlotWaitersLocked fails at once every caller waiting for a slot whose
 // deadline the server's pause outlasts.
 func (b *Budget) failSlotWaitersLocked(now int64) {
-	if b.gateLocked() <= now {
+	if b.pause.until <= now {
 		return
 	}
 	for w := b.slots.head; w != nil; {
 		next := w.next
-		if b.gateLocked() >= w.deadline {
+		if b.pause.until >= w.deadline {
 			b.slots.remove(w)
-			w.state, w.err = failed, b.lateErrorLocked(b.gateLocked(), now)
+			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now)
 			w.signal()
 		}
 		w = next

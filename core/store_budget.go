@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/headgate-go/headgate/core/internal/quota"
 	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
@@ -31,6 +32,7 @@ type storePacer struct {
 	progAt  int64
 	changed chan struct{}
 	woke    float64 // the factor the waiting calls were last woken at (mirror)
+	factor  float64 // the fleet's factor, as the store last reported it
 }
 
 // turn is Acquire's turn when the state is in a Store: one call to Take
@@ -87,6 +89,7 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 	p.skewKnown.Store(true)
 	if t.Wait <= 0 {
 		p.keep(r, t)
+		p.sent()
 		return t.At, false, nil
 	}
 	// The call waits until the fleet's progress reaches its turn's: a cut
@@ -119,7 +122,7 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		now := b.now()
 		pausedSince := b.pause.until > pauseSeen && b.pause.until > now
 		left := due - p.progress(now)
-		f := b.ctl.pol.factor
+		f := p.factor
 		var late error
 		if at := now + int64(left/f); left >= 1 && at >= deadline {
 			// Stretched to or past the deadline: it fails at once, as a
@@ -150,8 +153,17 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		reason = Paused
 	}
 	p.keep(r, t)
+	p.sent()
 	b.emit(Event{Reason: reason, Wait: t.Wait})
 	return t.At, false, nil
+}
+
+// sent counts a turn the store granted in the budget's estimate, on the
+// wall clock it reads responses on.
+func (p *storePacer) sent() {
+	p.b.lock()
+	p.b.model.Sent(time.Now().UnixNano(), 1)
+	p.b.unlock()
 }
 
 // mirror takes the store's shared factor f, under the budget's lock, and
@@ -164,12 +176,12 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 func (p *storePacer) mirror(f float64) {
 	b := p.b
 	f = sharedFactor(f)
-	if f == b.ctl.pol.factor {
+	if f == p.factor {
 		return
 	}
 	now := b.now()
 	p.prog, p.progAt = p.progress(now), now
-	b.ctl.pol.factor = f
+	p.factor = f
 	if f > p.woke && f < 1 && f < p.woke*(1+wakeStep) {
 		return
 	}
@@ -197,7 +209,7 @@ func sharedFactor(f float64) float64 {
 // progress is the fleet's progress at now (b.now, not before the last
 // change), under the budget's lock.
 func (p *storePacer) progress(now int64) float64 {
-	return p.prog + float64(now-p.progAt)*p.b.ctl.pol.factor
+	return p.prog + float64(now-p.progAt)*p.factor
 }
 
 // hasDim reports whether the budget has an extra dimension named name.
@@ -238,55 +250,47 @@ func (p *storePacer) pace() Pace {
 	b := p.b
 	b.lock()
 	defer b.unlock()
-	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.ctl.pol.cfg, Dims: p.dims}
+	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.adaptive, Dims: p.dims}
 }
 
 // feedback is apply for a budget whose state is in a Store. The budget's
-// own controller (control.go) reads the response, by the same evidence as
-// a budget in memory; the store shares its verdict with the fleet:
-//   - the server's pause, and what may go at once when it ends;
-//   - the controller's hold until its probe's turn (fleetWait);
-//   - a cut, only when the controller finds the pace above the server's
-//     (a refusal that only says "pause", a near miss or a windowed
-//     server's spent window cuts no more than a budget's own);
+// own estimate (internal/quota, on the wall clock) reads the response by
+// the same evidence as a budget in memory; the store shares with the
+// fleet:
+//   - the server's pause, and on a refusal the wait the estimate sets (a
+//     spent window until it turns): a store cannot hold the other budgets
+//     while one guesses, so the fleet waits what this budget would wait;
+//   - a cut, when the estimate cuts the pace of a server that reports no
+//     quota, with the factor and plateau it decided, which the store takes
+//     once per burst across the fleet and recovers along the same CUBIC
+//     curve (fleetFactor);
 //   - the quota report, to shape the shared pace, unless the quota is
 //     windowed (spent, then waited for: not spread).
-//
-// The shared factor stays the store's: a cut carries the factor and the
-// plateau the controller decided, which the store takes once per burst
-// across the fleet, and recovers along the same CUBIC curve
-// (fleetFactor).
 func (p *storePacer) feedback(status int, f ratelimit.Feedback, sent, _ int64, _ uint64) {
 	b := p.b
 	pace := p.pace()
-	// The controller runs on the wall clock (sent is on the store's, which
+	// The estimate runs on the wall clock (sent is on the store's, which
 	// the skew maps back); before any turn, a send is "just now".
 	now, at := time.Now().UnixNano(), sent-p.skew.Load()
-	justNow := sent == math.MaxInt64
-	if justNow {
-		at = now
+	if sent == math.MaxInt64 {
+		at = never
+	}
+	refusal := isRefusal(status, f)
+	if !refusal && status >= 500 {
+		return
 	}
 	b.lock()
-	// One burst counts once by the store's rule, across the fleet (a
-	// request sent before its last decrease does not decrease it again),
-	// not by this budget's cuts alone.
-	b.ctl.pol.cutAt = math.MinInt64
-	old, plateau := b.ctl.pol.factor, b.ctl.pol.failed            // the store's factor, as last mirrored
-	answer := b.ctl.pol.probe.out && at >= b.ctl.pol.probe.sentAt // the probe's answer
-	v := b.ctl.pol.observe(observation{status: status, f: f, sent: at, now: now,
-		interval: int64(pace.Interval), burst: int64(pace.Burst), justNow: justNow})
-	decided := b.ctl.pol.factor
-	// The shared factor is the store's: v.cut reports the controller's cut,
-	// to decided, careful near its plateau (failed), which it keeps only
-	// if the store takes the cut.
-	b.ctl.pol.factor = old
-	until, allow := fleetWait(&b.ctl.pol, v, isRefusal(status, f), answer, f.Pause, now)
-	windowed := b.ctl.pol.model == modelWindowed || v.whole
-	r := Report{Status: status, Allow: int(allow), Refused: v.cut, Sent: sent, Pace: pace}
-	if v.cut {
-		r.Factor, r.Plateau = decided, b.ctl.pol.failed
-		b.ctl.pol.failed = plateau
+	e := b.model.Observe(reportOf(status, f, at, now))
+	until := e.Pause
+	if refusal {
+		until = max(until, b.waitUntilLocked(now))
 	}
+	windowed := b.model.Kind() == quota.Windows
+	r := Report{Status: status, Refused: e.Cut, Sent: sent, Pace: pace}
+	if e.Cut {
+		r.Factor, r.Plateau = b.model.Factor(), b.model.Plateau()
+	}
+	b.model.SetFactor(p.factor) // the shared factor stays the store's
 	b.unlock()
 	if until > now {
 		r.Pause = time.Duration(until - now)
@@ -311,80 +315,21 @@ func (p *storePacer) feedback(status int, f ratelimit.Feedback, sent, _ int64, _
 		b.pause.extend(b.now()+int64(st.Pause), st.PauseStatus)
 		b.unlock()
 	}
-	if f.Pause > 0 && (until > now || isRefusal(status, f)) {
+	if f.Pause > 0 && (until > now || refusal) {
 		b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
 	}
 	if err != nil {
 		return
 	}
 	b.lock()
-	old = b.ctl.pol.factor
+	old := p.factor
 	p.mirror(st.Factor)
-	if v.cut && st.Factor == r.Factor {
-		b.ctl.pol.failed = r.Plateau // the store took the cut
-	}
+	b.model.SetFactor(p.factor)
 	b.unlock()
 	if st.Factor < old || (st.Factor == 1 && old < 1) {
 		rate := r.Pace.Interval.Seconds()
 		b.emit(Event{Reason: RateChanged, Status: status, OldRate: old / rate, NewRate: st.Factor / rate})
 	}
-}
-
-// fleetWait is the instant until which a verdict makes every budget on the
-// store wait, and how many may go at once then. A budget in memory holds
-// its callers while one probe finds out whether a wait is real; a Store
-// knows no probe and cannot hold the other budgets between probes, so:
-//   - a server's pause is shared as it is;
-//   - a windowed quota's spent window is waited for until its turn, when
-//     one request goes and the shared pace follows;
-//   - a refusal with a coarse wait (a whole second), not the
-//     probe's answer, holds the fleet until the probe the controller
-//     armed (as a budget holds its callers), and one goes then: told
-//     twice the rate, a fleet that waited each such refusal in full lost
-//     a second per wave (2.5× the ideal);
-//   - any other refusal's wait is honoured in full — the probe's refusal
-//     among them: its own, or the controller's bound if later (nothing
-//     goes into a wait a probe showed real);
-//   - a success's hold (the quota spent, its model not known) is not
-//     shared: the pace goes on, as on a server that refills continuously.
-//
-// The controller's probe is out from then: the first request this budget
-// sends at or after it answers as the probe.
-func fleetWait(c *control, v verdict, refusal, answer bool, wait time.Duration, now int64) (until, allow int64) {
-	until, allow = v.pause, v.allow
-	switch {
-	case c.model == modelWindowed && v.probeAt > until:
-		until, allow = v.probeAt, 1
-	case refusal && !answer && int64(wait) == coarse && (v.probeAt > now || c.probe.armed || c.probe.out):
-		// A coarse wait (a whole second, maybe rounded up from a few ms;
-		// an exact wait, as a Retry-After in ms, says when and is
-		// honoured) that no probe answered yet: the probe the controller
-		// armed goes at its turn, as a budget's own does, and the shared
-		// pace follows; the rest of the wave waits for that probe's
-		// answer. The probe refused, its own wait is honoured in full.
-		if v.probeAt > until {
-			until, allow = v.probeAt, 1
-		}
-	case refusal:
-		// (The refusal's own wait at the least: it may answer an earlier
-		// probe, whose hold ends sooner. A probe planned when the wait
-		// ends goes then, and the shared pace follows it: the hold after
-		// it is a budget's own, until the probe's answer.)
-		w := max(v.holdUntil, now+int64(wait))
-		if v.probeAt >= now+int64(wait) {
-			w = max(v.pause, v.probeAt)
-		}
-		if w > until {
-			until, allow = w, 1
-		}
-	}
-	if v.probeAt > 0 {
-		c.probe.armed, c.probe.out, c.probe.sentAt = false, true, max(until, v.probeAt, now)
-	}
-	if until <= now {
-		return 0, 0
-	}
-	return until, allow
 }
 
 // health reports the store going down (err non-nil) and coming back,

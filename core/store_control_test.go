@@ -1,6 +1,8 @@
 package core
 
 import (
+	"github.com/headgate-go/headgate/core/internal/quota"
+
 	"context"
 	"errors"
 	"math"
@@ -197,7 +199,7 @@ func TestStoreA429WithoutACutRestoresNothing(t *testing.T) {
 			{Report{Status: 429, Refused: true, Sent: turn.At, Pace: p}, 0.5},
 			{Report{Status: 429, Sent: turn.At, Pace: p}, 0.5},
 			{spent, 0.5},
-			{Report{Status: 200, Sent: math.MaxInt64, Pace: p, Remaining: -1, Limit: -1, Reset: -1}, cubic(1, a.Decrease, a.Increase, 1)},
+			{Report{Status: 200, Sent: math.MaxInt64, Pace: p, Remaining: -1, Limit: -1, Reset: -1}, quota.Cubic(1, a.Decrease, a.Increase, 1)},
 		} {
 			time.Sleep(time.Second)
 			st, err := s.Report(ctx, c.r)
@@ -233,7 +235,7 @@ func TestStoreRecoveryClockStopsInAPause(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := cubic(1, a.Decrease, a.Increase, 1); math.Abs(st.Factor-want) > 1e-9 {
+		if want := quota.Cubic(1, a.Decrease, a.Increase, 1); math.Abs(st.Factor-want) > 1e-9 {
 			t.Errorf("a success 1 s after a pause that began 0.5 s after the cut: factor %v, want %v (1 s of recovery)", st.Factor, want)
 		}
 	})
@@ -319,7 +321,7 @@ func TestStoreRefusalAnsweringAProbeWaitsItsOwnWait(t *testing.T) {
 // no turn since the fleet was cut to 0.3) names plateau 1: the store keeps
 // its factor, and its plateau is never above the factor the refusal found
 // — taken as it is, the next success showing room jumped the factor to
-// cubic(1, β, ·, ~0) = 0.5: a refusal raised it.
+// quota.Cubic(1, β, ·, ~0) = 0.5: a refusal raised it.
 func TestStoreStaleBudgetsRefusalNeverRaisesTheFactor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewMemoryStore()
@@ -397,23 +399,6 @@ func TestStoreWaitingCallsWokenByFallsAndRealRises(t *testing.T) {
 		if woke != step.wake {
 			t.Errorf("factor to %v: woke %v, want %v", step.f, woke, step.wake)
 		}
-	}
-}
-
-// A refused probe's full wait that ends with one probe (refillProbe: the
-// probe at the wait's end, the budget's own callers held a second past it
-// for its answer) holds the fleet until that probe, not for the second of
-// hold after it: the shared pace follows the probe, as a budget's own
-// callers follow its answer.
-func TestFleetWaitEndsAtAProbePlannedAtTheWaitsEnd(t *testing.T) {
-	const now = int64(10 * time.Second)
-	wait := 500 * time.Millisecond
-	end := now + int64(wait)
-	c := newControl(DefaultAdaptive())
-	v := verdict{pause: end, allow: 1, probeAt: end, holdUntil: end + coarse}
-	until, allow := fleetWait(&c, v, true, true, wait, now)
-	if until != end || allow != 1 {
-		t.Errorf("the fleet held until %v (allow %d); want the wait's end, %v, when the probe goes", time.Duration(until-now), allow, wait)
 	}
 }
 

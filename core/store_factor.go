@@ -1,6 +1,10 @@
 package core
 
-import "math"
+import (
+	"math"
+
+	"github.com/headgate-go/headgate/core/internal/quota"
+)
 
 // fleetFactor is the adaptive factor a Store shares across its fleet
 // (MemoryStore runs it; redisstore's report script is its port). It
@@ -77,7 +81,7 @@ func (a *fleetFactor) observe(cfg Adaptive, r Report, now, paused int64) bool {
 		if !room {
 			return false
 		}
-		w := cubic(a.plateau, cfg.Decrease, cfg.Increase, float64(a.growing)/1e9)
+		w := quota.Cubic(a.plateau, cfg.Decrease, cfg.Increase, float64(a.growing)/1e9)
 		if w <= a.factor {
 			return false
 		}

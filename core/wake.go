@@ -54,7 +54,7 @@ func (b *Budget) armLocked() (time.Duration, bool) {
 	if h == nil {
 		return 0, false // (an armed timer fires once for nothing)
 	}
-	if u := b.ctl.reportEnds(); b.armed && b.armedAt <= h.turn.sendAt && (!h.place || b.armedAt <= h.expire) && (u == 0 || b.armedAt <= u) {
+	if u := b.dimsShapeEndLocked(); b.armed && b.armedAt <= h.turn.sendAt && (!h.place || b.armedAt <= h.expire) && (u == 0 || b.armedAt <= u) {
 		return 0, false // set to fire no later than anything the queue waits for (no clock read)
 	}
 	now := b.now()
@@ -69,8 +69,8 @@ func (b *Budget) armLocked() (time.Duration, bool) {
 // wakeAtLocked is when the queue next needs attention after now: the
 // head's turn, or a kept place's end when the head is one (its retry takes
 // it on arrival; the callers behind it wait until it is given up), or
-// sooner the end of the quota report that slowed the pace, when the
-// queue is re-timed to the faster one. never: nothing to wait for.
+// sooner the end of a quota report that slowed an extra dimension's pace,
+// when the queue is re-timed to the faster one. never: nothing to wait for.
 func (b *Budget) wakeAtLocked(now int64) int64 {
 	h := b.queue.head
 	at := h.turn.sendAt
@@ -80,7 +80,7 @@ func (b *Budget) wakeAtLocked(now int64) int64 {
 			at = never // not yet timed: re-timed before the lock is released
 		}
 	}
-	if u := b.ctl.reportEnds(); u > now && u < at {
+	if u := b.dimsShapeEndLocked(); u > now && u < at {
 		at = u
 	}
 	return at

@@ -66,7 +66,7 @@ type Report struct {
 // Effect is what one report changed, for the budget to enact.
 type Effect struct {
 	// Pause is the end of the server's stated wait when this report moved
-	// it later; 0 when it did not.
+	// it later and no request may go before it; 0 when it did not.
 	Pause int64
 	// Changed: Next's answers may differ; the waiting turns are re-timed.
 	Changed bool
@@ -140,15 +140,45 @@ func New(c Config) Model {
 }
 
 // Sent counts n requests granted at t, on whatever path, in the order they
-// were granted, and returns the sequence number of the last.
-func (m *Model) Sent(t int64, n int) uint64 {
+// were granted, and reports whether the first went on a guess (Next):
+// then the decision for the others changed.
+func (m *Model) Sent(t int64, n int) (guess bool) {
 	if n > 0 && m.guessSeq <= m.answered {
 		if lo, _ := m.bounds(t, 1); lo > t {
-			m.guessSeq = m.sends.n + 1
+			m.guessSeq, guess = m.sends.n+1, true
 		}
 	}
-	return m.sends.add(t, n, m.fresh.seq)
+	m.sends.add(t, n, m.fresh.seq)
+	return guess
 }
+
+// SetInterval changes the told pace's interval (a new configured rate).
+func (m *Model) SetInterval(iv int64) {
+	m.cfg.Interval = iv
+	m.pace.cfg.Interval = iv
+}
+
+// Ready returns how many requests may go at now, by the estimate, without
+// waiting: at most limit.
+func (m *Model) Ready(now, limit int64) int64 {
+	lo, hi := int64(0), limit
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if at, _ := m.Next(now, mid, now); at <= now {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// Plateau is the factor that drew the pace's last cut (pace.go).
+func (m *Model) Plateau() float64 { return m.pace.plateau }
+
+// SetFactor makes f the pace's factor, for a budget whose fleet keeps it
+// in a store.
+func (m *Model) SetFactor(f float64) { m.pace.factor = f }
 
 // anchors keeps the last freshest reports, by their request's sequence,
 // so a report can be compared with what was known when its request left.

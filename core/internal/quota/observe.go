@@ -16,7 +16,9 @@ func (m *Model) Observe(r Report) Effect {
 	}
 	m.answered = max(m.answered, seq)
 	switch {
-	case r.Refused && seq == m.guessSeq:
+	case r.Refused && (seq == m.guessSeq || m.missed == 0):
+		// Too early: the next guess waits a told interval (or a
+		// millisecond), twice as long after each guess refused in a row.
 		m.missed++
 		m.missedAt = r.Recv
 	case !r.Refused:
@@ -71,7 +73,10 @@ func (m *Model) observeWait(r Report, seq uint64, e Effect) Effect {
 		}
 		m.pauseLo, m.pauseHi, m.pauseSeq = lo, hi, seq
 		m.pauseRecv = r.Recv
-		e.Pause, e.Changed = hi, true
+		e.Changed = true
+		if lo > r.Recv {
+			e.Pause = lo // (a whole second or less: no part of it is certain)
+		}
 	}
 	return e
 }

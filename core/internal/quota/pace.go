@@ -4,7 +4,8 @@ package quota
 // it shows is which requests it refused. A refusal cuts the pace (a factor
 // on the told rate) by Decrease, never below MinRate, once per burst: a
 // refusal of a request sent before the cut's first paced turn says nothing
-// of the cut pace. It grows back along a CUBIC curve (RFC 9438, as the AWS
+// of the cut pace. A refusal that states a wait longer than a second is a
+// pause, not a pace too fast: it does not cut. It grows back along a CUBIC curve (RFC 9438, as the AWS
 // SDKs' adaptive retry mode): fast at first, flat near the factor that
 // drew the cut (the plateau), which it reaches after the time a linear
 // climb of Increase per second would take, and beyond it slowly, up to 1.
@@ -75,6 +76,9 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect) Effect {
 	}
 	if seq <= p.cutSeq {
 		return e // sent before the last cut took effect: one burst counts once
+	}
+	if r.Wait > Second {
+		return e // a pause the server stated: it says when, not that the pace is too fast
 	}
 	if p.cfg.Interval == 0 && p.base == 0 {
 		p.base = p.measured(r.Recv)

@@ -253,7 +253,8 @@ func simulate(su simSetup) simResult {
 				tat = max(tat, now) + su.told
 			}
 			r.sent = now
-			r.seqNo = m.Sent(now, 1)
+			m.Sent(now, 1)
+			r.seqNo = m.sends.n
 			if simTrace != nil {
 				a, _ := m.Next(now, 1, now)
 				simTrace("%8.3f send #%d call %d try %d  next1 %+.3f kind %v fresh{seq %d rem %d at %.3f} rate[%.1f,%.1f] turn[%.3f,%.3f] pause[%.3f,%.3f]", float64(now-start)/1e9, r.seqNo, r.call, r.tries, float64(a-now)/1e9, m.kind, m.fresh.seq, m.fresh.remaining, float64(m.fresh.at-start)/1e9, m.bucket.lo*1e9, m.bucket.hi*1e9, float64(m.win.lo-start)/1e9, float64(m.win.hi-start)/1e9, float64(m.pauseLo-start)/1e9, float64(m.pauseHi-start)/1e9)

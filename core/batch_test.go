@@ -983,4 +983,7 @@ var slidingStyles = []struct {
 // toYear2026 moves a synctest bubble's clock to 2026-01-01, on a whole
 // second: a bubble starts in 2000, where an epoch reset (under 10⁹) reads
 // as seconds from now, not as a Unix time. Instant, in virtual time.
+// ms is a millisecond, for the tables of the tests that measure in them.
+const ms = time.Millisecond
+
 func toYear2026() { time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))) }
