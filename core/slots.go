@@ -62,15 +62,7 @@ func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *re
 	}
 	w := b.newWaiter()
 	b.lock()
-	// The free slots the kept places need are reserved for their calls'
-	// retries, which come before this caller (place.go).
-	ref, ok := slotRef{}, b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil
-	if ok {
-		ref = b.takeSlotLocked()
-	} else {
-		ref, ok = b.placeSlotLocked(key) // its kept place took a slot meanwhile (place.go)
-	}
-	switch {
+	switch ref, ok := b.slotNowLocked(key); {
 	case ok:
 		w.slot = ref
 		if q, err := b.turnLocked(w, now, deadline, rr, key); q == nil {
@@ -85,6 +77,7 @@ func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *re
 			}
 			return Permit{b: b, sent: now, slot: ref, res: r, key: key}, nil
 		}
+		// Queued for its turn, holding the slot: it waits below.
 	case b.gateLocked() > now && b.gateLocked() >= deadline:
 		err := b.lateErrorLocked(b.gateLocked(), now)
 		b.unlock()
@@ -125,6 +118,18 @@ func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *re
 	b.reportWait(handed, pauseEnd, sent, throttled)
 	reported = true
 	return p, nil
+}
+
+// slotNowLocked takes a slot for a call for key that arrives now, if it
+// may have one without waiting: a free slot when nobody waits for one, but
+// for those the kept places need, which are reserved for their calls'
+// retries, who come first; or the one its own kept place took meanwhile
+// (placeSlotLocked, place.go).
+func (b *Budget) slotNowLocked(key uint64) (slotRef, bool) {
+	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil {
+		return b.takeSlotLocked(), true
+	}
+	return b.placeSlotLocked(key)
 }
 
 // handSlotLocked hands ref, a slot freed, to sw, which waits for one. An
@@ -214,14 +219,7 @@ func stopTimer(t *time.Timer) {
 // request (place.go; 0: none).
 func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint64) (int64, slotRef, error) {
 	b.lock()
-	// The free slots the kept places need are reserved for their calls'
-	// retries, which come before this caller (place.go).
-	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil {
-		ref := b.takeSlotLocked()
-		b.unlock()
-		return now, ref, nil
-	}
-	if ref, ok := b.placeSlotLocked(key); ok { // its kept place took a slot meanwhile (place.go)
+	if ref, ok := b.slotNowLocked(key); ok {
 		b.unlock()
 		return now, ref, nil
 	}
