@@ -58,10 +58,12 @@ func acquireRelease(b *core.Budget) func(context.Context) error {
 // BenchmarkWaiters is the many-waiter case, one op a whole run of
 // parked callers:
 //
-//   - park: that many callers wait on one limiter; B/waiter is the heap
-//     they hold while they wait (runtime.MemStats.HeapAlloc, after a GC,
-//     over the heap before they came; their goroutines' stacks are not
-//     heap, and the goroutines themselves were made once beforehand),
+//   - park: that many callers wait on one limiter, all with one shared
+//     cancellable context (context.WithCancel, as requests carry); B/waiter
+//     is the heap they hold while they wait (runtime.MemStats.HeapAlloc,
+//     after a GC, over the heap before they came; their goroutines' stacks
+//     are not heap, and the goroutines themselves were made once
+//     beforehand: warmGoroutines),
 //     stackB/waiter the goroutine stack they hold (MemStats.StackInuse the
 //     same way: 2 KB each, more for a call that grew its first stack), and
 //     ns/cancel the time from cancelling their shared context until the
@@ -95,7 +97,10 @@ func BenchmarkWaiters(b *testing.B) {
 
 // warmGoroutines makes n goroutines and lets them end, so that the
 // runtime keeps them for reuse: the measures that follow do not count
-// the goroutines' own structures.
+// the goroutines' own structures. Without it the first limiter measured
+// in a process pays for them (some 490 B a goroutine, on the heap) and
+// the next one reuses them, so of two limiters of equal waiters the first
+// measured reads twice the heap of the second.
 func warmGoroutines(n int) {
 	var wg sync.WaitGroup
 	gate := make(chan struct{})

@@ -132,15 +132,18 @@ func (b *Budget) acquire(ctx context.Context, r *reservation, key uint64) (Permi
 	deadline := b.deadline(ctx)
 	now := b.now()
 	var slot slotRef
-	if _, mem := b.pacer.(memPacer); mem && r == nil && b.maxInFlight > 0 {
-		if ref, ok := b.admitCapped(now, deadline); ok { // the slot and the turn at once: slots.go
-			return Permit{b: b, sent: now, slot: ref, key: key}, nil
+	if _, mem := b.pacer.(memPacer); mem && b.maxInFlight > 0 {
+		if r == nil {
+			if ref, ok := b.admitCapped(now, deadline); ok { // the slot and the turn at once: slots.go
+				return Permit{b: b, sent: now, slot: ref, key: key}, nil
+			}
+			if p, ok, err := b.placeWithSlot(ctx, now, deadline, key); ok { // a refused call back: place.go
+				return p, withDeadline(ctx, err)
+			}
 		}
-		if p, ok, err := b.placeWithSlot(ctx, now, deadline, key); ok { // a refused call back: place.go
-			return p, withDeadline(ctx, err)
-		}
+		return b.acquireSlotTurn(ctx, now, deadline, r, key) // the slot, then the turn, in arrival order: slots.go
 	}
-	if b.maxInFlight > 0 {
+	if b.maxInFlight > 0 { // a store's: the slot, then the store's turn
 		at, ref, err := b.acquireSlot(ctx, now, deadline, key)
 		if err != nil {
 			return Permit{}, withDeadline(ctx, err)

@@ -71,6 +71,7 @@ type Budget struct {
 	slotGen   []uint32    // each slot used so far's generation, bumped when it is freed; guarded by mu
 	freeSlots []int32     // the slots used so far that nobody holds; guarded by mu
 	slots     waitQueue   // callers waiting for a slot; guarded by mu
+	handed    waitQueue   // callers handed a slot, their turns not yet reserved: unlock reserves them (slots.go); guarded by mu
 }
 
 // NewBudget returns a budget that paces requests at rate. It returns an

@@ -105,7 +105,7 @@ func (b *Budget) holdAtWire(ctx context.Context, p *Permit) error {
 		return nil
 	}
 	w.state, w.deadline, w.arrived, w.callKey = queued, deadline, now, p.key
-	w.throttled = b.g.interval > int64(b.rate.Interval())
+	w.throttled = b.model.Factor() < 1
 	b.requeueLocked(w, now)
 	b.unlock()
 	sent, err := b.wait(ctx, w)

@@ -213,16 +213,18 @@ func (p *waiter) adoptable(now int64, key uint64) bool {
 
 // adoptPlaceLocked gives a call arriving at now, at once after the refusal
 // (adoptWithin), the kept place at the head of the queue (its call was
-// sent before anyone queued behind it),
-// and returns it, now the call's waiter (nil if it cannot be adopted, or
-// its turn comes at or after deadline). A retry layer that retries at once
-// (go-kit's lb.Retry) comes back before the wait ends: it waits in its
-// place. withSlot: the call holds no slot yet and takes the one the place
-// kept (WithMaxInFlight), or a free one; without, the call holds a slot of
-// its own, and one its place kept is freed — a retry that came back while
-// every slot was taken waited for one, and its place may have taken the
-// next slot freed before it ran, but the place is still its.
-func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64) *waiter {
+// sent before anyone queued behind it): w, the call's waiter (one is taken
+// when w is nil), takes the place's stead in the queue, with its
+// reservation and its key, and is returned (nil if no place can be
+// adopted, or its turn comes at or after deadline). A retry layer that
+// retries at once (go-kit's lb.Retry) comes back before the wait ends: it
+// waits in its place. withSlot: the call holds no slot yet and takes the
+// one the place kept (WithMaxInFlight), or a free one, in w.slot; without,
+// the call holds a slot of its own, and one its place kept is freed — a
+// retry that came back while every slot was taken waited for one, and its
+// place may have taken the next slot freed before it ran, but the place is
+// still its.
+func (b *Budget) adoptPlaceLocked(w *waiter, now, deadline int64, withSlot bool, key uint64) *waiter {
 	for p := b.queue.head; p != nil && p.kept(); p = p.next {
 		if !p.place || !p.takes(key) {
 			continue
@@ -233,17 +235,23 @@ func (b *Budget) adoptPlaceLocked(now, deadline int64, withSlot bool, key uint64
 		if withSlot && p.slot.idx1 == 0 || !p.adoptable(now, key) || p.turn.sendAt >= deadline {
 			continue
 		}
-		p.place, p.deadline, p.arrived, p.wake = false, deadline, now, make(chan struct{}, 1)
-		if !withSlot && p.slot.idx1 > 0 {
+		if w == nil {
+			w = b.newWaiter()
+		}
+		w.turn, w.key, w.deadline, w.arrived = p.turn, p.key, deadline, now
+		if b.pause.until > now {
+			w.pauseEnd = b.pause.until
+		}
+		b.queue.insertAfter(p, w)
+		b.queue.remove(p)
+		if withSlot {
+			w.slot = p.slot
+		} else if p.slot.idx1 > 0 {
 			// The call holds a slot of its own (it waited for one, and a
 			// slot freed meanwhile went to its place): the place's is freed.
 			b.freeSlotLocked(p.slot)
-			p.slot = slotRef{}
 		}
-		if b.pause.until > now {
-			p.pauseEnd = b.pause.until
-		}
-		return p
+		return w
 	}
 	return nil
 }
@@ -266,14 +274,14 @@ func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64, key uin
 		b.unlock()
 		return Permit{b: b, sent: now, slot: ref, key: key}, true, nil
 	}
-	w := b.adoptPlaceLocked(now, deadline, true, key)
+	w := b.adoptPlaceLocked(nil, now, deadline, true, key)
 	if w == nil {
 		b.unlock()
 		return Permit{}, false, nil
 	}
 	ref := w.slot
 	w.slot = slotRef{}
-	w.throttled = b.g.interval > int64(b.rate.Interval())
+	w.throttled = b.model.Factor() < 1
 	b.unlock()
 	sent, err := b.wait(ctx, w)
 	if err != nil {

@@ -36,7 +36,7 @@ func (r *rejoining) take(key uint64) bool {
 // have before deadline fails it (retimeQueueLocked), as any waiter's.
 func (b *Budget) lateRetryLocked(w *waiter, now, deadline int64, key uint64) {
 	w.state, w.deadline, w.arrived, w.callKey = queued, deadline, now, key
-	w.throttled = b.g.interval > int64(b.rate.Interval())
+	w.throttled = b.model.Factor() < 1
 	b.requeueLocked(w, now)
 }
 

@@ -1,7 +1,8 @@
 package core
 
 // waiter is a call queued for its turn, or for a concurrency slot (then
-// only deadline, wake, state, err and slot are used). Its fields are
+// only deadline, wake, state, err, slot, key and res are used, until the
+// slot it is handed moves it to the turn queue: slots.go). Its fields are
 // guarded by the budget's mu; once it is granted or failed they are final,
 // and its own goroutine reads them after the signal (scheduler.go, wait).
 type waiter struct {
@@ -12,7 +13,7 @@ type waiter struct {
 	wake      chan struct{}
 	err       error        // when state is failed
 	granted   int64        // when state is granted
-	slot      slotRef      // the slot handed over (a slot waiter)
+	slot      slotRef      // the slot it was handed (a slot waiter, a capped call's turn) or a kept place keeps
 	res       *reservation // its extra dimensions' reservation, or nil
 	expire    int64        // a kept place: when it is given up if nobody takes it
 	key       uint64       // a kept place, adopted or not: the key of the request it is kept for (place.go)
@@ -28,9 +29,10 @@ type waiter struct {
 type waiterState uint8
 
 const (
-	queued waiterState = iota
-	granted
-	failed
+	queued     waiterState = iota // waits for its turn, in the budget's queue
+	granted                       // its turn given (or its slot, a store's slot waiter)
+	failed                        // its turn, or its slot, refused: err says why
+	slotQueued                    // waits for a concurrency slot, in the budget's slot queue (slots.go)
 )
 
 // A waiter of a call's turn is recycled, with its channel, through the
@@ -47,10 +49,14 @@ const (
 //   - its own goroutine took it out of the queue while still queued (its
 //     context ended): then nobody moves it, and nobody signals it.
 //
-// Either way its channel is empty and it is in no list. A slot waiter
-// (slots.go) is never recycled: it may leave with its signal unread. The
-// pool is the budget's own, not the package's: a channel made inside a
-// synctest bubble must stay with the budget that lives there.
+// Either way its channel is empty and it is in no list. A capped call of an
+// in-memory budget waits in one waiter for its slot and then its turn
+// (slots.go) and keeps the same rules: taken out while waiting for a slot
+// only by its own goroutine, moved out of slotQueued by a handover that
+// queues it for its turn or signals it once. A store's slot waiter is
+// never recycled: it may leave with its signal unread. The pool is the
+// budget's own, not the package's: a channel made inside a synctest bubble
+// must stay with the budget that lives there.
 
 // newWaiter returns a waiter with an empty channel, from the pool if it
 // has one. (Not inlined: takeTurn's frame stays small, scheduler.go.)

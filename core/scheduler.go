@@ -39,7 +39,12 @@ import (
 //     where nobody reserved after it). Only its own goroutine, having
 //     received its signal, moves it from granted back to queued: granted
 //     before a server pause that became known before it went, it waits
-//     for the pause's end after all (holdBack, pause_held.go).
+//     for the pause's end after all (holdBack, pause_held.go). A capped
+//     call's waiter may first wait for a slot (slotQueued, slots.go): the
+//     holder of mu that hands it a slot reserves its turn before releasing
+//     mu (handedTurnsLocked), so it leaves slotQueued for one of the three
+//     in the order callers queued for slots, and no later call reserves
+//     before it.
 //  4. Nobody sleeps until a given waiter's turn but the queue's timer
 //     (wake.go), which every unlock sets for the queue as it is.
 //
@@ -62,9 +67,10 @@ import (
 
 // takeTurn reserves the call's turn — with r's cost in the extra
 // dimensions, for a budget that has them. It returns the time the turn was
-// given, or the queued waiter w that the caller waits on (wait). It is the
-// only way a call gets a turn from the in-memory state. (The caller waits,
-// not takeTurn: a waiting goroutine's stack stays shallow.)
+// given, or the queued waiter w that the caller waits on (wait). It, and
+// for a capped call the slot's handover (slots.go), take a call's turn from
+// the in-memory state through turnLocked. (The caller waits, not takeTurn:
+// a waiting goroutine's stack stays shallow.)
 //
 // Its frame stays small too — the helpers off its common path are not
 // inlined (newWaiter, spare, dimSet.newReservation) — because a queued
@@ -80,24 +86,38 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 		w = b.newWaiter() // taken before mu is, not under it
 	}
 	b.lock()
+	q, err := b.turnLocked(w, now, deadline, r, key)
+	b.unlock() // (arms the queue's timer: wake.go)
+	if q == nil {
+		b.spare(w)
+		if err == nil {
+			return now, nil, nil
+		}
+	}
+	return 0, q, err
+}
+
+// turnLocked is takeTurn under mu: it reserves the call's turn and
+// returns nil when the turn was given at once (at now), or the error when
+// it comes at or after deadline, or else the waiter the call waits on,
+// queued or granted: w, or one taken for it when w is nil. The returned
+// waiter holds the call's reservation, or the kept place it adopted.
+func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key uint64) (*waiter, error) {
 	b.syncPaceLocked(now)
 	if b.queue.head != nil { // (the queue's head is where places are kept and backfills go)
-		granted, p := b.aheadLocked(now, deadline, r, key)
+		granted, p := b.aheadLocked(w, now, deadline, r, key)
 		if late := b.late.n > 0 && key != 0 && b.late.take(key); late && !granted && p == nil && r == nil {
 			if w == nil {
 				w = b.newWaiter()
 			}
 			b.lateRetryLocked(w, now, deadline, key) // a refused call back after its place was given up: place_late.go
-			b.unlock()
-			return 0, w, nil
+			return w, nil
 		}
-		if granted || p != nil {
-			b.unlock()
-			b.spare(w)
-			if p != nil {
-				return 0, p, nil
-			}
-			return now, nil, nil
+		if granted {
+			return nil, nil
+		}
+		if p != nil {
+			return p, nil
 		}
 	}
 	if b.late.n > 0 && b.queue.head == nil {
@@ -115,9 +135,7 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 	t, throttled, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r, int64(b.queue.n)+1, b.baseLocked())
 	if !ok {
 		b.idleLocked()
-		err := b.lateLocked(t.sendAt, now)
-		b.spare(w)
-		return 0, nil, err
+		return nil, b.lateErrorLocked(t.sendAt, now)
 	}
 	if t.sendAt <= now && b.queue.n == 0 { // (a place kept ahead: it waits behind it, in the queue's reservations)
 		if r != nil {
@@ -126,9 +144,7 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 		b.grantLocked(now)
 		b.idleLocked()
 		b.openLaneLocked(now) // nobody waits, perhaps: the next calls need no lock
-		b.unlock()
-		b.spare(w)
-		return now, nil, nil
+		return nil, nil
 	}
 	if w == nil {
 		w = b.newWaiter()
@@ -139,15 +155,15 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 	}
 	w.throttled = throttled
 	b.queue.push(w)
-	b.unlock() // (arms the queue's timer: wake.go)
-	return 0, w, nil
+	return w, nil
 }
 
 // aheadLocked gives the call a turn ahead of the queue, if one is there
 // for it: a backfill before the head (WithBackfill), a refused call's
-// place at its end (claimed: granted) or at once (adopted: p, first in
-// line; place.go). Otherwise it changes nothing.
-func (b *Budget) aheadLocked(now, deadline int64, r *reservation, key uint64) (granted bool, p *waiter) {
+// place at its end (claimed: granted) or at once (adopted: p, w or one
+// taken for it, in the place's stead, first in line; place.go). Otherwise
+// it changes nothing.
+func (b *Budget) aheadLocked(w *waiter, now, deadline int64, r *reservation, key uint64) (granted bool, p *waiter) {
 	if r != nil {
 		if b.dims.backfill && b.backfillLocked(now, r) {
 			b.grantLocked(now)
@@ -159,7 +175,7 @@ func (b *Budget) aheadLocked(now, deadline int64, r *reservation, key uint64) (g
 	if b.claimPlaceLocked(now, key) { // a refused call back when its wait ended
 		return true, nil
 	}
-	p = b.adoptPlaceLocked(now, deadline, false, key) // back at once
+	p = b.adoptPlaceLocked(w, now, deadline, false, key) // back at once
 	return false, p
 }
 
@@ -171,13 +187,6 @@ func (b *Budget) spare(w *waiter) {
 	if w != nil {
 		b.waiters.Put(w)
 	}
-}
-
-// lateLocked is lateErrorLocked, with mu released.
-func (b *Budget) lateLocked(sendAt, now int64) error {
-	err := b.lateErrorLocked(sendAt, now)
-	b.unlock()
-	return err
 }
 
 // lastSendAtLocked is the send time of the caller queued last, or the
@@ -281,23 +290,37 @@ func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
 				return b.leave(ctx, w)
 			}
 		}
-		// Granted before a pause that became known since: it waits for the
-		// pause's end (pause_held.go).
-		if w.state != granted || b.pausedAt.Load() < w.granted || !b.holdBack(w) {
+		if b.doneWaiting(w) {
 			return b.granted(w)
 		}
 	}
 }
 
+// doneWaiting reports whether w, its signal received, is done waiting:
+// failed, or granted and not held back. Granted before a pause that became
+// known since, it is queued again for the pause's end (holdBack,
+// pause_held.go).
+func (b *Budget) doneWaiting(w *waiter) bool {
+	return w.state != granted || b.pausedAt.Load() < w.granted || !b.holdBack(w)
+}
+
 // leave is wait's way out when the context ends first: a queued w gives its
-// reservation back and leaves the queue; one moved out of queued meanwhile
-// takes its signal, as if the context had not ended. (Its own function,
-// not inlined: wait's frame, under which 100k parked callers sleep, stays
-// small enough for a goroutine's first stack.)
+// reservation back (and the slot it holds, a capped call's) and leaves the
+// queue; one waiting for a slot leaves the slot queue, having taken
+// nothing; one moved out of either meanwhile takes its signal, as if the
+// context had not ended. (Its own function, not inlined: wait's frame,
+// under which 100k parked callers sleep, stays small enough for a
+// goroutine's first stack.)
 //
 //go:noinline
 func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
 	b.lock()
+	if w.state == slotQueued { // a capped call waiting for a slot: it took nothing (slots.go)
+		b.slots.remove(w)
+		b.unlock()
+		b.recycle(w)
+		return 0, ctx.Err()
+	}
 	if w.state == queued {
 		now := b.now()
 		// w is checked again: syncPaceLocked may re-time the queue,
@@ -313,6 +336,9 @@ func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
 			if w.res != nil {
 				b.cancelDimsLocked(w.res)
 			}
+			if w.slot.idx1 > 0 {
+				b.freeSlotLocked(w.slot) // the slot a capped call was handed for this turn
+			}
 			b.unlock()
 			b.recycle(w) // out while queued: nobody signals it
 			return 0, ctx.Err()
@@ -325,11 +351,20 @@ func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
 
 // granted is what wait returns for w, signalled granted or failed, and
 // its signal received: w is recycled before the observer hears of the wait.
+// A capped call's w granted with its slot is left to its caller, which
+// reports the waits while it holds the slot (acquireSlotTurn); a failed
+// one's slot is freed.
 func (b *Budget) granted(w *waiter) (int64, error) {
-	state, err, at := w.state, w.err, w.granted
+	if w.state == granted && w.slot.idx1 > 0 {
+		return w.granted, nil
+	}
+	state, err, at, slot := w.state, w.err, w.granted, w.slot
 	arrived, pauseEnd, throttled := w.arrived, w.pauseEnd, w.throttled
 	b.recycle(w)
 	if state == failed {
+		if slot.idx1 > 0 {
+			b.releaseSlot(slot)
+		}
 		return 0, err
 	}
 	b.reportWait(arrived, pauseEnd, at, throttled)

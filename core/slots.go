@@ -42,21 +42,183 @@ func (b *Budget) admitCapped(now, deadline int64) (slotRef, bool) {
 	return ref, true
 }
 
-// acquireSlot waits for a concurrency slot and returns the time it got one
-// and the slot. A caller waiting for a slot fails at once, like one waiting
-// for its turn, when a server pause outlasts its deadline. key names the
-// request (place.go; 0: none): a refused call's retry waiting here is
-// handed the slot its kept place would take (freeSlotLocked).
+// acquireSlotTurn is acquire's slot and turn for an in-memory budget
+// WithMaxInFlight (r: the call's extra cost, or nil). A call that finds a
+// slot free takes it and its turn in one critical section; otherwise it
+// waits for a slot, in arrival order, and whoever hands it one reserves its
+// turn before releasing mu (handedTurnsLocked). So the turns go in the order
+// the callers came, across both waits: a caller handed a slot never
+// reserves after one who came later, however late its goroutine runs. The
+// caller sleeps in one waiter through both waits and wakes once, when its
+// turn comes or it fails. A caller waiting for a slot fails at once, like
+// one waiting for its turn, when a server pause outlasts its deadline. key
+// names the request (place.go; 0: none): a refused call's retry waiting for
+// a slot is handed the slot its kept place would take (freeSlotLocked).
+func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (Permit, error) {
+	rr := r
+	if rr == nil && b.dims != nil {
+		rr = b.dims.newReservation(nil) // a request with no extra cost
+	}
+	w := b.newWaiter()
+	b.lock()
+	switch ref, ok := b.slotNowLocked(key); {
+	case ok:
+		w.slot = ref
+		if q, err := b.turnLocked(w, now, deadline, rr, key); q == nil {
+			if err != nil {
+				b.freeSlotLocked(ref)
+			}
+			b.unlock()
+			w.slot = slotRef{}
+			b.spare(w)
+			if err != nil {
+				return Permit{}, withDeadline(ctx, err)
+			}
+			return Permit{b: b, sent: now, slot: ref, res: r, key: key}, nil
+		}
+		// Queued for its turn, holding the slot: it waits below.
+	case b.pause.until > now && b.pause.until >= deadline:
+		err := b.lateErrorLocked(b.pause.until, now)
+		b.unlock()
+		b.spare(w)
+		return Permit{}, withDeadline(ctx, err)
+	default:
+		w.state, w.deadline, w.arrived, w.res, w.key = slotQueued, deadline, now, rr, key
+		b.slots.push(w)
+	}
+	var sent int64
+	var err error
+	switch {
+	case !b.waitSlot(ctx, w):
+		sent, err = b.leave(ctx, w)
+	case b.doneWaiting(w):
+		sent, err = b.granted(w)
+	default:
+		sent, err = b.wait(ctx, w) // held back by a pause known since its grant
+	}
+	if err != nil {
+		return Permit{}, withDeadline(ctx, err)
+	}
+	// Granted: w holds the slot, and granted left it to us (scheduler.go).
+	p := Permit{b: b, sent: sent, slot: w.slot, res: r, key: key}
+	handed, pauseEnd, throttled := w.arrived, w.pauseEnd, w.throttled // (its turn's wait began when it was handed the slot)
+	b.recycle(w)
+	// Until the permit is returned, a panic in an observer reporting a
+	// wait frees the slot.
+	reported := false
+	defer func() {
+		if !reported {
+			b.releaseSlot(p.slot)
+		}
+	}()
+	if handed > now {
+		b.emit(Event{Reason: SlotWait, Wait: time.Duration(handed - now)})
+	}
+	b.reportWait(handed, pauseEnd, sent, throttled)
+	reported = true
+	return p, nil
+}
+
+// slotNowLocked takes a slot for a call for key that arrives now, if it
+// may have one without waiting: a free slot when nobody waits for one, but
+// for those the kept places need, which are reserved for their calls'
+// retries, who come first; or the one its own kept place took meanwhile
+// (placeSlotLocked, place.go).
+func (b *Budget) slotNowLocked(key uint64) (slotRef, bool) {
+	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil {
+		return b.takeSlotLocked(), true
+	}
+	return b.placeSlotLocked(key)
+}
+
+// handSlotLocked hands ref, a slot freed, to sw, which waits for one. An
+// in-memory budget's caller is queued on b.handed, and its turn reserved
+// before mu is released (unlock, handedTurnsLocked); a store's is
+// signalled, and takes its turn itself (acquireSlot).
+func (b *Budget) handSlotLocked(sw *waiter, ref slotRef) {
+	b.slots.remove(sw)
+	sw.slot = ref
+	if _, mem := b.pacer.(memPacer); mem {
+		b.handed.push(sw)
+		return
+	}
+	sw.state = granted
+	sw.signal()
+}
+
+// handedTurnsLocked reserves the turns of the callers handed a slot since
+// mu was taken, in the order they were handed one, each as if it arrived
+// now: granted at once, queued for its turn, or failed (its turn at or
+// after its deadline), the slot then handed on. unlock calls it, so that no
+// holder of mu ever finds a caller holding a slot and no turn.
+//
+//go:noinline
+func (b *Budget) handedTurnsLocked() {
+	now := b.now()
+	for w := b.handed.head; w != nil; w = b.handed.head {
+		b.handed.remove(w)
+		key, ref := w.key, w.slot
+		w.state, w.key = queued, 0 // (in the turn queue a key marks a kept place: its request's key is callKey)
+		q, err := b.turnLocked(w, now, w.deadline, w.res, key)
+		switch {
+		case err != nil:
+			w.state, w.err, w.slot = failed, err, slotRef{}
+			b.freeSlotLocked(ref)
+			b.ready.push(w)
+		case q == nil:
+			w.state, w.granted, w.arrived = granted, now, now
+			b.ready.push(w)
+		}
+	}
+}
+
+// waitSlot sleeps until sw, waiting for a slot, is signalled (true) or its
+// context ends (false). mu is held on entry and released on return. The
+// first in line for a slot gives up a kept place when it is due (place.go):
+// the place holds, or reserves, the slot it waits for, and a retry that
+// never comes must free it.
+func (b *Budget) waitSlot(ctx context.Context, sw *waiter) bool {
+	for {
+		var (
+			timer   *time.Timer
+			expired <-chan time.Time
+		)
+		if at := b.placeExpiryLocked(); at > 0 && b.slots.head == sw {
+			timer = time.NewTimer(time.Duration(max(0, at-b.now())))
+			expired = timer.C
+		}
+		b.unlock()
+		select {
+		case <-sw.wake:
+			stopTimer(timer)
+			return true
+		case <-ctx.Done():
+			stopTimer(timer)
+			return false
+		case <-expired:
+			b.lock()
+			if sw.state == slotQueued {
+				b.dispatchLocked(b.now())
+			}
+		}
+	}
+}
+
+// stopTimer stops t, if there is one.
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// acquireSlot is a store's wait for a concurrency slot: it returns the
+// time it got one and the slot, and the caller then takes its turn from the
+// store. A caller waiting for a slot fails at once, like one waiting for
+// its turn, when a server pause outlasts its deadline. key names the
+// request (place.go; 0: none).
 func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint64) (int64, slotRef, error) {
 	b.lock()
-	// The free slots the kept places need are reserved for their calls'
-	// retries, which come before this caller (place.go).
-	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil {
-		ref := b.takeSlotLocked()
-		b.unlock()
-		return now, ref, nil
-	}
-	if ref, ok := b.placeSlotLocked(key); ok { // its kept place took a slot meanwhile (place.go)
+	if ref, ok := b.slotNowLocked(key); ok {
 		b.unlock()
 		return now, ref, nil
 	}
@@ -65,32 +227,9 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint6
 		b.unlock()
 		return 0, slotRef{}, err
 	}
-	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline, key: key}
+	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline, key: key, state: slotQueued}
 	b.slots.push(sw)
-	for {
-		// A kept place may hold the slot this caller waits for (place.go):
-		// when it is due to be given up, the head of the slot queue gives
-		// it up, so a retry that never comes frees its slot.
-		var expired <-chan time.Time
-		if at := b.placeExpiryLocked(); at > 0 && b.slots.head == sw {
-			timer := time.NewTimer(time.Duration(max(0, at-b.now())))
-			defer timer.Stop()
-			expired = timer.C
-		}
-		b.unlock()
-		select {
-		case <-sw.wake:
-		case <-ctx.Done():
-		case <-expired:
-			b.lock()
-			if sw.state == queued {
-				b.dispatchLocked(b.now())
-				continue
-			}
-			b.unlock()
-		}
-		break
-	}
+	b.waitSlot(ctx, sw)
 	b.lock()
 	switch {
 	case sw.state == failed:
@@ -124,16 +263,12 @@ func (b *Budget) freeSlotsLocked() int {
 // far as the kept places' reservations allow.
 func (b *Budget) handFreeSlotsLocked() {
 	for sw := b.slots.head; sw != nil && b.freeSlotsLocked() > b.placesWithoutSlotLocked(); sw = b.slots.head {
-		b.slots.remove(sw)
-		sw.state, sw.slot = granted, b.takeSlotLocked()
-		sw.signal()
+		b.handSlotLocked(sw, b.takeSlotLocked())
 	}
 	// The slots reserved for the places go to their retries, when they wait.
 	for p := b.queue.head; p != nil && p.kept() && b.slots.head != nil && b.slotFreeLocked(); p = p.next {
 		if sw := b.retryWaitingLocked(p); sw != nil {
-			b.slots.remove(sw)
-			sw.state, sw.slot = granted, b.takeSlotLocked()
-			sw.signal()
+			b.handSlotLocked(sw, b.takeSlotLocked())
 		}
 	}
 }
@@ -187,9 +322,7 @@ func (b *Budget) freeSlotLocked(ref slotRef) {
 	for p := b.queue.head; p != nil && p.kept() && b.slots.head != nil; p = p.next {
 		if p.place && p.slot.idx1 == 0 {
 			if sw := b.retryWaitingLocked(p); sw != nil { // its retry: the slot is its
-				b.slots.remove(sw)
-				sw.state, sw.slot = granted, slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
-				sw.signal()
+				b.handSlotLocked(sw, slotRef{idx1: ref.idx1, gen: b.slotGen[i]})
 				return
 			}
 			p.slot = slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
@@ -197,9 +330,7 @@ func (b *Budget) freeSlotLocked(ref slotRef) {
 		}
 	}
 	if sw := b.slots.head; sw != nil {
-		b.slots.remove(sw)
-		sw.state, sw.slot = granted, slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
-		sw.signal()
+		b.handSlotLocked(sw, slotRef{idx1: ref.idx1, gen: b.slotGen[i]})
 		return
 	}
 	b.freeSlots = append(b.freeSlots, i)

@@ -14,10 +14,14 @@ import "time"
 // queue, as it left it, needs attention: no change to the queue can leave
 // it asleep.
 
-// unlock sets the queue's timer for the queue as it is and releases mu.
+// unlock reserves the turns of the callers handed a slot, sets the queue's
+// timer for the queue as it is and releases mu.
 // Every holder of the budget's mu releases it this way (lock, fast.go,
 // takes it).
 func (b *Budget) unlock() {
+	if b.handed.head != nil {
+		b.handedTurnsLocked() // callers handed a slot take their turns first (slots.go)
+	}
 	if b.queue.head != nil {
 		if d, set := b.armLocked(); set {
 			// (Set here, not in armLocked: a frame less under a runtime
