@@ -149,6 +149,9 @@ func (m *Model) Sent(t int64, n int) (guess bool) {
 		}
 	}
 	m.sends.add(t, n, m.fresh.seq)
+	if Trace != nil {
+		Trace("%d sent %d → seq %d guess %v", t, n, m.sends.n, guess)
+	}
 	return guess
 }
 
@@ -230,3 +233,6 @@ func (m *Model) windowLength() int64 {
 	}
 	return m.win.length
 }
+
+// Trace, when set, is told of every report and send (a debugging aid).
+var Trace func(format string, a ...any)

@@ -40,6 +40,10 @@ func (m *Model) Observe(r Report) Effect {
 	if r.Refused {
 		e.KeepPlace = true
 	}
+	if Trace != nil {
+		at, _ := m.Next(r.Recv, 1, r.Recv)
+		Trace("%d answer seq %d sent %d refused %v rem %d lim %d reset %d wait %d → kind %v fresh{#%d rem %d} inflight %d win[%d,%d,%d] pause[%d,%d] next1 %+d", r.Recv, seq, r.Sent, r.Refused, r.Remaining, r.Limit, r.Reset, r.Wait, m.kind, m.fresh.seq, m.fresh.remaining, m.inFlight(), m.win.lo, m.win.stated, m.win.hi, m.pauseLo, m.pauseHi, at-r.Recv)
+	}
 	return e
 }
 
