@@ -131,29 +131,33 @@ type Quota struct {
 // and how; a Profile (Profile.Parse) adds what only a provider's own headers
 // or body say.
 func Parse(status int, h http.Header, now time.Time) Feedback {
-	return parse(status, h, nil, now, NoProfile)
+	return parse(status, h, nil, now, nil)
 }
 
-// parse reads a response as Parse does, then as profile pr reads it (body
-// is the prefix of the body pr asked for, or nil).
-func parse(status int, h http.Header, body []byte, now time.Time, pr Profile) Feedback {
+// parse reads a response as Parse does, then as profile pr reads it (nil
+// for none; body is the prefix of the body pr asked for, or nil).
+func parse(status int, h http.Header, body []byte, now time.Time, pr *profile) Feedback {
 	fb := Feedback{Remaining: -1, Limit: -1, Reset: -1}
 	fb.Exhausted = status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
-	spec := pr.spec()
 
 	var hs feedbackHeaders
-	if !hs.collect(h) && spec == nil {
+	var skip []string // the headers the profile reads itself
+	if pr != nil {
+		skip = pr.headers
+	}
+	if !hs.collect(h, skip) && pr == nil {
 		return fb // the common case: no rate-limit header at all
 	}
 
-	// Level 1: the retry headers, on refusals only.
+	// Level 1: the retry headers, on error responses only: a 4xx or 5xx
+	// that names a wait asked for it, whatever its status (a 418 ban, a 529
+	// overload).
 	pause, level1, retrySent := time.Duration(0), false, false
-	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
-		status == http.StatusForbidden {
+	if status >= 400 && status <= 599 {
 		pause, level1, retrySent = parseRetryAfterHeaders(&hs, now)
 		if level1 {
 			fb.Source = FromRetryAfter
-			fb.Exhausted = true // a 403 with Retry-After is a throttle, not a denial
+			fb.Exhausted = true // a refusal with a wait: a 403 with Retry-After is a throttle, not a denial
 		} else if retrySent && status == http.StatusServiceUnavailable {
 			fb.Exhausted = false // a garbage Retry-After: an outage page, not a quota
 		}
@@ -168,7 +172,7 @@ func parse(status int, h http.Header, body []byte, now time.Time, pr Profile) Fe
 	} else if parseXRateLimitFeedback(&hs, now, &qs) {
 		source = FromXRateLimit
 	}
-	if spec != nil {
+	if pr != nil {
 		if s := pr.addQuotas(h, now, &qs); source == FromNone {
 			source = s
 		}
@@ -190,7 +194,7 @@ func parse(status int, h http.Header, body []byte, now time.Time, pr Profile) Fe
 	if qs.n > 0 {
 		fb.Quotas = append([]Quota(nil), qs.q[:qs.n]...)
 	}
-	if spec != nil {
+	if pr != nil {
 		pr.refine(status, h, body, now, &fb)
 	}
 	return fb

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,12 +125,17 @@ func FuzzProfileParse(f *testing.F) {
 		{Anthropic, 529, "Retry-After: 4\nanthropic-priority-input-tokens-remaining: 0", ""},
 		{GoogleMaps, 200, "Content-Type: application/json", `{"results" : [], "status" : "OVER_QUERY_LIMIT"}`},
 		{Prisjakt, 429, "X-Rate-Limit-Remaining: 0\nX-Rate-Limit-Reset: 600000", ""},
+		{Telegram, 429, "Content-Type: application/json", `{"ok":false,"error_code":429,"parameters":{"retry_after":5}}`},
+		{Google, 429, "Content-Type: application/json", `{"error":{"code":429,"details":[{"retryDelay":"22s"}]}}`},
+		{AWS, 400, "Content-Type: application/x-amz-json-1.0", `{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException"}`},
+		{fuzzProfiles[len(fuzzProfiles)-2], 420, "A-Left: 0\nA-Reset: 1748779200800\nB-Max: 10\nB-Used: 12\nB-Window: 1500\nC-Calls: 3/40\nC-Reset: 1m30s", ""},
+		{fuzzProfiles[len(fuzzProfiles)-1], 200, "Content-Type: application/json", `{"code":"slow_down","wait_ms":1500.5}`},
 	}
 	for _, s := range seeds {
-		f.Add(uint8(s.p), s.status, s.block, []byte(s.body), fbT0.Unix())
+		f.Add(uint8(slices.Index(fuzzProfiles, s.p)), s.status, s.block, []byte(s.body), fbT0.Unix())
 	}
 	f.Fuzz(func(t *testing.T, pr uint8, status int, block string, body []byte, nowUnix int64) {
-		p := Profile(pr % uint8(profileCount+1)) // every profile and one invalid value
+		p := fuzzProfiles[int(pr)%len(fuzzProfiles)] // every built-in profile and user-written ones
 		build := fuzzHeaders(block)
 		now := time.Unix(nowUnix%(1<<40), 0)
 		canonical := build(http.CanonicalHeaderKey)
@@ -147,6 +153,31 @@ func FuzzProfileParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzProfiles is every built-in profile and two user-written ones: one of
+// vendor-named headers in every encoding, one of body signals.
+var fuzzProfiles = append(slices.Clone(builtinProfiles),
+	mustProfile(Spec{Name: "user-headers", Quotas: []QuotaSpec{
+		{Name: "a", Limit: "A-Limit", Remaining: "A-Left", Reset: "A-Reset", ResetEncoding: EncodingUnixMilli},
+		{Name: "b", Unit: "tokens", Limit: "B-Max", Used: "B-Used", Reset: "B-Reset", ResetEncoding: EncodingDate,
+			WindowHeader: "B-Window", WindowEncoding: EncodingMilliseconds, Rolling: true},
+		{Name: "c", UsedOfLimit: "C-Calls", Reset: "C-Reset", ResetEncoding: EncodingDuration},
+	}, RefusalStatuses: []int{420}}),
+	mustProfile(Spec{Name: "user-body", BodyBytes: 4096, Signals: []Signal{
+		{Statuses: []int{200, 400, 429}, Field: "code", Values: []string{"slow_down"}, Wait: "wait_ms",
+			WaitEncoding: EncodingMilliseconds, UntilReset: true, DefaultWait: time.Second},
+		{Statuses: []int{403}, Contains: []string{"too many"}, MinWait: time.Minute, Wait: "until", WaitEncoding: EncodingUnix},
+	}}),
+)
+
+// mustProfile is NewProfile for specs a test knows to be valid.
+func mustProfile(s Spec) Profile {
+	p, err := NewProfile(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // fuzzHeaders reads a fuzzed block of "Name: value" lines (at most 64) and
