@@ -73,7 +73,7 @@ var familyWindowUnits = map[string]time.Duration{
 // the words of a dimension.
 const (
 	familyMaxWords    = 8
-	familyMaxDimWords = 3
+	familyMaxDimWords = 4
 	familyMaxNameLen  = 64
 )
 
@@ -242,8 +242,8 @@ func familyWindow(w string) (time.Duration, bool) {
 		i++
 	}
 	unit, found := familyWindowUnits[w[i:]]
-	if !found || i < len(w) && ascii.IsDigit(w[i]) {
-		return 0, false
+	if !found || i < len(w) && ascii.IsDigit(w[i]) || i == 0 && len(w) == 1 {
+		return 0, false // a lone letter ("d") is a word, not a window; "10s" is one
 	}
 	count := 1
 	if i > 0 {

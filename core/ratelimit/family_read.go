@@ -132,6 +132,8 @@ func parseFamilyFeedback(gs []familyGroup, now time.Time, qs *feedbackQuotas) {
 		if !g.name.windowed {
 			r.window = g.window()
 		}
+		// A concurrency slot returns when a request ends, not at a time:
+		// it borrows no reset.
 		if r.unit != "concurrent-requests" && !g.base() {
 			if b := familyBase(gs, g.name.family); b != nil {
 				if r.resets[0].vals == nil && r.resets[1].vals == nil && r.resets[2].vals == nil {
@@ -141,9 +143,6 @@ func parseFamilyFeedback(gs []familyGroup, now time.Time, qs *feedbackQuotas) {
 					r.window = b.window()
 				}
 			}
-		}
-		if r.unit == "concurrent-requests" {
-			r.resets = [3]resetSource{} // a concurrency slot returns when a request ends, not at a time
 		}
 		addReadQuotas(qs, &r, now)
 	}

@@ -38,6 +38,13 @@ func FuzzParse(f *testing.F) {
 		{200, "x-ratelimit-remaining-requests: 0\nx-ratelimit-reset-requests: 6m0s\nx-ratelimit-remaining-tokens: 10\nx-ratelimit-limit-tokens: 160000\nx-ratelimit-reset-tokens: 1h2m3.5s"},
 		{200, "anthropic-ratelimit-tokens-remaining: 0\nanthropic-ratelimit-tokens-reset: 2025-06-01T12:00:30Z\nanthropic-ratelimit-output-tokens-remaining: 5"},
 		{200, "X-RATELIMIT-REMAINING: 0\nx-ratelimit-reset: 30\nX-RateLimit-Reset: 40"},
+		{200, "x-ratelimit-limit-requests-day: 1000\nx-ratelimit-remaining-requests-day: 0\nx-ratelimit-reset-requests-day: 33011.382867097855"},
+		{429, "X-RateLimit-Tokens-Remaining: 0\nX-RateLimit-Tokens-Reset: 1748779230000\nx-ratelimit-reset-tokens-per-minute: 6m0s"},
+		{200, "X-Ratelimit-Limit: 600,30000\nX-Ratelimit-Usage: 692,29300\nX-RateLimit-Reset: 5, 50"},
+		{200, "X-Rate-Remaining: 5\nX-Remaining-Requests: 3\nX-Mbx-Used-Weight-1m: 6001"},
+		{418, "Retry-After: 7200\nX-Sentry-Rate-Limit-ConcurrentLimit: 25\nX-Sentry-Rate-Limit-ConcurrentRemaining: 0"},
+		{200, "X-Rate-Limit-Requests-Left: 0\nX-Rate-Limit-Requests-Quota: 150\nX-Rate-Limit-Time-Reset-Ms: 15000\nX-Rate-Limit-Time-Window-Ms: 30000"},
+		{529, "Retry-After: 30\nX-Discogs-Ratelimit: 60\nX-Discogs-Ratelimit-Used: 61\nx-ratelimit-minute-limit: 10\nx-ratelimit-minute-remaining: 0"},
 	}
 	for _, s := range seeds {
 		f.Add(s.status, s.block, fbT0.Unix())
@@ -60,6 +67,18 @@ func FuzzParse(f *testing.F) {
 		}
 		if again := Parse(status, canonical, now); !reflect.DeepEqual(again, fb) {
 			t.Fatalf("second call differs: %+v then %+v", fb, again)
+		}
+		// No quota is invented: every quota comes from a header whose name
+		// says "limit" (ratelimit, rate-limit, call-limit, limit-info), so
+		// the others leave the quotas as they are.
+		limitOnly := http.Header{}
+		for k, vs := range canonical {
+			if strings.Contains(strings.ToLower(k), "limit") {
+				limitOnly[k] = vs
+			}
+		}
+		if q := Parse(status, limitOnly, now).Quotas; !reflect.DeepEqual(q, fb.Quotas) {
+			t.Fatalf("quotas from headers that say none:\n%v\n-> %+v\nlimit headers alone -> %+v", canonical, fb.Quotas, q)
 		}
 	})
 }
