@@ -20,16 +20,12 @@ const DefaultMaxPause = time.Hour
 
 // WithProfile makes the budget read responses with profile p as well as
 // generically: Observe, Permit.Observe and the Transport use it, and the
-// Transport reads the body prefix the profile asks for. The default is
+// Transport reads the body prefix the profile asks for. p is a built-in
+// profile (ratelimit.GitHub…) or one a user described
+// (ratelimit.NewProfile, ratelimit.LoadProfile). The default is
 // ratelimit.NoProfile.
 func WithProfile(p ratelimit.Profile) Option {
-	return optionFunc(func(c *config) {
-		if !p.IsValid() {
-			c.fail(configErrorf("WithProfile", "unknown profile %d", int(p)))
-			return
-		}
-		c.profile = p
-	})
+	return optionFunc(func(c *config) { c.profile = p })
 }
 
 // parseFeedback is ratelimit.Parse with the pause capped at maxPause; a

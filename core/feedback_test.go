@@ -1,6 +1,7 @@
 package core
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,14 +65,42 @@ func TestParseFeedbackCap(t *testing.T) {
 	}
 }
 
-// TestWithProfileRefusesUnknown checks that WithProfile refuses a profile
-// ratelimit does not define, naming the option.
-func TestWithProfileRefusesUnknown(t *testing.T) {
-	_, err := NewBudget(Rate{Requests: 1, Period: time.Second}, WithProfile(ratelimit.Profile(99)))
-	if err == nil || !strings.Contains(err.Error(), "WithProfile") {
-		t.Errorf("NewBudget(WithProfile(99)) error = %v, want one naming WithProfile", err)
+// TestTransportUserProfile sends, from a real server, a refusal only a
+// user-written profile reads (a 400 whose JSON body names the wait in
+// milliseconds) through a Transport whose budget has that profile: the
+// budget pauses for the wait the body names, capped at WithMaxPause, and the
+// caller reads the body as sent.
+func TestTransportUserProfile(t *testing.T) {
+	p, err := ratelimit.NewProfile(ratelimit.Spec{Name: "acme", Signals: []ratelimit.Signal{{
+		Statuses: []int{http.StatusBadRequest}, Field: "code", Values: []string{"slow_down"},
+		Wait: "retry_in_ms", WaitEncoding: ratelimit.EncodingMilliseconds,
+	}}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := NewBudget(Rate{Requests: 1, Period: time.Second}, WithProfile(ratelimit.Prisjakt)); err != nil {
-		t.Errorf("NewBudget(WithProfile(Prisjakt)) error = %v, want nil", err)
+	const body = `{"code":"slow_down","retry_in_ms":20000}`
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, body)
+	})
+	for _, tt := range []struct {
+		profile ratelimit.Profile
+		paused  bool
+	}{{p, true}, {ratelimit.NoProfile, false}} {
+		b := MustBudget(PerSecond(1000), WithProfile(tt.profile), WithMaxPause(30*time.Second))
+		c := &http.Client{Transport: NewTransport(nil, b)}
+		resp, err := c.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(got) != body {
+			t.Errorf("%v: body = %q, %v; want it as sent", tt.profile, got, err)
+		}
+		if pause := b.PauseRemaining(); (pause > 15*time.Second && pause <= 20*time.Second) != tt.paused {
+			t.Errorf("%v: PauseRemaining = %v, want a pause of about 20s: %v", tt.profile, pause, tt.paused)
+		}
 	}
 }

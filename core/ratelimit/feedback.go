@@ -16,13 +16,14 @@ const (
 	// FromNone means no rate-limit header was usable; only the status spoke.
 	FromNone Source = iota
 	// FromRetryAfter means retry-after-ms, x-ms-retry-after-ms or Retry-After
-	// on a 429, 503 or 403 decided the pause.
+	// on an error status (4xx, 5xx) decided the pause.
 	FromRetryAfter
 	// FromRateLimit means the IETF RateLimit and RateLimit-Policy fields (or
 	// the older RateLimit-Limit, -Remaining and -Reset trio) decided.
 	FromRateLimit
-	// FromXRateLimit means the de facto X-RateLimit-* family or a provider
-	// variant of it (OpenAI, Anthropic, GitHub, Discord) decided.
+	// FromXRateLimit means the de facto X-RateLimit-* family, a provider
+	// variant of it (OpenAI, Anthropic, GitHub, Discord), a header read by
+	// family, or a profile's quota headers decided.
 	FromXRateLimit
 )
 
@@ -51,10 +52,11 @@ type Feedback struct {
 	// (a headgate budget at its WithMaxPause).
 	Pause time.Duration
 
-	// Exhausted reports that the response says the quota is spent: a 429, a
-	// 503 (unless its retry header is garbage), a 403 with a valid
-	// Retry-After, an IETF requests item with r=0, a de facto remaining count
-	// of 0 (requests or tokens), or what a Profile reads.
+	// Exhausted reports that the response says the quota is spent, or
+	// refused the call: a 429, a 503 (unless its retry header is garbage),
+	// any error status with a valid retry header, an IETF requests item with
+	// r=0, a de facto remaining count of 0 (requests, tokens, concurrency),
+	// or what a Profile reads.
 	Exhausted bool
 
 	// Remaining is what is left of the binding quota (the spent one, or else
@@ -107,53 +109,58 @@ type Quota struct {
 //
 // The pause comes from the first of three levels that applies:
 //
-//  1. On a 429, 503 or 403 only, the retry headers: retry-after-ms, then
-//     x-ms-retry-after-ms, then Retry-After (delta-seconds, decimals allowed,
-//     or an HTTP-date, read leniently). A header sent on several lines gives
-//     its longest valid wait; an invalid value counts as absent.
+//  1. On an error status (4xx, 5xx), the retry headers: retry-after-ms,
+//     then x-ms-retry-after-ms, then Retry-After (delta-seconds, decimals
+//     allowed, or an HTTP-date, read leniently). A header sent on several
+//     lines gives its longest valid wait; an invalid value counts as absent.
 //  2. The IETF RateLimit and RateLimit-Policy fields (and their draft-07 and
 //     RateLimit-Limit/-Remaining/-Reset forms): a spent requests item pauses
 //     until its reset. Quotas in other units (qu="content-bytes") are listed
 //     in Quotas, in their own unit, but never pause.
 //  3. Only when level 2 is absent or unusable, the de facto headers
 //     (X-RateLimit-*, X-Rate-Limit-*, the OpenAI and Anthropic dimensions,
-//     Shopify's call limit, Salesforce's Sforce-Limit-Info): a spent quota
-//     pauses until its reset.
+//     Shopify's call limit, Salesforce's Sforce-Limit-Info, and every other
+//     name holding "ratelimit" or "rate-limit", read by family): a spent
+//     quota pauses until its reset.
 //
 // Levels 2 and 3 fill Remaining, Limit, Reset and Quotas even when level 1
 // decided the pause; the binding quota (a spent one, else the one closest to
 // being spent) fills Remaining, Limit and Reset. A remaining count sent
 // twice, or folded into a list ("991, 98"), reads as the smallest. A 429 is
 // always Exhausted; so is a 503, unless it carries a retry header that does
-// not parse (a broken proxy's page, not a quota); so is a 403 with a valid
-// retry header (GitHub's secondary limits). Header names are matched in any
+// not parse (a broken proxy's page, not a quota); so is any error status
+// with a valid retry header (GitHub's 403, a 418 ban, a 529 overload). Header names are matched in any
 // case, even in a map built by hand. The package doc lists every header read
 // and how; a Profile (Profile.Parse) adds what only a provider's own headers
 // or body say.
 func Parse(status int, h http.Header, now time.Time) Feedback {
-	return parse(status, h, nil, now, NoProfile)
+	return parse(status, h, nil, now, nil)
 }
 
-// parse reads a response as Parse does, then as profile pr reads it (body
-// is the prefix of the body pr asked for, or nil).
-func parse(status int, h http.Header, body []byte, now time.Time, pr Profile) Feedback {
+// parse reads a response as Parse does, then as profile pr reads it (nil
+// for none; body is the prefix of the body pr asked for, or nil).
+func parse(status int, h http.Header, body []byte, now time.Time, pr *profile) Feedback {
 	fb := Feedback{Remaining: -1, Limit: -1, Reset: -1}
 	fb.Exhausted = status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
-	spec := pr.spec()
 
 	var hs feedbackHeaders
-	if !hs.collect(h) && spec == nil {
+	var skip []string // the headers the profile reads itself
+	if pr != nil {
+		skip = pr.headers
+	}
+	if !hs.collect(h, skip) && pr == nil {
 		return fb // the common case: no rate-limit header at all
 	}
 
-	// Level 1: the retry headers, on refusals only.
+	// Level 1: the retry headers, on error responses only: a 4xx or 5xx
+	// that names a wait asked for it, whatever its status (a 418 ban, a 529
+	// overload).
 	pause, level1, retrySent := time.Duration(0), false, false
-	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
-		status == http.StatusForbidden {
+	if status >= 400 && status <= 599 {
 		pause, level1, retrySent = parseRetryAfterHeaders(&hs, now)
 		if level1 {
 			fb.Source = FromRetryAfter
-			fb.Exhausted = true // a 403 with Retry-After is a throttle, not a denial
+			fb.Exhausted = true // a refusal with a wait: a 403 with Retry-After is a throttle, not a denial
 		} else if retrySent && status == http.StatusServiceUnavailable {
 			fb.Exhausted = false // a garbage Retry-After: an outage page, not a quota
 		}
@@ -168,7 +175,7 @@ func parse(status int, h http.Header, body []byte, now time.Time, pr Profile) Fe
 	} else if parseXRateLimitFeedback(&hs, now, &qs) {
 		source = FromXRateLimit
 	}
-	if spec != nil {
+	if pr != nil {
 		if s := pr.addQuotas(h, now, &qs); source == FromNone {
 			source = s
 		}
@@ -190,7 +197,7 @@ func parse(status int, h http.Header, body []byte, now time.Time, pr Profile) Fe
 	if qs.n > 0 {
 		fb.Quotas = append([]Quota(nil), qs.q[:qs.n]...)
 	}
-	if spec != nil {
+	if pr != nil {
 		pr.refine(status, h, body, now, &fb)
 	}
 	return fb

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,13 @@ func FuzzParse(f *testing.F) {
 		{200, "x-ratelimit-remaining-requests: 0\nx-ratelimit-reset-requests: 6m0s\nx-ratelimit-remaining-tokens: 10\nx-ratelimit-limit-tokens: 160000\nx-ratelimit-reset-tokens: 1h2m3.5s"},
 		{200, "anthropic-ratelimit-tokens-remaining: 0\nanthropic-ratelimit-tokens-reset: 2025-06-01T12:00:30Z\nanthropic-ratelimit-output-tokens-remaining: 5"},
 		{200, "X-RATELIMIT-REMAINING: 0\nx-ratelimit-reset: 30\nX-RateLimit-Reset: 40"},
+		{200, "x-ratelimit-limit-requests-day: 1000\nx-ratelimit-remaining-requests-day: 0\nx-ratelimit-reset-requests-day: 33011.382867097855"},
+		{429, "X-RateLimit-Tokens-Remaining: 0\nX-RateLimit-Tokens-Reset: 1748779230000\nx-ratelimit-reset-tokens-per-minute: 6m0s"},
+		{200, "X-Ratelimit-Limit: 600,30000\nX-Ratelimit-Usage: 692,29300\nX-RateLimit-Reset: 5, 50"},
+		{200, "X-Rate-Remaining: 5\nX-Remaining-Requests: 3\nX-Mbx-Used-Weight-1m: 6001"},
+		{418, "Retry-After: 7200\nX-Sentry-Rate-Limit-ConcurrentLimit: 25\nX-Sentry-Rate-Limit-ConcurrentRemaining: 0"},
+		{200, "X-Rate-Limit-Requests-Left: 0\nX-Rate-Limit-Requests-Quota: 150\nX-Rate-Limit-Time-Reset-Ms: 15000\nX-Rate-Limit-Time-Window-Ms: 30000"},
+		{529, "Retry-After: 30\nX-Discogs-Ratelimit: 60\nX-Discogs-Ratelimit-Used: 61\nx-ratelimit-minute-limit: 10\nx-ratelimit-minute-remaining: 0"},
 	}
 	for _, s := range seeds {
 		f.Add(s.status, s.block, fbT0.Unix())
@@ -59,6 +67,18 @@ func FuzzParse(f *testing.F) {
 		}
 		if again := Parse(status, canonical, now); !reflect.DeepEqual(again, fb) {
 			t.Fatalf("second call differs: %+v then %+v", fb, again)
+		}
+		// No quota is invented: every quota comes from a header whose name
+		// says "limit" (ratelimit, rate-limit, call-limit, limit-info), so
+		// the others leave the quotas as they are.
+		limitOnly := http.Header{}
+		for k, vs := range canonical {
+			if strings.Contains(strings.ToLower(k), "limit") {
+				limitOnly[k] = vs
+			}
+		}
+		if q := Parse(status, limitOnly, now).Quotas; !reflect.DeepEqual(q, fb.Quotas) {
+			t.Fatalf("quotas from headers that say none:\n%v\n-> %+v\nlimit headers alone -> %+v", canonical, fb.Quotas, q)
 		}
 	})
 }
@@ -124,12 +144,17 @@ func FuzzProfileParse(f *testing.F) {
 		{Anthropic, 529, "Retry-After: 4\nanthropic-priority-input-tokens-remaining: 0", ""},
 		{GoogleMaps, 200, "Content-Type: application/json", `{"results" : [], "status" : "OVER_QUERY_LIMIT"}`},
 		{Prisjakt, 429, "X-Rate-Limit-Remaining: 0\nX-Rate-Limit-Reset: 600000", ""},
+		{Telegram, 429, "Content-Type: application/json", `{"ok":false,"error_code":429,"parameters":{"retry_after":5}}`},
+		{Google, 429, "Content-Type: application/json", `{"error":{"code":429,"details":[{"retryDelay":"22s"}]}}`},
+		{AWS, 400, "Content-Type: application/x-amz-json-1.0", `{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException"}`},
+		{fuzzProfiles[len(fuzzProfiles)-2], 420, "A-Left: 0\nA-Reset: 1748779200800\nB-Max: 10\nB-Used: 12\nB-Window: 1500\nC-Calls: 3/40\nC-Reset: 1m30s", ""},
+		{fuzzProfiles[len(fuzzProfiles)-1], 200, "Content-Type: application/json", `{"code":"slow_down","wait_ms":1500.5}`},
 	}
 	for _, s := range seeds {
-		f.Add(uint8(s.p), s.status, s.block, []byte(s.body), fbT0.Unix())
+		f.Add(uint8(slices.Index(fuzzProfiles, s.p)), s.status, s.block, []byte(s.body), fbT0.Unix())
 	}
 	f.Fuzz(func(t *testing.T, pr uint8, status int, block string, body []byte, nowUnix int64) {
-		p := Profile(pr % uint8(profileCount+1)) // every profile and one invalid value
+		p := fuzzProfiles[int(pr)%len(fuzzProfiles)] // every built-in profile and user-written ones
 		build := fuzzHeaders(block)
 		now := time.Unix(nowUnix%(1<<40), 0)
 		canonical := build(http.CanonicalHeaderKey)
@@ -147,6 +172,31 @@ func FuzzProfileParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzProfiles is every built-in profile and two user-written ones: one of
+// vendor-named headers in every encoding, one of body signals.
+var fuzzProfiles = append(slices.Clone(builtinProfiles),
+	mustProfile(Spec{Name: "user-headers", Quotas: []QuotaSpec{
+		{Name: "a", Limit: "A-Limit", Remaining: "A-Left", Reset: "A-Reset", ResetEncoding: EncodingUnixMilli},
+		{Name: "b", Unit: "tokens", Limit: "B-Max", Used: "B-Used", Reset: "B-Reset", ResetEncoding: EncodingDate,
+			WindowHeader: "B-Window", WindowEncoding: EncodingMilliseconds, Rolling: true},
+		{Name: "c", UsedOfLimit: "C-Calls", Reset: "C-Reset", ResetEncoding: EncodingDuration},
+	}, RefusalStatuses: []int{420}}),
+	mustProfile(Spec{Name: "user-body", BodyBytes: 4096, Signals: []Signal{
+		{Statuses: []int{200, 400, 429}, Field: "code", Values: []string{"slow_down"}, Wait: "wait_ms",
+			WaitEncoding: EncodingMilliseconds, UntilReset: true, DefaultWait: time.Second},
+		{Statuses: []int{403}, Contains: []string{"too many"}, MinWait: time.Minute, Wait: "until", WaitEncoding: EncodingUnix},
+	}}),
+)
+
+// mustProfile is NewProfile for specs a test knows to be valid.
+func mustProfile(s Spec) Profile {
+	p, err := NewProfile(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // fuzzHeaders reads a fuzzed block of "Name: value" lines (at most 64) and

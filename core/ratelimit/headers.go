@@ -141,11 +141,13 @@ func init() {
 type feedbackHeaders struct {
 	vals [feedbackHeaderCount][]string
 	keys [feedbackHeaderCount]string // the map key vals came from
+	fam  familyHeaders               // the headers named by family (family.go)
 	seen bool                        // whether any header was found
 }
 
 // collect gathers the headers of h that Parse reads and reports
-// whether there was any. It walks the map once instead of looking up each
+// whether there was any: the exact names, and the names of a family
+// (family.go). It walks the map once instead of looking up each
 // of the ~40 names: that also finds keys that are not in canonical form (a
 // map built by hand), and a response without rate-limit headers (the common
 // case) costs a few byte comparisons per header and allocates nothing.
@@ -153,13 +155,23 @@ type feedbackHeaders struct {
 // When two keys differ only in case (possible only in a map built by hand),
 // the canonical one wins, else the one that sorts first, so the result does
 // not depend on the map's iteration order.
-func (hs *feedbackHeaders) collect(h http.Header) bool {
+//
+// skip lists the lower-case names a profile reads itself: those are not
+// read by family.
+func (hs *feedbackHeaders) collect(h http.Header, skip []string) bool {
 	for k, vs := range h {
-		if len(vs) == 0 || !feedbackHeaderCandidate(k) {
+		if len(vs) == 0 {
 			continue
 		}
-		id, ok := feedbackHeaderID(k)
+		id, ok := feedbackHeader(0), false
+		if feedbackHeaderCandidate(k) {
+			id, ok = feedbackHeaderID(k)
+		}
 		if !ok {
+			if familyCandidate(k) && !foldIn(k, skip) {
+				hs.fam.add(k, vs)
+				hs.seen = true
+			}
 			continue
 		}
 		if old := hs.keys[id]; old != "" &&
@@ -211,4 +223,14 @@ func (hs *feedbackHeaders) get(id feedbackHeader) []string {
 		return nil
 	}
 	return hs.vals[id]
+}
+
+// foldIn reports whether k equals one of names in any case.
+func foldIn(k string, names []string) bool {
+	for _, n := range names {
+		if len(n) == len(k) && ascii.EqualFold(k, n) {
+			return true
+		}
+	}
+	return false
 }

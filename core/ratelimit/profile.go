@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"bytes"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/headgate-go/headgate/core/internal/ascii"
@@ -25,41 +24,17 @@ import (
 // before it hands the response on, then serves it again, so the caller reads
 // the whole body as sent.
 //
-// The zero value, NoProfile, is the generic reading alone. The package doc
-// lists what each profile reads. The set is closed: a provider not listed is
-// read generically.
-type Profile uint8
+// A profile is described by a Spec: NewProfile builds one from a Spec
+// written in Go, LoadProfile from JSON. The built-in profiles (GitHub,
+// OpenAI…) are Specs too, some with code for what no Spec says. The zero
+// value, NoProfile, is the generic reading alone. A Profile is immutable and
+// safe for concurrent use; profiles compare equal only to themselves.
+type Profile struct {
+	p *profile
+}
 
-const (
-	// NoProfile reads the generic headers only.
-	NoProfile Profile = iota
-	// GitHub adds GitHub's secondary rate limits.
-	GitHub
-	// Atlassian adds Jira's and Confluence's Beta-RateLimit fields.
-	Atlassian
-	// HubSpot adds the X-HubSpot-RateLimit-* windows.
-	HubSpot
-	// Zendesk adds the Zendesk-RateLimit-* endpoint quotas.
-	Zendesk
-	// Bybit adds the X-Bapi-Limit-* headers and the body's retCode.
-	Bybit
-	// Shopify adds the GraphQL Admin API's throttle status.
-	Shopify
-	// Salesforce adds the REQUEST_LIMIT_EXCEEDED refusal.
-	Salesforce
-	// Discord adds the rate limit's scope and the body's retry_after.
-	Discord
-	// OpenAI adds the body's "try again in" and insufficient_quota.
-	OpenAI
-	// Anthropic adds the Priority Tier quotas and the 529 overload.
-	Anthropic
-	// GoogleMaps adds the OVER_QUERY_LIMIT status of a 200's body.
-	GoogleMaps
-	// Prisjakt reads X-Rate-Limit-Reset as milliseconds from now.
-	Prisjakt
-
-	profileCount
-)
+// NoProfile reads the generic headers only.
+var NoProfile Profile
 
 // profileMaxBody bounds the body prefix any profile may ask for.
 const profileMaxBody = 4 << 10
@@ -69,39 +44,22 @@ const profileMaxBody = 4 << 10
 // reader fills).
 const profileMaxExtraQuotas = 1
 
-// profileSpec is what a profile reads: its name, which bodies it reads, and
-// (through the switches in Profile.addQuotas and Profile.refine, in
-// profiles.go) what it adds to the generic reading.
-type profileSpec struct {
-	name string
-	// body returns how many leading bytes of the body the profile reads for
-	// a response with this status and header (at most profileMaxBody); 0
-	// for none. nil means none.
-	body func(status int, h http.Header) int
-}
-
-// spec returns p's spec, or nil for NoProfile and invalid values.
-//
-// What a profile adds is called through switches on p (addQuotas, refine)
-// rather than function values in the spec, so that the quotas and the
-// feedback they write to stay on the stack: with or without a profile, a
-// response with nothing to read allocates nothing.
-func (p Profile) spec() *profileSpec {
-	if p == NoProfile || p >= profileCount {
-		return nil
-	}
-	return &profileSpecs[p]
-}
-
 // String returns the profile's name ("none", "github", "atlassian"…).
 func (p Profile) String() string {
-	if s := p.spec(); s != nil {
-		return s.name
-	}
-	if p == NoProfile {
+	if p.p == nil {
 		return "none"
 	}
-	return "Profile(" + strconv.Itoa(int(p)) + ")"
+	return p.p.spec.Name
+}
+
+// Spec returns a copy of the Spec p was built from: the declarative part of
+// a built-in profile (its code for what no Spec says is not in it), and the
+// zero Spec for NoProfile.
+func (p Profile) Spec() Spec {
+	if p.p == nil {
+		return Spec{}
+	}
+	return cloneSpec(p.p.spec)
 }
 
 // Parse reads a response as the package-level Parse does and then as the
@@ -109,23 +67,18 @@ func (p Profile) String() string {
 // hand; BodyPrefix says how much the profile wants). Like Parse it is pure
 // and reports the pause uncapped.
 func (p Profile) Parse(status int, h http.Header, body []byte, now time.Time) Feedback {
-	return parse(status, h, body, now, p)
+	return parse(status, h, body, now, p.p)
 }
 
 // BodyPrefix returns how many leading bytes of the body the profile reads
 // for a response with this status and header: 0 when it reads none (always
-// for NoProfile, and for every Server-Sent Events stream).
+// for NoProfile, and for every Server-Sent Events stream), at most 4096.
 func (p Profile) BodyPrefix(status int, h http.Header) int {
-	s := p.spec()
-	if s == nil || s.body == nil || profileIsStream(h) {
+	if p.p == nil || profileIsStream(h) {
 		return 0
 	}
-	return min(max(s.body(status, h), 0), profileMaxBody)
+	return p.p.bodyPrefix(status, h)
 }
-
-// IsValid reports whether p is one of the profiles this package defines
-// (NoProfile included). An invalid profile reads generically.
-func (p Profile) IsValid() bool { return p < profileCount }
 
 // profileHeader returns the values of the header with the canonical name
 // canon: h[canon], or else the values of a key equal to it in any case (a

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -309,9 +308,6 @@ func TestProfileAnthropic(t *testing.T) {
 				{"requests", "requests", 49, 50, -1, 0},
 				{"priority-input-tokens", "tokens", 0, 10000, 30 * time.Second, 0},
 			}},
-		{"overloaded-529", 529, jsonHeader("Retry-After", "4"),
-			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
-			fbWant{4 * time.Second, false, -1, -1, -1, FromRetryAfter}, nil},
 	})
 }
 
@@ -335,7 +331,6 @@ func TestProfileBodyPrefix(t *testing.T) {
 		{OpenAI, 429, sse, 0},
 		{OpenAI, 200, sse, 0},
 		{Atlassian, 429, jsonHeader(), 0},
-		{Profile(200), 429, jsonHeader(), 0},
 	} {
 		if got := tt.p.BodyPrefix(tt.status, tt.h); got != tt.want || got > profileMaxBody {
 			t.Errorf("%v.BodyPrefix(%d, %v) = %d, want %d", tt.p, tt.status, tt.h, got, tt.want)
@@ -343,25 +338,26 @@ func TestProfileBodyPrefix(t *testing.T) {
 	}
 }
 
-// TestProfileNames checks String, and that IsValid holds for every profile
-// defined and no other.
+// builtinProfiles lists every built-in profile, NoProfile first.
+var builtinProfiles = []Profile{NoProfile, GitHub, Atlassian, HubSpot, Zendesk, Bybit, Shopify,
+	Salesforce, Discord, OpenAI, Anthropic, GoogleMaps, Prisjakt, Telegram, Google, AWS}
+
+// TestProfileNames checks String: a unique name for every profile, and
+// the name of its Spec.
 func TestProfileNames(t *testing.T) {
 	seen := map[string]bool{}
-	for p := NoProfile; p < profileCount; p++ {
+	for _, p := range builtinProfiles {
 		s := p.String()
-		if s == "" || seen[s] || strings.HasPrefix(s, "Profile(") {
-			t.Errorf("Profile(%d).String() = %q, want a unique name", int(p), s)
+		if s == "" || seen[s] {
+			t.Errorf("%v.String() = %q, want a unique name", p.Spec().Name, s)
 		}
 		seen[s] = true
-		if !p.IsValid() {
-			t.Errorf("%v.IsValid() = false, want true", p)
+		if p != NoProfile && p.Spec().Name != s {
+			t.Errorf("%v.Spec().Name = %q, want %q", p, p.Spec().Name, s)
 		}
 	}
-	if got := Profile(99).String(); got != "Profile(99)" {
-		t.Errorf("Profile(99).String() = %q", got)
-	}
-	if p := Profile(99); p.IsValid() {
-		t.Errorf("Profile(99).IsValid() = true, want false")
+	if got := NoProfile.String(); got != "none" {
+		t.Errorf("NoProfile.String() = %q, want none", got)
 	}
 }
 
@@ -370,7 +366,7 @@ func TestProfileNames(t *testing.T) {
 // deciding whether to read its body.
 func TestProfileNoAllocs(t *testing.T) {
 	h := jsonHeader("Date", "Sun, 01 Jun 2025 12:00:00 GMT", "X-Request-Id", "abc")
-	for p := NoProfile; p < profileCount; p++ {
+	for _, p := range builtinProfiles {
 		if allocs := testing.AllocsPerRun(100, func() { p.Parse(200, h, nil, fbT0) }); allocs != 0 {
 			t.Errorf("%v.Parse(plain 200) allocates %v times per call, want 0", p, allocs)
 		}

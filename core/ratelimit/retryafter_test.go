@@ -113,16 +113,22 @@ func TestParseRetryAfterMs(t *testing.T) {
 	}
 }
 
-// TestParseRetryAfterStatuses checks that level 1 applies on 429,
-// 503 and 403 only.
+// TestParseRetryAfterStatuses checks that level 1 applies on every error
+// status, 4xx and 5xx: a wait the server asked for, whatever the status (a
+// 418 ban, a 529 overload), and makes the response a refusal; never on a
+// success or a redirect, whose Retry-After is no quota's.
 func TestParseRetryAfterStatuses(t *testing.T) {
 	h := fbHeader("Retry-After", "Sun, 01 Jun 2025 12:00:09 GMT")
 	for status, want := range map[int]time.Duration{
 		429: 9 * time.Second, 503: 9 * time.Second, 403: 9 * time.Second,
-		200: 0, 204: 0, 301: 0, 400: 0, 404: 0, 500: 0, 502: 0,
+		400: 9 * time.Second, 404: 9 * time.Second, 418: 9 * time.Second,
+		500: 9 * time.Second, 502: 9 * time.Second, 529: 9 * time.Second, 599: 9 * time.Second,
+		200: 0, 204: 0, 301: 0, 399: 0, 600: 0,
 	} {
-		if got := Parse(status, h, fbT0).Pause; got != want {
-			t.Errorf("Parse(%d, Retry-After: date 9s ahead, fbT0).Pause = %v, want %v", status, got, want)
+		fb := Parse(status, h, fbT0)
+		if fb.Pause != want || fb.Exhausted != (want > 0) {
+			t.Errorf("Parse(%d, Retry-After: date 9s ahead, fbT0) = pause %v, exhausted %v; want %v, %v",
+				status, fb.Pause, fb.Exhausted, want, want > 0)
 		}
 	}
 }

@@ -41,14 +41,20 @@ var xrlDimensions = [...]xrlDimension{
 // parseXRateLimitFeedback reads level 3 of Parse into qs and reports
 // whether it applies (some quota had a valid remaining count): the
 // X-RateLimit-* headers (else the X-Rate-Limit-* spelling), then the
-// per-dimension headers of xrlDimensions, then the vendor quota formats of
-// Shopify and Salesforce (see parseUsedOfLimit). Every quota counts for the binding
-// choice, tokens included: a spent tokens quota refuses the next request as
+// per-dimension headers of xrlDimensions, then the headers named by family
+// (family.go), then the vendor quota formats of Shopify and Salesforce (see
+// parseUsedOfLimit). Every quota counts for the binding choice, tokens and
+// concurrency included: a spent tokens quota refuses the next request as
 // surely as a spent requests quota.
 func parseXRateLimitFeedback(hs *feedbackHeaders, now time.Time, qs *feedbackQuotas) bool {
-	if !parseXRateLimitFamily(hs, now, qs,
+	var gs [familyMaxGroups]familyGroup
+	groups := gs[:0]
+	if hs.fam.n > 0 {
+		groups = gs[:familyGroups(&hs.fam, &gs)]
+	}
+	if !parseXRateLimitFamily(hs, now, qs, familyBase(groups, "x-ratelimit-"),
 		fbHdrXRLLimit, fbHdrXRLRemaining, fbHdrXRLReset, fbHdrXRLResetAfter, fbHdrXRLUsed, fbHdrXRLResource) {
-		parseXRateLimitFamily(hs, now, qs,
+		parseXRateLimitFamily(hs, now, qs, familyBase(groups, "x-rate-limit-"),
 			fbHdrXRL2Limit, fbHdrXRL2Remaining, fbHdrXRL2Reset, fbHdrXRL2ResetAfter, fbHdrNone, fbHdrNone)
 	}
 	for i := range xrlDimensions {
@@ -66,6 +72,7 @@ func parseXRateLimitFeedback(hs *feedbackHeaders, now time.Time, qs *feedbackQuo
 		}
 		qs.add(q, true)
 	}
+	parseFamilyFeedback(groups, now, qs)
 	parseShopifyCallLimit(hs, qs)
 	parseSforceLimitInfo(hs, qs)
 	return qs.n > 0
@@ -79,41 +86,53 @@ func parseXRateLimitFeedback(hs *feedbackHeaders, now time.Time, qs *feedbackQuo
 // because it does not depend on the two clocks agreeing. usedH and
 // resourceH are fbHdrNone for a family without them. The X-Rate-Limit-*
 // spelling also takes its limit from a bare X-Rate-Limit, as Zendesk sends it.
-func parseXRateLimitFamily(hs *feedbackHeaders, now time.Time, qs *feedbackQuotas,
+//
+// base is the family's other headers without dimension or window (nil for
+// none): what the exact names do not say, it does — Strava's
+// X-RateLimit-Usage, Datadog's X-RateLimit-Period, Mapbox's
+// X-Rate-Limit-Interval, a reset in milliseconds. A limit listing several
+// windows ("600,30000") with as many remaining or used counts is one quota
+// per window (see addReadQuotas).
+func parseXRateLimitFamily(hs *feedbackHeaders, now time.Time, qs *feedbackQuotas, base *familyGroup,
 	limitH, remainingH, resetH, resetAfterH, usedH, resourceH feedbackHeader) bool {
-	q := Quota{Name: "requests", Unit: "requests", Remaining: -1, Limit: -1, Reset: -1}
-	if limit, ok := feedbackFirstCount(hs.get(limitH)); ok {
-		q.Limit = limit
-	} else if limitH == fbHdrXRL2Limit {
-		if limit, ok := feedbackFirstCount(hs.get(fbHdrXRL2Bare)); ok {
-			q.Limit = limit
-		}
+	r := quotaReading{name: "requests", unit: "requests",
+		limit: hs.get(limitH), remaining: hs.get(remainingH), used: hs.get(usedH)}
+	if r.limit == nil && limitH == fbHdrXRL2Limit {
+		r.limit = hs.get(fbHdrXRL2Bare)
 	}
-	if remaining, ok := feedbackRemaining(hs.get(remainingH)); ok {
-		q.Remaining = remaining
-	} else if usedH != fbHdrNone && q.Limit >= 0 {
-		if used, ok := feedbackFirstCount(hs.get(usedH)); ok {
-			q.Remaining = max(q.Limit-used, 0)
+	r.resets = [3]resetSource{{hs.get(resetAfterH), famResetAfter}, {hs.get(resetH), famReset}}
+	if base != nil {
+		r.limit = orVals(r.limit, base.vals[famLimit])
+		r.remaining = orVals(r.remaining, base.vals[famRemaining])
+		r.used = orVals(r.used, base.vals[famUsed])
+		if r.resets[0].vals == nil && r.resets[1].vals == nil {
+			r.setResets(base)
 		}
+		r.window = base.window()
 	}
-	if q.Remaining < 0 {
+	before := qs.n
+	if !addReadQuotas(qs, &r, now) {
 		return false
-	}
-	if d, ok := feedbackFirstResetAfter(hs.get(resetAfterH)); ok {
-		q.Reset = d
-	} else if d, ok := feedbackFirstReset(hs.get(resetH), now); ok {
-		q.Reset = d
 	}
 	if resourceH != fbHdrNone {
 		for _, v := range hs.get(resourceH) {
 			if v = ascii.TrimOWS(v); v != "" && len(v) <= 64 {
-				q.Name = v
+				for i := before; i < qs.n; i++ {
+					qs.q[i].Name = v
+				}
 				break
 			}
 		}
 	}
-	qs.add(q, true)
 	return true
+}
+
+// orVals returns a, or b when a is empty.
+func orVals(a, b []string) []string {
+	if len(a) > 0 {
+		return a
+	}
+	return b
 }
 
 // parseShopifyCallLimit reads Shopify's X-Shopify-Shop-Api-Call-Limit
@@ -231,15 +250,21 @@ func feedbackFirstReset(vals []string, now time.Time) (time.Duration, bool) {
 // non-negative decimal number of seconds, or a Go-style duration.
 func feedbackFirstResetAfter(vals []string) (time.Duration, bool) {
 	for _, v := range vals {
-		v = ascii.TrimOWS(v)
-		if d, ok := num.ParseDuration(v, time.Second); ok {
-			return d, true
-		}
-		if d, ok := num.ParseGoDuration(v); ok {
+		if d, ok := parseResetAfter(v); ok {
 			return d, true
 		}
 	}
 	return 0, false
+}
+
+// parseResetAfter reads a reset-after value: a non-negative decimal number
+// of seconds, or a Go-style duration.
+func parseResetAfter(v string) (time.Duration, bool) {
+	v = ascii.TrimOWS(v)
+	if d, ok := num.ParseDuration(v, time.Second); ok {
+		return d, true
+	}
+	return num.ParseGoDuration(v)
 }
 
 // parseFeedbackReset reads the time until a quota is restored, as seen at now:
