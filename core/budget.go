@@ -104,7 +104,7 @@ func newBudget(rate Rate, c config, learning bool) (*Budget, error) {
 		maxPause:    c.maxPause,
 		profile:     c.profile,
 		maxInFlight: c.maxInFlight,
-		epoch:       time.Now(),
+		epoch:       time.Now().Add(-time.Second), // (no instant on its clock is 0, which the estimate reads as none)
 		rate:        rate,
 		burstSet:    c.burstSet,
 		learning:    learning,
