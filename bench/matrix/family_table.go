@@ -136,7 +136,6 @@ func RenderFamily(seed uint64, results []DrawResult) string {
 	}
 	b.WriteString("\n")
 	renderByAlgorithm(&b, results)
-	b.WriteString("\n")
 	b.WriteString(WorstDraws(seed, results, 3))
 	return b.String()
 }
@@ -146,32 +145,64 @@ func distText(d Dist, f string) string {
 }
 
 // renderByAlgorithm writes headgate's 95th percentiles by server algorithm
-// and told class (all sharing classes): where the misses are.
+// and by the server's headers, against the told class and one client or
+// several: where the misses are.
 func renderByAlgorithm(b *strings.Builder, results []DrawResult) {
-	b.WriteString("headgate by server algorithm, every sharing class — cell: p95 429 % · p95 makespan ÷ ideal (draws)\n\n")
-	b.WriteString("| algorithm | exact | 2× | ½ | none |\n|---|--:|--:|--:|--:|\n")
-	algs := []quotatest.Algorithm{quotatest.GCRA, quotatest.TokenBucket, quotatest.FixedWindow,
-		quotatest.FirstRequestWindow, quotatest.SlidingWindow, quotatest.SlidingLog}
-	for _, a := range algs {
-		fmt.Fprintf(b, "| %v |", a)
-		for t := ToldExact; t <= ToldNone; t++ {
-			var refused, ratio []float64
-			var draws []int
-			for _, r := range results {
-				if r.Draw.Algorithm == a && r.Draw.Told == t {
-					refused = append(refused, r.Headgate.RefusedPct(r.Draw.Calls))
-					ratio = append(ratio, r.Ratio(r.Headgate))
-					draws = append(draws, r.Draw.Index)
+	breakdown := func(title string, rows []string, of func(Draw) string) {
+		fmt.Fprintf(b, "headgate by %s — cell: p95 429 %% · p95 makespan ÷ ideal (draws), by told class and clients\n\n", title)
+		fmt.Fprintf(b, "| %s | exact · 1 | exact · 2–8 | 2× · 1 | 2× · 2–8 | ½ · 1 | ½ · 2–8 | none · 1 | none · 2–8 |\n|---|%s\n",
+			title, strings.Repeat("--:|", 8))
+		for _, row := range rows {
+			fmt.Fprintf(b, "| %s |", row)
+			for col := range 8 {
+				t, one := ToldExact+Told(col/2), col%2 == 0
+				var refused, ratio []float64
+				var draws []int
+				for _, r := range results {
+					if of(r.Draw) == row && r.Draw.Told == t && (r.Draw.Clients == 1) == one {
+						refused = append(refused, r.Headgate.RefusedPct(r.Draw.Calls))
+						ratio = append(ratio, r.Ratio(r.Headgate))
+						draws = append(draws, r.Draw.Index)
+					}
 				}
+				if len(draws) == 0 {
+					b.WriteString(" – |")
+					continue
+				}
+				fmt.Fprintf(b, " %.1f · %.2f (%d) |", dist(refused, draws).P95, dist(ratio, draws).P95, len(draws))
 			}
-			if len(draws) == 0 {
-				b.WriteString(" – |")
-				continue
-			}
-			fmt.Fprintf(b, " %.1f · %.2f (%d) |", dist(refused, draws).P95, dist(ratio, draws).P95, len(draws))
+			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	}
+	var algs []string
+	for _, a := range []quotatest.Algorithm{quotatest.GCRA, quotatest.TokenBucket, quotatest.FixedWindow,
+		quotatest.FirstRequestWindow, quotatest.SlidingWindow, quotatest.SlidingLog} {
+		algs = append(algs, a.String())
+	}
+	breakdown("server algorithm", algs, func(d Draw) string { return d.Algorithm.String() })
+	breakdown("the server's headers", []string{"IETF RateLimit", "X-RateLimit-Reset delta seconds", "X-RateLimit-Reset epoch seconds",
+		"X-RateLimit-Reset epoch ms", "X-RateLimit-Reset HTTP date", "Retry-After alone", "no header at all"}, headerFamily)
+}
+
+// headerFamily names the quota headers of d's server, without rounding
+// and Retry-After.
+func headerFamily(d Draw) string {
+	switch s := d.Headers; {
+	case s == quotatest.NoHeaders:
+		return "no header at all"
+	case s&quotatest.IETF != 0:
+		return "IETF RateLimit"
+	case s&quotatest.XRateLimitDelta != 0:
+		return "X-RateLimit-Reset delta seconds"
+	case s&quotatest.XRateLimitEpoch != 0:
+		return "X-RateLimit-Reset epoch seconds"
+	case s&quotatest.XRateLimitEpochMillis != 0:
+		return "X-RateLimit-Reset epoch ms"
+	case s&quotatest.XRateLimitDate != 0:
+		return "X-RateLimit-Reset HTTP date"
+	}
+	return "Retry-After alone"
 }
 
 // ReplayCommand is the command that runs draw k of seed alone, with its
