@@ -264,21 +264,13 @@ func RunFamilyDraw(ctx context.Context, d Draw, baseline bool, ideal time.Durati
 			o.Refused++
 		}
 	}
-	if rate > 0 {
-		interval := d.Window / time.Duration(rate)
-		for _, s := range sides {
-			var times []time.Time
-			for _, ts := range s.sends {
-				times = append(times, ts...)
-			}
-			if err := quotatest.CheckTimes(times, max(1, burst), interval, toldSlack); err != nil {
-				o.ToldBroken++
-				if o.ToldError == "" {
-					o.ToldError = err.Error()
-				}
-			}
+	sends := make([][]time.Time, len(sides))
+	for c, s := range sides {
+		for _, ts := range s.sends {
+			sends[c] = append(sends[c], ts...)
 		}
 	}
+	o.ToldBroken, o.ToldError = d.toldBroken(sends)
 	if trace != nil {
 		who := "headgate transport"
 		if baseline {
@@ -289,6 +281,26 @@ func RunFamilyDraw(ctx context.Context, d Draw, baseline bool, ideal time.Durati
 		}
 	}
 	return o, nil
+}
+
+// toldBroken is how many clients' sends (sends[c], client c's, in any
+// order) broke the told rate and burst, and the first one's broken window;
+// told none, 0.
+func (d Draw) toldBroken(sends [][]time.Time) (int, string) {
+	rate, burst := d.told()
+	if rate == 0 {
+		return 0, ""
+	}
+	n, first := 0, ""
+	for _, times := range sends {
+		if err := quotatest.CheckTimes(times, max(1, burst), d.Window/time.Duration(rate), toldSlack); err != nil {
+			n++
+			if first == "" {
+				first = err.Error()
+			}
+		}
+	}
+	return n, first
 }
 
 // providerArrivals is p's record as the matrix's arrivals.
