@@ -347,11 +347,11 @@ func TestFamilyMisses(t *testing.T) {
 		want string // in the miss table; "" for none
 	}{
 		// 2 of 20 draws over: the 95th percentile (the 19th) is over.
-		{"exact 429s", edit(ToldExact, 1, 2, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 6, 6 }), "| told exact · 1 clients (20 draws) | p95 429 % | 0.60 | ≤ 0.5 |"},
+		{"exact 429s", edit(ToldExact, 1, 2, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 6, 6 }), "| told exact · 1 client (20 draws) | p95 429 % | 0.60 | ≤ 0.5 |"},
 		// 1 of 20: the 95th percentile is not.
 		{"exact 429s, one draw", edit(ToldExact, 1, 1, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 6, 6 }), ""},
-		{"2× makespan", edit(Told2x, 1, 2, func(r *DrawResult) { r.Headgate.Makespan = 13 * time.Second }), "| told 2× · 1 clients (20 draws) | p95 makespan ÷ ideal | 1.300 | ≤ 1.20 |"},
-		{"none makespan", edit(ToldNone, 1, 2, func(r *DrawResult) { r.Headgate.Makespan = 11600 * time.Millisecond }), "| told none · 1 clients (20 draws) | p95 makespan ÷ ideal | 1.160 | ≤ 1.15 |"},
+		{"2× makespan", edit(Told2x, 1, 2, func(r *DrawResult) { r.Headgate.Makespan = 13 * time.Second }), "| told 2× · 1 client (20 draws) | p95 makespan ÷ ideal | 1.300 | ≤ 1.20 |"},
+		{"none makespan", edit(ToldNone, 1, 2, func(r *DrawResult) { r.Headgate.Makespan = 11600 * time.Millisecond }), "| told none · 1 client (20 draws) | p95 makespan ÷ ideal | 1.160 | ≤ 1.15 |"},
 		{"four budgets", edit(ToldExact, 3, 2, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 51, 60 }), "| told exact · 2–4 clients (20 draws) | p95 429 % | 5.10 | ≤ 5.0 |"},
 		{"eight budgets are not held", edit(ToldExact, 6, 20, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 500, 600 }), ""},
 		{"half is not held", edit(ToldHalf, 1, 20, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 500, 600 }), ""},
@@ -359,6 +359,8 @@ func TestFamilyMisses(t *testing.T) {
 		{"faster than told", edit(Told2x, 3, 1, func(r *DrawResult) { r.Headgate.ToldBroken = 1 }), "| every draw told a rate | clients that sent faster than told | 1 draws |"},
 		{"learning told nothing to break", edit(ToldNone, 3, 1, func(r *DrawResult) { r.Headgate.ToldBroken = 1 }), ""},
 		{"deadline told none", edit(ToldNone, 6, 1, func(r *DrawResult) { r.Headgate.Deadline = 3 }), "| every draw told none | calls failed for a deadline the server's rate meets | 1 draws |"},
+		{"deadline told exact", edit(ToldExact, 1, 1, func(r *DrawResult) { r.Headgate.Deadline = 3 }), "| told exact · 1 client (20 draws) | calls failed for a deadline the server's rate meets | 1 draws | 0 draws | #0 (3) |"},
+		{"deadline told half is not held", edit(ToldHalf, 1, 1, func(r *DrawResult) { r.Headgate.Deadline = 3 }), ""},
 	} {
 		table := MissTable(FamilyMisses(tt.rs))
 		switch {
