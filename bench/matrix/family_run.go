@@ -73,7 +73,11 @@ func (d Draw) Deadline(ideal time.Duration) time.Duration { return ideal + ideal
 
 // ideal is the draw's best makespan: the greedy schedule's span (greedy),
 // its first request reaching the server a slow leg (slowLeg) after the
-// start and its last answer a slow leg after it was admitted.
+// start and its last answer a slow leg after it was admitted. A request
+// sent at the start may arrive a jitter sooner: where a clock window
+// turns within that jitter, a lucky batch spends the window before the
+// turn too, and comes in under this ideal (at most one window, in at most
+// jitter ÷ window of the clock-window draws).
 func (d Draw) ideal() (time.Duration, error) {
 	at, err := d.greedy(FamilyStart.Add(d.Phase).Add(d.slowLeg()))
 	if err != nil {
