@@ -22,12 +22,12 @@
 // family.go): N draws of random servers and deployments from a fresh seed
 // (or -seed), in virtual time (go test), and prints the distribution as
 // markdown, with the worst draws and the command that replays each; -md
-// writes it to a file, -readme into the file's section between
+// writes it to a file, -doc into the file's section between
 // <!-- family:begin --> and <!-- family:end --> (-section names another),
 // -out every draw's figures (JSON):
 //
 //	go run ./cmd/matrix -family 1000                   # a fresh seed (about a minute)
-//	go run ./cmd/matrix -family 200 -seed 42 -readme ../README.md
+//	go run ./cmd/matrix -family 200 -seed 42 -doc ../docs/BENCHMARKS.md
 package main
 
 import (
@@ -85,7 +85,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	age := fs.Duration("age", 0, "start each loopback batch this long after its server: a limiter that has run a while (httprate's windows, begun when it is built, then turn mid-batch)")
 	family := fs.Int("family", 0, "run issue 30's family of this many random draws (virtual time) instead of the matrix, and print its distribution")
 	seed := fs.Uint64("seed", 0, "with -family: the family's seed (0: a fresh one, printed)")
-	section := fs.String("section", "family", "with -family and -readme: the section of the file to replace, <!-- NAME:begin --> … <!-- NAME:end -->")
+	section := fs.String("section", "family", "with -family and -doc: the section of the file to replace, <!-- NAME:begin --> … <!-- NAME:end -->")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 			}
 			return ""
 		}
-		return familyMain(*family, *seed, opt("out", *out), opt("md", *md), *readme, *section, args, stdout, stderr)
+		return familyMain(*family, *seed, opt("out", *out), opt("md", *md), *doc, *section, args, stdout, stderr)
 	}
 
 	var r run
@@ -176,9 +176,9 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 
 // familyMain runs the family as go test does (TestFamily, in virtual
 // time), reads every draw's figures back and writes the distribution: to
-// md, into readme's section, or else to stdout; out, if set, gets the
+// md, into doc's section, or else to stdout; out, if set, gets the
 // figures as JSON.
-func familyMain(draws int, seed uint64, out, md, readme, section string, args []string, stdout, progress io.Writer) error {
+func familyMain(draws int, seed uint64, out, md, doc, section string, args []string, stdout, progress io.Writer) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return errors.New("run it in the bench module: cd bench && go run ./cmd/matrix -family N")
 	}
@@ -231,13 +231,13 @@ func familyMain(draws int, seed uint64, out, md, readme, section string, args []
 		}
 		fmt.Fprintf(stdout, "tables: %s\n", md)
 	}
-	if readme != "" {
-		if err := mdsection.Replace(readme, "<!-- "+section+":begin -->", "<!-- "+section+":end -->", text); err != nil {
+	if doc != "" {
+		if err := mdsection.Replace(doc, "<!-- "+section+":begin -->", "<!-- "+section+":end -->", text); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "updated: %s\n", readme)
+		fmt.Fprintf(stdout, "updated: %s\n", doc)
 	}
-	if md == "" && readme == "" {
+	if md == "" && doc == "" {
 		fmt.Fprint(stdout, text)
 	}
 	return nil
