@@ -2,6 +2,8 @@ package matrix
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -27,18 +29,44 @@ const maxInFlight = 16
 
 // clientEnv is what a client is built from.
 type clientEnv struct {
-	url         string // the server's base URL
-	rate, burst int    // what the client is told
-	learn       bool   // told no rate
-	tries       int    // tries per call, the first included
+	url         string        // the server's base URL
+	rate, burst int           // what the client is told: rate requests per period
+	period      time.Duration // the told rate's period; 0 is a second
+	learn       bool          // told no rate
+	tries       int           // tries per call, the first included
+	inFlight    int           // a headgate budget's concurrency cap (core.WithMaxInFlight); 0: none
 	base        http.RoundTripper
 	observer    core.Observer // every headgate budget's (nil: none)
 }
 
+// per is the told rate's period.
+func (e clientEnv) per() time.Duration {
+	if e.period <= 0 {
+		return time.Second
+	}
+	return e.period
+}
+
 // client makes the batch's calls.
 type client struct {
-	call   func(ctx context.Context, id int) bool // true when the call ended in a 2xx
-	budget *core.Budget                           // headgate's, nil for the baseline
+	// call makes one call: nil when it ended in a 2xx; else errRefused
+	// (refused on every try), errStatus, or the error that ended it — one
+	// that matches context.DeadlineExceeded when the caller's deadline did.
+	call   func(ctx context.Context, id int) error
+	budget *core.Budget // headgate's, nil for the baseline
+}
+
+var (
+	errRefused = errors.New("matrix: refused on every try")
+	errStatus  = errors.New("matrix: not a 2xx")
+)
+
+// statusErr is nil for a 2xx, errStatus for any other status.
+func statusErr(code int) error {
+	if code/100 == 2 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d", errStatus, code)
 }
 
 // ClientSpec names a client and builds it.
@@ -72,27 +100,30 @@ func (e clientEnv) callURL(id int) string { return e.url + callPath(id) }
 // newBudget is every headgate client's budget: the rate and burst it was
 // told, exactly (no headroom), or a learning budget.
 func newBudget(e clientEnv) (*core.Budget, error) {
-	opts := []core.Option{core.WithMaxInFlight(maxInFlight), core.WithObserver(e.observer)}
+	opts := []core.Option{core.WithObserver(e.observer)}
+	if e.inFlight > 0 {
+		opts = append(opts, core.WithMaxInFlight(e.inFlight))
+	}
 	if e.learn { // told no rate: it learns the server's
 		return core.NewLearningBudget(opts...)
 	}
-	return core.NewBudget(core.PerSecond(e.rate), append(opts, core.WithBurst(e.burst))...)
+	return core.NewBudget(core.Rate{Requests: e.rate, Period: e.per()}, append(opts, core.WithBurst(e.burst))...)
 }
 
 // get sends one GET and reads the response to its end; it returns the
-// response (its body closed) or nil.
-func get(ctx context.Context, hc *http.Client, u string) *http.Response {
+// response (its body closed) or the error that ended the exchange.
+func get(ctx context.Context, hc *http.Client, u string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-	return resp
+	return resp, nil
 }
 
 func refusal(status int) bool {
@@ -104,33 +135,36 @@ func refusal(status int) bool {
 // none), and each goroutine that gets a 429 sleeping its own Retry-After
 // (1 s when there is none) before it waits its turn again.
 func baselineClient(e clientEnv) (*client, error) {
-	limit := rate.Limit(e.rate)
+	limit := rate.Limit(float64(e.rate) / e.per().Seconds())
 	if e.learn {
 		limit = rate.Inf
 	}
 	lim := rate.NewLimiter(limit, e.burst)
 	hc := &http.Client{Transport: e.base}
-	return &client{call: func(ctx context.Context, id int) bool {
+	return &client{call: func(ctx context.Context, id int) error {
 		for range e.tries {
-			if lim.Wait(ctx) != nil {
-				return false
+			if err := lim.Wait(ctx); err != nil {
+				if _, ok := ctx.Deadline(); ok && ctx.Err() == nil { // its turn comes past the deadline
+					return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+				}
+				return err
 			}
-			resp := get(ctx, hc, e.callURL(id))
-			if resp == nil {
-				return false
+			resp, err := get(ctx, hc, e.callURL(id))
+			if err != nil {
+				return err
 			}
 			if !refusal(resp.StatusCode) {
-				return resp.StatusCode/100 == 2
+				return statusErr(resp.StatusCode)
 			}
 			t := time.NewTimer(parseRetryAfter(resp.Header.Get("Retry-After")))
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return false
+				return ctx.Err()
 			case <-t.C:
 			}
 		}
-		return false
+		return errRefused
 	}}, nil
 }
 
@@ -153,17 +187,17 @@ func transportClient(e clientEnv) (*client, error) {
 		return nil, err
 	}
 	hc := &http.Client{Transport: core.NewTransport(e.base, b)}
-	return &client{budget: b, call: func(ctx context.Context, id int) bool {
+	return &client{budget: b, call: func(ctx context.Context, id int) error {
 		for range e.tries {
-			resp := get(ctx, hc, e.callURL(id))
-			if resp == nil {
-				return false
+			resp, err := get(ctx, hc, e.callURL(id))
+			if err != nil {
+				return err
 			}
 			if !refusal(resp.StatusCode) {
-				return resp.StatusCode/100 == 2
+				return statusErr(resp.StatusCode)
 			}
 		}
-		return false
+		return errRefused
 	}}, nil
 }
 
@@ -174,9 +208,12 @@ func restyClient(e clientEnv) (*client, error) {
 		return nil, err
 	}
 	rc := hgresty.Use(resty.NewWithClient(&http.Client{Transport: e.base}), b).SetRetryCount(e.tries - 1)
-	return &client{budget: b, call: func(ctx context.Context, id int) bool {
+	return &client{budget: b, call: func(ctx context.Context, id int) error {
 		r, err := rc.R().SetContext(ctx).Get(e.callURL(id))
-		return err == nil && r.IsSuccess()
+		if err != nil {
+			return err
+		}
+		return statusErr(r.StatusCode())
 	}}, nil
 }
 
@@ -192,18 +229,18 @@ func retryClient(e clientEnv) (*client, error) {
 	c.RetryMax = e.tries - 1
 	c.HTTPClient.Transport = e.base
 	c = hgretry.Use(c, b)
-	return &client{budget: b, call: func(ctx context.Context, id int) bool {
+	return &client{budget: b, call: func(ctx context.Context, id int) error {
 		req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, e.callURL(id), nil)
 		if err != nil {
-			return false
+			return err
 		}
 		resp, err := c.Do(req)
 		if err != nil {
-			return false
+			return err
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
-		return resp.StatusCode/100 == 2
+		return statusErr(resp.StatusCode)
 	}}, nil
 }
 
@@ -234,8 +271,11 @@ func kitClient(e clientEnv) (*client, error) {
 	ep := httptransport.NewClient(http.MethodGet, u, encode, decode,
 		hgkit.SetClient(&http.Client{Transport: e.base}, b)).Endpoint()
 	retry := lb.RetryWithCallback(time.Minute, lb.NewRoundRobin(sd.FixedEndpointer{ep}), hgkit.RetryCallback(e.tries))
-	return &client{budget: b, call: func(ctx context.Context, id int) bool {
+	return &client{budget: b, call: func(ctx context.Context, id int) error {
 		status, err := retry(ctx, id)
-		return err == nil && status.(int)/100 == 2
+		if err != nil {
+			return err
+		}
+		return statusErr(status.(int))
 	}}, nil
 }

@@ -31,6 +31,22 @@
 // client's makespan, within 1 % of that bound (floor.go), and its table
 // shows it.
 //
+// The family (issue 30, family.go) judges a client on servers and
+// deployments it has never seen: each run draws them anew from a fresh
+// seed — the server's algorithm (quotatest's six), limit, burst and
+// window, headers, reset encoding and rounding, Retry-After or not; a wire
+// of 0–150 ms each way whose every leg has its own delay; 1–8
+// uncoordinated clients on the key; what they are told (exact, 2×, ½,
+// nothing); callers with deadlines the server's rate meets. Every draw
+// runs headgate's transport and the baseline on a fresh server in virtual
+// time (RunFamilyDraw); each makespan is measured against the greedy ideal,
+// or a proven floor where no client reaches it (the sliding counter's; a
+// GCRA's whose tolerance is under the wire's jitter: jitterFloor), and
+// the distribution by told class and sharing (RenderFamily) is held to the
+// issue's wants on its 95th percentiles (FamilyMisses, TestFamilyWants).
+// Draw k of seed s replays alone: go test ./matrix -run 'TestFamily$' -v
+// -args -family.seed=s -family.draw=k -family.trace=FILE.
+//
 // Run runs one cell over loopback or in-process: a quotatest server can
 // serve in-process (its Transport), so its cells also run inside a
 // testing/synctest bubble, in virtual time, where the figures are exact

@@ -50,8 +50,7 @@ func TestLibraryServersLimitAndSayWhen(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range n {
 				wg.Go(func() {
-					resp := get(context.Background(), hc, srv.URL+callPath(i))
-					if resp != nil {
+					if resp, err := get(context.Background(), hc, srv.URL+callPath(i)); err == nil {
 						statuses[i], retryAfter[i] = resp.StatusCode, resp.Header.Get("Retry-After")
 					}
 				})

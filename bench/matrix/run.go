@@ -60,7 +60,7 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 	seen.trace = env.Trace != nil
 	cl, err := c.Client.build(clientEnv{
 		url: srv.URL, rate: toldRate, burst: toldBurst, learn: c.Scenario.Learn, tries: w.MaxTries, base: seen,
-		observer: seen.heard,
+		inFlight: maxInFlight, observer: seen.heard,
 	})
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", c.Client.Name, err)
@@ -86,7 +86,7 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 	for range w.Workers {
 		wg.Go(func() {
 			for id := int(next.Add(1)); id <= w.N; id = int(next.Add(1)) {
-				if !cl.call(ctx, id) {
+				if cl.call(ctx, id) != nil {
 					failed.Add(1)
 				}
 			}

@@ -100,10 +100,7 @@ func quotatestServer(name string, alg quotatest.Algorithm, style quotatest.Heade
 			sliding = &slidingWindows{origin: time.Now().Truncate(cfg.Period), length: cfg.Period}
 		}
 		arrivals := func() ([]Arrival, time.Time) {
-			var out []Arrival
-			for _, a := range p.Arrivals() {
-				out = append(out, Arrival{At: a.At, Call: callOf(a.Path), Status: a.Status, Paused: a.Outcome == quotatest.RefusedPause})
-			}
+			out := providerArrivals(p)
 			mu.Lock()
 			defer mu.Unlock()
 			return out, pauseAt

@@ -3,6 +3,8 @@ package quotatest
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"net/http"
 	"strings"
 	"time"
@@ -28,19 +30,38 @@ const (
 	// current window it is. From idle Requests may go back to back; the quota returns
 	// gradually, as the previous window's weight falls.
 	SlidingWindow
+	// TokenBucket is a bucket of Burst tokens that refills continuously, Requests tokens
+	// per Period; a request takes one token, and is refused while the bucket holds less
+	// than one. It keeps the bucket's level where GCRA keeps the time it will be full:
+	// the two admit the same requests (up to GCRA's interval, Period/Requests truncated
+	// to the nanosecond) and report the same numbers. Its arithmetic is exact: Burst ×
+	// Period must fit in an int64.
+	TokenBucket
+	// SlidingLog keeps the instant of every admitted request and admits one while fewer
+	// than Requests were admitted in the Period before it: a request admitted at t
+	// counts until t + Period. It is the exact sliding window that SlidingWindow
+	// estimates; it holds up to Requests instants.
+	SlidingLog
+	// FirstRequestWindow admits Requests requests in each window of length Period, as
+	// FixedWindow does, but a window starts at the first request after the previous one
+	// ended (fiber's limiter, and counters whose expiry the first hit sets), not on the
+	// clock: an idle provider's next request opens a new window.
+	FirstRequestWindow
 )
 
-// String returns "GCRA", "FixedWindow" or "SlidingWindow".
+var algorithmNames = [...]string{"GCRA", "FixedWindow", "SlidingWindow", "TokenBucket", "SlidingLog", "FirstRequestWindow"}
+
+// String returns the algorithm's name, e.g. "GCRA" or "SlidingLog".
 func (a Algorithm) String() string {
-	switch a {
-	case GCRA:
-		return "GCRA"
-	case FixedWindow:
-		return "FixedWindow"
-	case SlidingWindow:
-		return "SlidingWindow"
+	if a >= 0 && int(a) < len(algorithmNames) {
+		return algorithmNames[a]
 	}
 	return fmt.Sprintf("Algorithm(%d)", int(a))
+}
+
+// windowed reports whether a counts requests in windows of Period (no Burst).
+func (a Algorithm) windowed() bool {
+	return a == FixedWindow || a == SlidingWindow || a == SlidingLog || a == FirstRequestWindow
 }
 
 // HeaderStyle selects the rate-limit headers a Provider sends. Styles are bits and may be
@@ -56,12 +77,13 @@ func (a Algorithm) String() string {
 //   - Refusals for MaxConcurrent carry no Retry-After of any kind (no time can be promised:
 //     a slot frees when a response ends); the informational styles still report the rate.
 //
-// Rounding: every duration is rounded up, never down, so a client that waits what a
-// header says is never early: Retry-After, IETF t and the X-RateLimit-Reset delta are whole
-// seconds rounded up; retry-after-ms is milliseconds rounded up; the IMF-fixdate and the
-// X-RateLimit-Reset epoch are the admission instant rounded up to the next whole second.
-// ResetRoundedDown rounds the quota's reset (IETF t, X-RateLimit-Reset) down instead, as
-// servers do that write time.Unix() or whole seconds truncated; Retry-After stays rounded up.
+// Rounding: by default every duration is rounded up, never down, so a client that waits
+// what a header says is never early: Retry-After, IETF t and the X-RateLimit-Reset delta are
+// whole seconds rounded up; retry-after-ms is milliseconds rounded up; the IMF-fixdates and
+// the X-RateLimit-Reset epochs are the instant rounded up to the next whole second (the next
+// millisecond for XRateLimitEpochMillis). ResetRoundedDown and ResetRoundedNearest round the
+// quota's reset (IETF t, X-RateLimit-Reset in any form) down or to the nearest unit instead,
+// as servers do that write time.Unix() or round their seconds; Retry-After stays rounded up.
 type HeaderStyle uint
 
 const (
@@ -84,17 +106,33 @@ const (
 	XRateLimitEpoch
 	// NoHeaders sends no rate-limit headers at all: a bare status. It cannot be combined.
 	NoHeaders
-	// ResetRoundedDown is a modifier of IETF, XRateLimitDelta and XRateLimitEpoch: the reset
-	// they report (IETF t, the X-RateLimit-Reset delta or epoch) is rounded down to a whole
-	// second, as GitHub-style servers that write time.Unix() send it, so "0" or the current
-	// second can mean up to a second still to wait. It needs one of those styles.
+	// ResetRoundedDown is a modifier of IETF and the X-RateLimit styles: the reset they
+	// report (IETF t, X-RateLimit-Reset in any form) is rounded down to a whole second (a
+	// millisecond for XRateLimitEpochMillis), as GitHub-style servers that write time.Unix()
+	// send it, so "0" or the current second can mean up to a second still to wait. It needs
+	// one of those styles.
 	ResetRoundedDown
+	// XRateLimitEpochMillis is XRateLimitDelta with X-RateLimit-Reset as a Unix time in
+	// milliseconds, e.g. "946684803250". It cannot be combined with another X-RateLimit-Reset form.
+	XRateLimitEpochMillis
+	// XRateLimitDate is XRateLimitDelta with X-RateLimit-Reset as an IMF-fixdate
+	// (http.TimeFormat), e.g. "Sat, 01 Jan 2000 00:00:03 GMT". It cannot be combined with
+	// another X-RateLimit-Reset form.
+	XRateLimitDate
+	// ResetRoundedNearest is ResetRoundedDown's sibling: the reset is rounded to the nearest
+	// whole second (millisecond for XRateLimitEpochMillis), a half rounded up. It needs IETF
+	// or an X-RateLimit style, and cannot be combined with ResetRoundedDown.
+	ResetRoundedNearest
 
-	allStyles = ResetRoundedDown<<1 - 1
+	allStyles = ResetRoundedNearest<<1 - 1
+
+	xResetStyles  = XRateLimitDelta | XRateLimitEpoch | XRateLimitEpochMillis | XRateLimitDate
+	roundingStyle = ResetRoundedDown | ResetRoundedNearest
 )
 
 var styleNames = []string{"RetryAfterSeconds", "RetryAfterDate", "RetryAfterMillis", "IETF",
-	"XRateLimitDelta", "XRateLimitEpoch", "NoHeaders", "ResetRoundedDown"}
+	"XRateLimitDelta", "XRateLimitEpoch", "NoHeaders", "ResetRoundedDown",
+	"XRateLimitEpochMillis", "XRateLimitDate", "ResetRoundedNearest"}
 
 // String returns the style's name, or the names of its bits joined by "|".
 func (s HeaderStyle) String() string {
@@ -121,10 +159,12 @@ func (s HeaderStyle) validate() error {
 		return errors.New("headgate: quotatest: Config.Headers: NoHeaders cannot be combined")
 	case s&(RetryAfterSeconds|RetryAfterDate) == RetryAfterSeconds|RetryAfterDate:
 		return errors.New("headgate: quotatest: Config.Headers: RetryAfterSeconds and RetryAfterDate both set Retry-After")
-	case s&(XRateLimitDelta|XRateLimitEpoch) == XRateLimitDelta|XRateLimitEpoch:
-		return errors.New("headgate: quotatest: Config.Headers: XRateLimitDelta and XRateLimitEpoch both set X-RateLimit-Reset")
-	case s&ResetRoundedDown != 0 && s&quotaHeaderStyles == 0:
-		return errors.New("headgate: quotatest: Config.Headers: ResetRoundedDown needs IETF, XRateLimitDelta or XRateLimitEpoch")
+	case bits.OnesCount(uint(s&xResetStyles)) > 1:
+		return errors.New("headgate: quotatest: Config.Headers: more than one of XRateLimitDelta, XRateLimitEpoch, XRateLimitEpochMillis and XRateLimitDate set X-RateLimit-Reset")
+	case s&roundingStyle == roundingStyle:
+		return errors.New("headgate: quotatest: Config.Headers: ResetRoundedDown and ResetRoundedNearest cannot be combined")
+	case s&roundingStyle != 0 && s&quotaHeaderStyles == 0:
+		return errors.New("headgate: quotatest: Config.Headers: ResetRoundedDown and ResetRoundedNearest need IETF or an X-RateLimit style")
 	}
 	return nil
 }
@@ -138,8 +178,8 @@ type Config struct {
 	Requests int
 	Period   time.Duration
 
-	// Burst is how many requests GCRA admits back to back from idle.
-	// Default (0): Requests. It must be 0 with FixedWindow and SlidingWindow.
+	// Burst is how many requests GCRA and TokenBucket admit back to back from idle.
+	// Default (0): Requests. It must be 0 with the windowed algorithms.
 	Burst int
 
 	// Algorithm is how the limit is enforced. Default: GCRA.
@@ -209,10 +249,10 @@ func (cfg Config) normalize() (Config, error) {
 		return cfg, fmt.Errorf("headgate: quotatest: Config.Period/Requests is under a nanosecond (%v/%d)", cfg.Period, cfg.Requests)
 	case cfg.Burst < 0:
 		return cfg, fmt.Errorf("headgate: quotatest: Config.Burst must not be negative, got %d", cfg.Burst)
-	case cfg.Algorithm != GCRA && cfg.Algorithm != FixedWindow && cfg.Algorithm != SlidingWindow:
+	case cfg.Algorithm < 0 || int(cfg.Algorithm) >= len(algorithmNames):
 		return cfg, fmt.Errorf("headgate: quotatest: unknown Config.Algorithm %v", cfg.Algorithm)
-	case cfg.Algorithm != GCRA && cfg.Burst != 0:
-		return cfg, errors.New("headgate: quotatest: Config.Burst applies to GCRA only")
+	case cfg.Algorithm.windowed() && cfg.Burst != 0:
+		return cfg, errors.New("headgate: quotatest: Config.Burst applies to GCRA and TokenBucket only")
 	case cfg.MaxConcurrent < 0:
 		return cfg, fmt.Errorf("headgate: quotatest: Config.MaxConcurrent must not be negative, got %d", cfg.MaxConcurrent)
 	case cfg.Status != 0 && cfg.Status != http.StatusTooManyRequests &&
@@ -241,8 +281,13 @@ func (cfg Config) normalize() (Config, error) {
 	if err := cfg.Headers.validate(); err != nil {
 		return cfg, err
 	}
-	if cfg.Burst == 0 && cfg.Algorithm == GCRA {
+	if cfg.Burst == 0 && !cfg.Algorithm.windowed() {
 		cfg.Burst = cfg.Requests
+	}
+	if cfg.Algorithm == TokenBucket {
+		if hi, lo := bits.Mul64(uint64(cfg.Burst), uint64(cfg.Period)); hi != 0 || lo > math.MaxInt64 {
+			return cfg, fmt.Errorf("headgate: quotatest: TokenBucket: Config.Burst × Period overflows (%d × %v)", cfg.Burst, cfg.Period)
+		}
 	}
 	if cfg.Status == 0 {
 		cfg.Status = http.StatusTooManyRequests

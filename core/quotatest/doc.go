@@ -7,8 +7,10 @@
 // # Model
 //
 // A Provider admits Requests per Period, by GCRA (the default: up to Burst back to back,
-// then one every Period/Requests), by aligned fixed windows, or by a sliding-window counter
-// over them (go-chi/httprate's model). Each request is decided the
+// then one every Period/Requests) or a token bucket (the same limit kept as a level), by
+// fixed windows aligned to the clock or started by the first request after the last one
+// ended, by a sliding-window counter over aligned windows (go-chi/httprate's model), or by
+// a sliding log (the exact count of the last Period). Each request is decided the
 // moment it arrives, in this order: a pending connection reset, a forced pause, the
 // concurrency cap, the limiter. A refusal spends no quota. The arrival is recorded with the
 // provider's clock (Config.Now, time.Now by default), its outcome and the number of requests
@@ -16,9 +18,14 @@
 //
 // Headers tell the exact time until a request would be admitted, always rounded up, so a
 // client that waits what it was told is never early; only the quota's reset may be rounded
-// down, on request (ResetRoundedDown), as servers that write time.Unix() do. Admitted responses carry the limit,
+// down or to the nearest unit, on request (ResetRoundedDown, ResetRoundedNearest), as
+// servers that write time.Unix() do, and stated as seconds from now, a Unix time in
+// seconds or milliseconds, or a date. Admitted responses carry the limit,
 // what remains and when it resets, for the styles that report them. See HeaderStyle and
 // Provider for the numbers.
+//
+// Limiter is the same decision without the HTTP, a pure function of the instants it is
+// given: what a server would admit, and when, for a schedule computed ahead.
 //
 // CheckTimes (and Provider.CheckPacing) verify a schedule against GCRA's bound: every window
 // of length W holds at most burst + floor((W+slack)/interval) arrivals.

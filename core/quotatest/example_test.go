@@ -84,3 +84,30 @@ func ExampleNewServer() {
 	// reset: true
 	// arrivals: 3 refused: 1
 }
+
+func ExampleLimiter() {
+	// When would 5 requests be admitted, each sent the instant the server allows it? Fixed
+	// windows of 2 per second that start at the first request after the last one ended.
+	lim, err := quotatest.NewLimiter(quotatest.Config{Requests: 2, Period: time.Second, Algorithm: quotatest.FirstRequestWindow})
+	if err != nil {
+		log.Fatal(err)
+	}
+	start := time.Date(2025, 1, 1, 12, 0, 0, 300_000_000, time.UTC)
+	at := start
+	for range 5 {
+		for {
+			ok, wait := lim.Take(at)
+			if ok {
+				break
+			}
+			at = at.Add(wait)
+		}
+		fmt.Println(at.Sub(start))
+	}
+	// Output:
+	// 0s
+	// 0s
+	// 1s
+	// 1s
+	// 2s
+}

@@ -18,7 +18,7 @@ const (
 	hdrXRemaining     = "X-RateLimit-Remaining"
 	hdrXReset         = "X-RateLimit-Reset"
 	ietfPolicyName    = `"default"`
-	quotaHeaderStyles = IETF | XRateLimitDelta | XRateLimitEpoch
+	quotaHeaderStyles = IETF | xResetStyles
 )
 
 // report is what one response tells the client about the limit.
@@ -43,7 +43,7 @@ func writeHeaders(h http.Header, s HeaderStyle, r report) {
 		case s&RetryAfterSeconds != 0:
 			h.Set(hdrRetryAfter, strconv.FormatInt(ceilDiv(r.retry, time.Second), 10))
 		case s&RetryAfterDate != 0:
-			h.Set(hdrRetryAfter, ceilInstant(r.now.Add(r.retry)).Format(http.TimeFormat))
+			h.Set(hdrRetryAfter, roundInstant(r.now.Add(r.retry), time.Second, 0).Format(http.TimeFormat))
 		}
 		if s&RetryAfterMillis != 0 {
 			h.Set(hdrRetryAfterMs, strconv.FormatInt(ceilDiv(r.retry, time.Millisecond), 10))
@@ -52,33 +52,65 @@ func writeHeaders(h http.Header, s HeaderStyle, r report) {
 	if s&quotaHeaderStyles == 0 {
 		return
 	}
-	if r.tokens && s&(XRateLimitDelta|XRateLimitEpoch) != 0 {
+	if r.tokens && s&xResetStyles != 0 {
 		writeTokenHeaders(h, r)
 	}
 	remaining := strconv.Itoa(r.remaining)
-	resetSeconds := ceilDiv(r.reset, time.Second)
-	resetAt := ceilInstant(r.now.Add(r.reset))
-	if s&ResetRoundedDown != 0 {
-		resetSeconds = int64(max(0, r.reset) / time.Second)
-		resetAt = r.now.Add(r.reset).Truncate(time.Second).UTC()
-	}
+	round := s & roundingStyle
+	resetDelta := strconv.FormatInt(int64(roundDuration(r.reset, time.Second, round)/time.Second), 10)
 	if s&IETF != 0 {
 		h.Set(hdrRateLimitPol, ietfPolicyName+
 			";q="+strconv.Itoa(r.limit)+
 			";w="+strconv.FormatInt(max(1, ceilDiv(r.window, time.Second)), 10))
 		h.Set(hdrRateLimit, ietfPolicyName+
 			";r="+remaining+
-			";t="+strconv.FormatInt(resetSeconds, 10))
+			";t="+resetDelta)
 	}
-	if s&(XRateLimitDelta|XRateLimitEpoch) != 0 {
+	if s&xResetStyles != 0 {
 		h.Set(hdrXLimit, strconv.Itoa(r.limit))
 		h.Set(hdrXRemaining, remaining)
-		if s&XRateLimitEpoch != 0 {
-			h.Set(hdrXReset, strconv.FormatInt(resetAt.Unix(), 10))
-		} else {
-			h.Set(hdrXReset, strconv.FormatInt(resetSeconds, 10))
+		at := r.now.Add(max(0, r.reset))
+		var reset string
+		switch {
+		case s&XRateLimitEpoch != 0:
+			reset = strconv.FormatInt(roundInstant(at, time.Second, round).Unix(), 10)
+		case s&XRateLimitEpochMillis != 0:
+			reset = strconv.FormatInt(roundInstant(at, time.Millisecond, round).UnixMilli(), 10)
+		case s&XRateLimitDate != 0:
+			reset = roundInstant(at, time.Second, round).Format(http.TimeFormat)
+		default:
+			reset = resetDelta
 		}
+		h.Set(hdrXReset, reset)
 	}
+}
+
+// roundDuration rounds d (0 when negative) to a multiple of unit as round says: up when
+// it is 0, down for ResetRoundedDown, to the nearest (a half up) for ResetRoundedNearest.
+func roundDuration(d, unit time.Duration, round HeaderStyle) time.Duration {
+	d = max(0, d)
+	switch round {
+	case ResetRoundedDown:
+		return d / unit * unit
+	case ResetRoundedNearest:
+		return (d + unit/2) / unit * unit
+	}
+	return time.Duration(ceilDiv(d, unit)) * unit
+}
+
+// roundInstant rounds t to a multiple of unit, as roundDuration rounds, in UTC. Whole
+// seconds and milliseconds since the zero time (time.Time.Truncate's origin) are whole
+// since the Unix epoch too.
+func roundInstant(t time.Time, unit time.Duration, round HeaderStyle) time.Time {
+	down := t.Truncate(unit)
+	switch {
+	case round == ResetRoundedDown:
+	case round == ResetRoundedNearest && t.Sub(down) < unit/2:
+	case down.Equal(t):
+	default:
+		down = down.Add(unit)
+	}
+	return down.UTC()
 }
 
 // ceilDiv returns d/unit rounded up, and 0 for d <= 0.
@@ -87,13 +119,4 @@ func ceilDiv(d, unit time.Duration) int64 {
 		return 0
 	}
 	return int64((d-1)/unit) + 1
-}
-
-// ceilInstant rounds t up to a whole second, in UTC.
-func ceilInstant(t time.Time) time.Time {
-	s := t.Truncate(time.Second)
-	if s.Before(t) {
-		s = s.Add(time.Second)
-	}
-	return s.UTC()
 }

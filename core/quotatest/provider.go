@@ -18,12 +18,13 @@ import (
 // request gets Config.Body (or Config.Handler) with the informational headers.
 //
 // What the headers report (before rounding, see HeaderStyle):
-//   - limit: the most requests admitted back to back (Burst for GCRA, Requests for
-//     FixedWindow and SlidingWindow); IETF w is the time that whole limit takes to return
-//     from empty.
+//   - limit: the most requests admitted back to back (Burst for GCRA and TokenBucket,
+//     Requests for the windowed algorithms); IETF w is the time that whole limit takes to
+//     return from empty.
 //   - on an admitted response, remaining is how many more could go back to back now, and
-//     reset the time until the quota is whole again (GCRA: the bucket is full; FixedWindow:
-//     the window ends), or for SlidingWindow the time until the current window ends;
+//     reset the time until the quota is whole again (GCRA, TokenBucket: the bucket is full;
+//     FixedWindow, FirstRequestWindow: the window ends), or for SlidingWindow the time until
+//     the current window ends, for SlidingLog until the oldest request in the log leaves it;
 //   - on a rate refusal, remaining is 0 and reset is, as on an admitted response, the time
 //     until the quota is whole again; Retry-After is the time until a request would be
 //     admitted (real GCRA servers report the two apart the same way);
@@ -200,8 +201,11 @@ func (p *Provider) decide(r *http.Request) ticket {
 
 // window is how long the whole limit takes to return from empty.
 func (p *Provider) window() time.Duration {
-	if p.lim.alg == GCRA {
+	switch p.lim.alg {
+	case GCRA:
 		return time.Duration(p.lim.capacity) * p.lim.interval
+	case TokenBucket:
+		return time.Duration(ceilDivInt(int64(p.lim.capacity)*int64(p.lim.period), p.lim.requests))
 	}
 	return p.lim.period
 }
@@ -383,7 +387,7 @@ func (p *Provider) CheckPacing(burst int, interval, slack time.Duration) error {
 // String describes the provider's limit, e.g. "quotatest.Provider(GCRA 5/1s burst 5, 429 RetryAfterSeconds)".
 func (p *Provider) String() string {
 	burst := ""
-	if p.cfg.Algorithm == GCRA {
+	if !p.cfg.Algorithm.windowed() {
 		burst = fmt.Sprintf(" burst %d", p.cfg.Burst)
 	}
 	return fmt.Sprintf("quotatest.Provider(%v %d/%v%s, %d %v)",

@@ -212,6 +212,100 @@ func TestHeaderStyles(t *testing.T) {
 	}
 }
 
+// TestResetEncodings checks every form and rounding of the reset at two instants: 5 per 7s
+// (GCRA, a token every 1.4s); a request at t0 (reset 1.4s, at t0+1.4s) and one at t0+0.5s
+// (reset 2.3s, at t0+2.8s). t0 is Unix 946684800.
+func TestResetEncodings(t *testing.T) {
+	const (
+		xreset = "X-RateLimit-Reset"
+		rl     = "RateLimit"
+	)
+	tests := []struct {
+		style quotatest.HeaderStyle
+		key   string
+		want  [2]string
+	}{
+		{quotatest.XRateLimitDelta, xreset, [2]string{"2", "3"}},
+		{quotatest.XRateLimitDelta | quotatest.ResetRoundedDown, xreset, [2]string{"1", "2"}},
+		{quotatest.XRateLimitDelta | quotatest.ResetRoundedNearest, xreset, [2]string{"1", "2"}},
+		{quotatest.XRateLimitEpoch, xreset, [2]string{"946684802", "946684803"}},
+		{quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown, xreset, [2]string{"946684801", "946684802"}},
+		{quotatest.XRateLimitEpoch | quotatest.ResetRoundedNearest, xreset, [2]string{"946684801", "946684803"}},
+		{quotatest.XRateLimitEpochMillis, xreset, [2]string{"946684801400", "946684802800"}},
+		{quotatest.XRateLimitEpochMillis | quotatest.ResetRoundedDown, xreset, [2]string{"946684801400", "946684802800"}},
+		{quotatest.XRateLimitDate, xreset, [2]string{"Sat, 01 Jan 2000 00:00:02 GMT", "Sat, 01 Jan 2000 00:00:03 GMT"}},
+		{quotatest.XRateLimitDate | quotatest.ResetRoundedDown, xreset, [2]string{"Sat, 01 Jan 2000 00:00:01 GMT", "Sat, 01 Jan 2000 00:00:02 GMT"}},
+		{quotatest.XRateLimitDate | quotatest.ResetRoundedNearest, xreset, [2]string{"Sat, 01 Jan 2000 00:00:01 GMT", "Sat, 01 Jan 2000 00:00:03 GMT"}},
+		{quotatest.IETF | quotatest.ResetRoundedNearest, rl, [2]string{`"default";r=4;t=1`, `"default";r=3;t=2`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.style.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newProvider(t, quotatest.Config{Requests: 5, Period: 7 * time.Second, Headers: tt.style})
+				c := p.Client()
+				for i, want := range tt.want {
+					if i == 1 {
+						time.Sleep(500 * time.Millisecond)
+					}
+					expect(t, c, fmt.Sprintf("request %d", i), api, 200, map[string]string{tt.key: want})
+				}
+			})
+		})
+	}
+}
+
+// TestAlgorithmsReport checks what each algorithm's responses state, through a Provider:
+// the limit, the window, what remains and the refusal's wait.
+func TestAlgorithmsReport(t *testing.T) {
+	const pol, rl, ram = "RateLimit-Policy", "RateLimit", "Retry-After-Ms"
+	tests := []struct {
+		alg   quotatest.Algorithm
+		burst int
+		steps []map[string]string // requests 300ms apart: 200s but the last, a 429
+	}{
+		{quotatest.TokenBucket, 2, []map[string]string{
+			{pol: `"default";q=2;w=1`, rl: `"default";r=1;t=1`}, // 4 per 2s: a token per 500ms; w: 2 tokens' time
+			{rl: `"default";r=0;t=1`},                           // 1 + 0.6 back − 1 = 0.6 left
+			{rl: `"default";r=0;t=1`},                           // 0.6 + 0.6 − 1 = 0.2 left, full in 900ms
+			{ram: "100"},                                        // 0.2 + 0.6 = 0.8: 0.2 of a token to wait, 100ms
+		}},
+		{quotatest.SlidingLog, 0, []map[string]string{
+			{pol: `"default";q=4;w=2`, rl: `"default";r=3;t=2`},
+			{rl: `"default";r=2;t=2`},
+			{rl: `"default";r=1;t=2`},
+			{rl: `"default";r=0;t=2`},
+			{ram: "800"}, // the first leaves at 2s
+		}},
+		{quotatest.FirstRequestWindow, 0, []map[string]string{
+			{pol: `"default";q=4;w=2`, rl: `"default";r=3;t=2`},
+			{rl: `"default";r=2;t=2`},
+			{rl: `"default";r=1;t=2`},
+			{rl: `"default";r=0;t=2`},
+			{ram: "800"}, // the window opened at 0 ends at 2s
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.alg.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newProvider(t, quotatest.Config{Requests: 4, Period: 2 * time.Second, Burst: tt.burst, Algorithm: tt.alg,
+					Headers: quotatest.IETF | quotatest.RetryAfterMillis})
+				c := p.Client()
+				time.Sleep(700 * time.Millisecond) // off the clock's windows
+				for i, want := range tt.steps {
+					if i > 0 {
+						time.Sleep(300 * time.Millisecond)
+					}
+					status := 200
+					if i == len(tt.steps)-1 {
+						status = 429
+					}
+					expect(t, c, fmt.Sprintf("request %d", i), api, status, want)
+				}
+			})
+		})
+	}
+}
+
 func TestRetryAfterDateParses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newProvider(t, quotatest.Config{Requests: 3, Period: time.Second, Headers: quotatest.RetryAfterDate})
@@ -433,6 +527,18 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{"status 500", func(c *quotatest.Config) { c.Status = 500 }, "Status"},
 		{"two Retry-After forms", func(c *quotatest.Config) { c.Headers = quotatest.RetryAfterSeconds | quotatest.RetryAfterDate }, "Headers"},
 		{"two X resets", func(c *quotatest.Config) { c.Headers = quotatest.XRateLimitDelta | quotatest.XRateLimitEpoch }, "Headers"},
+		{"epoch and millis resets", func(c *quotatest.Config) { c.Headers = quotatest.XRateLimitEpoch | quotatest.XRateLimitEpochMillis }, "Headers"},
+		{"delta and date resets", func(c *quotatest.Config) { c.Headers = quotatest.XRateLimitDelta | quotatest.XRateLimitDate }, "Headers"},
+		{"two roundings", func(c *quotatest.Config) {
+			c.Headers = quotatest.IETF | quotatest.ResetRoundedDown | quotatest.ResetRoundedNearest
+		}, "Headers"},
+		{"nearest rounding alone", func(c *quotatest.Config) { c.Headers = quotatest.RetryAfterSeconds | quotatest.ResetRoundedNearest }, "Headers"},
+		{"burst with sliding log", func(c *quotatest.Config) { c.Burst, c.Algorithm = 2, quotatest.SlidingLog }, "Burst"},
+		{"burst with first-request window", func(c *quotatest.Config) { c.Burst, c.Algorithm = 2, quotatest.FirstRequestWindow }, "Burst"},
+		{"token bucket overflow", func(c *quotatest.Config) {
+			c.Algorithm, c.Requests, c.Burst, c.Period = quotatest.TokenBucket, 1, 1<<40, 1<<30
+		}, "Burst"},
+		{"tokens with token bucket", func(c *quotatest.Config) { c.Tokens, c.Algorithm = 10, quotatest.TokenBucket }, "Tokens"},
 		{"NoHeaders combined", func(c *quotatest.Config) { c.Headers = quotatest.NoHeaders | quotatest.IETF }, "Headers"},
 		{"unknown style", func(c *quotatest.Config) { c.Headers = 1 << 20 }, "Headers"},
 		{"negative latency", func(c *quotatest.Config) { c.Latency = -1 }, "Latency"},
@@ -461,6 +567,15 @@ func TestStrings(t *testing.T) {
 		{quotatest.GCRA.String(), "GCRA"},
 		{quotatest.FixedWindow.String(), "FixedWindow"},
 		{quotatest.SlidingWindow.String(), "SlidingWindow"},
+		{quotatest.TokenBucket.String(), "TokenBucket"},
+		{quotatest.SlidingLog.String(), "SlidingLog"},
+		{quotatest.FirstRequestWindow.String(), "FirstRequestWindow"},
+		{quotatest.Algorithm(9).String(), "Algorithm(9)"},
+		{(quotatest.XRateLimitDate | quotatest.ResetRoundedNearest).String(), "XRateLimitDate|ResetRoundedNearest"},
+		{newProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Burst: 2, Algorithm: quotatest.TokenBucket}).String(),
+			"quotatest.Provider(TokenBucket 5/1s burst 2, 429 RetryAfterSeconds)"},
+		{newProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Algorithm: quotatest.SlidingLog}).String(),
+			"quotatest.Provider(SlidingLog 5/1s, 429 RetryAfterSeconds)"},
 		{(quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown).String(), "XRateLimitEpoch|ResetRoundedDown"},
 		{quotatest.HeaderStyle(0).String(), "RetryAfterSeconds"},
 		{(quotatest.XRateLimitEpoch | quotatest.RetryAfterSeconds).String(), "RetryAfterSeconds|XRateLimitEpoch"},

@@ -17,6 +17,17 @@
 //	go run ./cmd/matrix -virtual=false -scenarios half -clients "headgate transport" -md "" -out /tmp/m.json   # a few cells
 //	go run ./cmd/matrix -from results/matrix.json -doc ../docs/BENCHMARKS.md   # tables only, no run
 //	go run ./cmd/matrix -virtual=false -servers "fiber limiter · fixed" -scenarios exact -md "" -out /tmp/m.json -trace /tmp/m.trace   # and every request of those cells
+//
+// With -family N it runs issue 30's family instead (package bench/matrix,
+// family.go): N draws of random servers and deployments from a fresh seed
+// (or -seed), in virtual time (go test), and prints the distribution as
+// markdown, with the worst draws and the command that replays each; -md
+// writes it to a file, -doc into the file's section between
+// <!-- family:begin --> and <!-- family:end --> (-section names another),
+// -out every draw's figures (JSON):
+//
+//	go run ./cmd/matrix -family 1000                   # a fresh seed (about a minute)
+//	go run ./cmd/matrix -family 200 -seed 42 -doc ../docs/BENCHMARKS.md
 package main
 
 import (
@@ -72,8 +83,22 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	trace := fs.String("trace", "", "write every loopback cell's per-request trace (send, answer, arrival, window, status, quota headers) to this file")
 	onlyClients := fs.String("clients", "", "run only these clients: names or name prefixes, comma-separated")
 	age := fs.Duration("age", 0, "start each loopback batch this long after its server: a limiter that has run a while (httprate's windows, begun when it is built, then turn mid-batch)")
+	family := fs.Int("family", 0, "run issue 30's family of this many random draws (virtual time) instead of the matrix, and print its distribution")
+	seed := fs.Uint64("seed", 0, "with -family: the family's seed (0: a fresh one, printed)")
+	section := fs.String("section", "family", "with -family and -doc: the section of the file to replace, <!-- NAME:begin --> … <!-- NAME:end -->")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *family > 0 {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		opt := func(name, v string) string {
+			if set[name] {
+				return v
+			}
+			return ""
+		}
+		return familyMain(*family, *seed, opt("out", *out), opt("md", *md), *doc, *section, args, stdout, stderr)
 	}
 
 	var r run
@@ -145,6 +170,75 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	}
 	if *md == "" && *doc == "" {
 		fmt.Fprint(stdout, render(r, figures))
+	}
+	return nil
+}
+
+// familyMain runs the family as go test does (TestFamily, in virtual
+// time), reads every draw's figures back and writes the distribution: to
+// md, into doc's section, or else to stdout; out, if set, gets the
+// figures as JSON.
+func familyMain(draws int, seed uint64, out, md, doc, section string, args []string, stdout, progress io.Writer) error {
+	if _, err := os.Stat("go.mod"); err != nil {
+		return errors.New("run it in the bench module: cd bench && go run ./cmd/matrix -family N")
+	}
+	f, err := os.CreateTemp("", "family-*.json")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	defer os.Remove(name)
+	fmt.Fprintf(progress, "== the family: %d draws in virtual time (go test -run 'TestFamily$' ./matrix)\n", draws)
+	cmd := exec.Command("go", "test", "-count=1", "-timeout=0", "-run", "^TestFamily$", "./matrix", "-args",
+		"-family.draws", fmt.Sprint(draws), "-family.seed", fmt.Sprint(seed), "-family.out", name)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	testErr := cmd.Run()
+	raw, err := os.ReadFile(name)
+	if err != nil || len(raw) == 0 {
+		return fmt.Errorf("go test wrote no figures: %v\n%s", testErr, log.String())
+	}
+	var run struct {
+		Seed    uint64              `json:"seed"`
+		Draws   []matrix.DrawResult `json:"draws"`
+		Elapsed time.Duration       `json:"elapsed"`
+	}
+	if err := json.Unmarshal(raw, &run); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if out != "" {
+		if err := os.WriteFile(out, raw, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "figures: %s\n", out)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured on %s, %s, %s, by `cd bench && go run ./cmd/matrix %s` (%v of wall time); "+
+		"replay it with `-seed %d`, a draw alone with the command beside it.\n\n",
+		machine(), goVersion(), time.Now().UTC().Format(time.RFC3339), strings.Join(args, " "), run.Elapsed.Round(time.Second), run.Seed)
+	b.WriteString(matrix.RenderFamily(run.Seed, run.Draws))
+	if misses := matrix.FamilyMisses(run.Draws); len(misses) > 0 {
+		b.WriteString("\nIssue 30's wants missed (TestFamilyWants):\n\n")
+		b.WriteString(matrix.MissTable(misses))
+	} else {
+		b.WriteString("\nEvery one of issue 30's wants met (TestFamilyWants).\n")
+	}
+	text := b.String()
+	if md != "" {
+		if err := os.WriteFile(md, []byte(text), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "tables: %s\n", md)
+	}
+	if doc != "" {
+		if err := mdsection.Replace(doc, "<!-- "+section+":begin -->", "<!-- "+section+":end -->", text); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "updated: %s\n", doc)
+	}
+	if md == "" && doc == "" {
+		fmt.Fprint(stdout, text)
 	}
 	return nil
 }
