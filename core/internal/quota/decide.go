@@ -10,19 +10,22 @@ import "math"
 //
 // The decision holds each request until the quota the estimate expects at
 // the server when it arrives has a token for it under every kind and rate
-// the reports still allow (lo: the last of them), except one: the first
-// request not certain of a token may go as soon as the most favourable
-// reading allows (hi), once every request before it is certain. Its answer
-// narrows the estimate. So at most one request is ever sent on a guess,
-// and a guess never holds the callers past quiet + MaxWait: then one
-// request goes, whatever the estimate, and its answer may hold them again.
+// the reports still allow (lo: the last of them), except a few: a request
+// not certain of a token may go as soon as the most favourable reading
+// allows (hi), on a guess, while fewer guesses are out than the window
+// allows and every request but those is certain. Their answers narrow the
+// estimate. The window is one at first, doubles with each guess admitted
+// and falls back to one with each refused (TCP's slow start), and after a
+// refusal the next guess waits longer each time (backoff). No wait holds
+// the callers past quiet + MaxWait: then one request goes, whatever the
+// estimate, and its answer may hold them again.
 func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 	lo, hi := m.bounds(now, j)
 	at = lo
-	if m.guessSeq <= m.answered {
-		before := now // (the first request needs none certain before it)
-		if j > 1 {
-			before, _ = m.bounds(now, j-1)
+	if free := int64(m.allowed - m.guesses); free > 0 {
+		before := now // (the first requests need none certain before them)
+		if j > free {
+			before, _ = m.bounds(now, j-free)
 		}
 		at = min(lo, max(hi, before, m.backoff()))
 	}
@@ -31,6 +34,9 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 	if limit := quiet + m.cfg.MaxWait; at > limit {
 		at = max(now, limit)
 		known = min(known, at)
+	}
+	if Trace != nil && j <= 3 {
+		Trace("    next(%d, j=%d) = %+d (lo %+d hi %+d) known %+d", now, j, at-now, lo-now, hi-now, known-now)
 	}
 	return at, known
 }
@@ -53,10 +59,10 @@ func (m *Model) backoff() int64 {
 func (m *Model) bounds(now, j int64) (lo, hi int64) {
 	lo, hi = max(now, m.pauseHi), max(now, m.pauseLo)
 	if m.fresh.seq == 0 && m.fresh.at == 0 {
-		if m.cfg.Interval == 0 && m.heard == 0 {
-			return Never, hi // told no rate and nothing heard: the first request goes alone
+		if m.cfg.Interval == 0 {
+			return Never, hi // told no rate and no quota reported: every request a guess
 		}
-		return lo, hi // no quota reported: nothing to expect
+		return lo, hi // no quota reported: the told pace governs
 	}
 	if m.kind != Unknown && m.pauseLo < m.pauseHi {
 		// A wait stated in a whole second, maybe rounded up, is no more

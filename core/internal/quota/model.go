@@ -26,6 +26,9 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// maxGuesses bounds the guesses out at once (Model.allowed).
+const maxGuesses = 64
+
 // Second is a second in the model's time unit, the nanosecond.
 const Second = int64(1e9)
 
@@ -109,10 +112,11 @@ type Model struct {
 	pauseSeq         uint64 // the request whose answer stated it
 	pauseRecv        int64  // when that answer came
 
-	// A request sent on a guess (Next): until an answer to it or a later
-	// request comes, no other goes on a guess.
-	guessSeq uint64
-	answered uint64 // the highest sequence answered
+	// Requests sent on a guess (Next) and not answered yet, and how many
+	// may be: one at first, twice as many after each admitted, one again
+	// after one refused — a slow start, as TCP's.
+	guesses, allowed int
+	answered        uint64 // the highest sequence answered
 	// Guesses refused in a row, and when the last was: the next waits
 	// twice as long as the one before it (backoff).
 	missed   int
@@ -134,7 +138,7 @@ type sample struct {
 
 // New returns a model that knows nothing of the server yet.
 func New(c Config) Model {
-	m := Model{cfg: c, rtt: -1, limit: -1, bucket: newBucket()}
+	m := Model{cfg: c, rtt: -1, limit: -1, bucket: newBucket(), allowed: 1}
 	m.pace = newPace(c)
 	return m
 }
@@ -143,12 +147,12 @@ func New(c Config) Model {
 // were granted, and reports whether the first went on a guess (Next):
 // then the decision for the others changed.
 func (m *Model) Sent(t int64, n int) (guess bool) {
-	if n > 0 && m.guessSeq <= m.answered {
+	if n > 0 {
 		if lo, _ := m.bounds(t, 1); lo > t {
-			m.guessSeq, guess = m.sends.n+1, true
+			m.guesses, guess = m.guesses+1, true
 		}
 	}
-	m.sends.add(t, n, m.fresh.seq)
+	m.sends.add(t, n, m.fresh.seq, guess)
 	if Trace != nil {
 		Trace("%d sent %d → seq %d guess %v", t, n, m.sends.n, guess)
 	}

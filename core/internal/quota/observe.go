@@ -15,8 +15,22 @@ func (m *Model) Observe(r Report) Effect {
 		m.refusedAnswered++
 	}
 	m.answered = max(m.answered, seq)
+	var guess bool
+	if r.Refused {
+		guess = m.sends.answer(seq, refused, r.Recv, 0)
+	} else {
+		guess = m.sends.answer(seq, admitted, r.Recv, r.Remaining)
+	}
+	if guess {
+		m.guesses = max(0, m.guesses-1)
+		if r.Refused {
+			m.allowed = 1
+		} else {
+			m.allowed = min(2*m.allowed, maxGuesses)
+		}
+	}
 	switch {
-	case r.Refused && (seq == m.guessSeq || m.missed == 0):
+	case r.Refused && (guess || m.missed == 0):
 		// Too early: the next guess waits a told interval (or a
 		// millisecond), twice as long after each guess refused in a row.
 		m.missed++
@@ -24,14 +38,9 @@ func (m *Model) Observe(r Report) Effect {
 	case !r.Refused:
 		m.missed = 0
 	}
-	if r.Refused {
-		m.sends.answer(seq, refused, r.Recv)
-	} else {
-		m.sends.answer(seq, admitted, r.Recv)
-	}
 	e = m.observeWait(r, seq, e)
 	if m.quotaIn(r) {
-		if m.observeQuota(r, seq) {
+		if m.observeQuota(r, seq, guess) {
 			e.Changed = true
 		}
 	} else if m.limit < 0 {
@@ -39,6 +48,9 @@ func (m *Model) Observe(r Report) Effect {
 	}
 	if r.Refused {
 		e.KeepPlace = true
+	}
+	if guess || m.fresh.seq == 0 {
+		e.Changed = true // (more may go on a guess now)
 	}
 	if Trace != nil {
 		at, _ := m.Next(r.Recv, 1, r.Recv)
@@ -93,7 +105,7 @@ func (m *Model) pauseSeqRecv() int64 { return m.pauseRecv }
 // compared with the one before it for evidence of the quota's kind, its
 // refill rate and where its windows turn. It reports whether the estimate
 // changed.
-func (m *Model) observeQuota(r Report, seq uint64) bool {
+func (m *Model) observeQuota(r Report, seq uint64, guessRefused bool) bool {
 	if r.Limit > m.limit {
 		m.limit = r.Limit
 	}
@@ -132,7 +144,7 @@ func (m *Model) observeQuota(r Report, seq uint64) bool {
 		// (A request sent after the latest instant the turn may come is
 		// decided in the window after, whatever it found.)
 		m.win.turned(m.fresh.at, s, x, res)
-	case r.Refused && m.guessSeq == seq:
+	case r.Refused && guessRefused: // (a refused guess for the turn: the turn is later)
 		m.win.guessRefused(s.at)
 		m.win.notYet(s, x, res)
 	default:
@@ -190,7 +202,7 @@ func (m *Model) inFlight() int64 {
 	if m.fresh.seq == 0 {
 		return int64(m.sends.n - min(m.heard, m.sends.n))
 	}
-	return m.sends.mayFollow(m.fresh.seq, m.fresh.sent, max(0, m.rtt))
+	return m.sends.mayFollow(m.fresh.seq, m.fresh.sent, max(0, m.rtt), m.fresh.remaining)
 }
 
 // compare takes the evidence in two successive reports: i, the freshest
@@ -231,6 +243,9 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 	}
 	if !m.bucket.observe(m, j, r) {
 		bucketOK = false
+	}
+	if Trace != nil && (!bucketOK || !windowsOK || turned) {
+		Trace("  compare i{#%d sent %d recv %d rem %d} j{#%d sent %d rem %d} spent %d..%d rise %d after %v → bucketOK %v windowsOK %v turned %v", i.seq, i.sent, i.recv, i.remaining, j.seq, j.sent, j.remaining, spentLo, spentHi, rise, after, bucketOK, windowsOK, turned)
 	}
 	m.strike(bucketOK, windowsOK)
 	return turned && m.kind != Bucket

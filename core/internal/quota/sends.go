@@ -11,6 +11,8 @@ type sendLog struct {
 	out  [512]uint8  // out[s%len(out)]: what its answer said (outcome)
 	ref  [512]uint64 // ref[s%len(ref)]: the freshest report's request when it was sent
 	back [512]int64  // back[s%len(back)]: when its answer came
+	left [512]int32  // left[s%len(left)]: the Remaining its answer reported (-1: none)
+	gone [512]bool   // gone[s%len(gone)]: it went on a guess (Model.Next)
 }
 
 // Outcomes of a request, as its answer said.
@@ -20,13 +22,17 @@ const (
 	refused               // refused: it spent none
 )
 
-// answer records request seq's outcome and when it came (if the log still
-// holds it).
-func (l *sendLog) answer(seq uint64, o uint8, t int64) {
+
+// answer records request seq's outcome, when it came and the Remaining it
+// reported (-1: none), if the log still holds it, and reports whether it
+// went on a guess and was not answered before.
+func (l *sendLog) answer(seq uint64, o uint8, t int64, left int) (guess bool) {
 	if seq > 0 && seq <= l.n && l.n-seq < uint64(len(l.out)) {
-		l.out[seq%uint64(len(l.out))] = o
-		l.back[seq%uint64(len(l.back))] = t
+		k := seq % uint64(len(l.out))
+		guess = l.gone[k] && l.out[k] == pending
+		l.out[k], l.back[k], l.left[k] = o, t, int32(min(left, 1<<30))
 	}
+	return guess
 }
 
 // spent bounds how many tokens the server spent, by what the client
@@ -48,7 +54,7 @@ func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, rtt int64) (lo,
 		if at < iSent-(jRecv-iSent) {
 			break // (left so long before i: decided before it)
 		}
-		if o == pending || o == admitted && back > iSent+rtt {
+		if o == pending || o == admitted && back > iSent {
 			hi++
 		}
 	}
@@ -70,8 +76,8 @@ func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, rtt int64) (lo,
 		case o == admitted && held && at >= iRecv && s == j:
 			lo++
 			hi++
-		case o == admitted && held && at >= iRecv && l.back[s%size] < jSent+rtt:
-			lo++ // (left after i's answer came, answered before j could be decided)
+		case o == admitted && held && at >= iRecv && l.back[s%size] <= jSent:
+			lo++ // (left after i's answer came, answered before j left)
 			hi++
 		default:
 			hi++
@@ -81,14 +87,16 @@ func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, rtt int64) (lo,
 }
 
 // add counts n requests sent at t (t never before the last), the freshest
-// report then the one answering request ref, and returns the sequence
-// number of the last of them.
-func (l *sendLog) add(t int64, n int, ref uint64) uint64 {
+// report then the one answering request ref, the first on a guess or not,
+// and returns the sequence number of the last of them.
+func (l *sendLog) add(t int64, n int, ref uint64, guess bool) uint64 {
 	t = max(t, l.last)
-	for range n {
+	for i := range n {
 		l.n++
+		l.gone[l.n%uint64(len(l.gone))] = guess && i == 0
 		l.at[l.n%uint64(len(l.at))] = t
 		l.out[l.n%uint64(len(l.out))] = pending
+		l.left[l.n%uint64(len(l.left))] = -1
 		l.ref[l.n%uint64(len(l.ref))] = ref
 	}
 	if n > 0 {
@@ -148,29 +156,26 @@ func (l *sendLog) sentAt(seq uint64) int64 {
 	return l.at[seq%uint64(len(l.at))]
 }
 
-// mayFollow counts the requests that may have spent a token after the server
-// decided request i (sent at iSent): each one after i it did not refuse,
-// and each one before i whose answer it has not sent, or sent later than a
-// round trip (the shortest, rtt) after i left — the server may have
-// decided it after i.
-func (l *sendLog) mayFollow(i uint64, iSent, rtt int64) int64 {
+// mayFollow counts the requests that may have spent a token after the
+// server decided request i (sent at iSent, leaving left): each one it did
+// not refuse, unless its answer shows it decided before i — it left more
+// than i did (what remains only falls between refills) or came back
+// before i left.
+func (l *sendLog) mayFollow(i uint64, iSent, rtt int64, left int) int64 {
 	size := uint64(len(l.at))
 	var k int64
 	for s := l.n; s > 0 && l.n-s < size; s-- {
-		o := l.out[s%size]
+		o, at := l.out[s%size], l.at[s%size]
+		if s < i && at < iSent-2*max(rtt, l.last-iSent) {
+			return k
+		}
 		switch {
-		case s == i:
-		case s > i:
-			if o != refused {
-				k++
-			}
-		default:
-			if l.at[s%size] < iSent-2*max(rtt, l.last-iSent) {
-				return k
-			}
-			if o == pending || o == admitted && l.back[s%size] > iSent+rtt {
-				k++
-			}
+		case s == i || o == refused:
+		case o == pending:
+			k++
+		case int(l.left[s%size]) > left && l.left[s%size] >= 0:
+		case s > i || l.back[s%size] > iSent:
+			k++
 		}
 	}
 	return k
