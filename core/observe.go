@@ -53,7 +53,7 @@ func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, ret
 		}
 		return f
 	}
-	b.pacer.feedback(status, f, sent, now, retry)
+	b.pacer.feedback(status, f, sent, now, wall, retry)
 	return f
 }
 
@@ -69,9 +69,10 @@ func isRefusal(status int, f ratelimit.Feedback) bool {
 // request sent at sent (never: not known), answered at now. A refusal's
 // Retry-After is the wait it states; a quota's reset is when it returns,
 // not a wait (the estimate tells which a reset means).
-func reportOf(status int, f ratelimit.Feedback, sent, now int64) quota.Report {
+func reportOf(status int, f ratelimit.Feedback, sent, now int64, wall time.Time) quota.Report {
 	r := quota.Report{Sent: sent, Recv: now, Refused: isRefusal(status, f),
-		Remaining: f.Remaining, Limit: f.Limit, Reset: int64(f.Reset), Window: policyWindow(f)}
+		Remaining: f.Remaining, Limit: f.Limit, Reset: int64(f.Reset), Window: policyWindow(f),
+		Resolution: resolutionOf(f.Reset, wall)}
 	if sent == never {
 		r.Sent = 0
 	}
@@ -82,6 +83,17 @@ func reportOf(status int, f ratelimit.Feedback, sent, now int64) quota.Report {
 		r.Wait = int64(f.Pause) // (a pause that is the quota's reset is no wait of its own)
 	}
 	return r
+}
+
+// resolutionOf is how finely a reset was stated: a second when it is a
+// whole number of seconds from now (a delta) or ends on a whole second of
+// the wall clock (an epoch or a date, read against it), a millisecond
+// otherwise.
+func resolutionOf(reset time.Duration, wall time.Time) int64 {
+	if reset <= 0 || reset%time.Second == 0 || wall.Add(reset).Nanosecond() == 0 {
+		return int64(time.Second)
+	}
+	return int64(time.Millisecond)
 }
 
 // policyWindow is the window of the quota the report binds to, as an IETF
@@ -104,7 +116,7 @@ func policyWindow(f ratelimit.Feedback) int64 {
 //
 // RateChanged is reported when adaptive throttling decreases the rate and
 // when it has recovered the configured rate, not for every step between.
-func (b *Budget) apply(status int, f ratelimit.Feedback, sent, now int64, retry uint64) {
+func (b *Budget) apply(status int, f ratelimit.Feedback, sent, now int64, wall time.Time, retry uint64) {
 	refusal := isRefusal(status, f)
 	if !refusal && status >= 500 {
 		return // a failure says nothing about the quota
@@ -113,7 +125,7 @@ func (b *Budget) apply(status int, f ratelimit.Feedback, sent, now int64, retry 
 	n := 0
 	b.lock()
 	oldRate := b.effectiveRateLocked()
-	e := b.model.Observe(reportOf(status, f, sent, now))
+	e := b.model.Observe(reportOf(status, f, sent, now, wall))
 	changed := e.Changed
 	if e.Pause > now && b.pause.extend(e.Pause, status) {
 		b.pausedAt.Store(max(now, 1)) // (pause_held.go)

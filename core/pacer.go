@@ -28,7 +28,7 @@ type pacer interface {
 	// feedback applies one response's feedback; sent is the request's
 	// send time as turn returned it (or stamp made it); retry is the key
 	// of a request its caller may retry (0: none, keep no place for it).
-	feedback(status int, f ratelimit.Feedback, sent, now int64, retry uint64)
+	feedback(status int, f ratelimit.Feedback, sent, now int64, wall time.Time, retry uint64)
 	// stamp places a send time given as a time.Time (the zero time: just
 	// now) on the pacer's clock, for Budget.Observe.
 	stamp(sent time.Time) int64
@@ -61,8 +61,8 @@ func (p memPacer) check(_ context.Context, now, deadline int64) error {
 	return nil
 }
 
-func (p memPacer) feedback(status int, f ratelimit.Feedback, sent, now int64, retry uint64) {
-	p.b.apply(status, f, sent, now, retry)
+func (p memPacer) feedback(status int, f ratelimit.Feedback, sent, now int64, wall time.Time, retry uint64) {
+	p.b.apply(status, f, sent, now, wall, retry)
 }
 
 func (p memPacer) stamp(sent time.Time) int64 {

@@ -266,7 +266,7 @@ func (p *storePacer) pace() Pace {
 //     curve (fleetFactor);
 //   - the quota report, to shape the shared pace, unless the quota is
 //     windowed (spent, then waited for: not spread).
-func (p *storePacer) feedback(status int, f ratelimit.Feedback, sent, _ int64, _ uint64) {
+func (p *storePacer) feedback(status int, f ratelimit.Feedback, sent, _ int64, wall time.Time, _ uint64) {
 	b := p.b
 	pace := p.pace()
 	// The estimate runs on the wall clock (sent is on the store's, which
@@ -280,7 +280,7 @@ func (p *storePacer) feedback(status int, f ratelimit.Feedback, sent, _ int64, _
 		return
 	}
 	b.lock()
-	e := b.model.Observe(reportOf(status, f, at, now))
+	e := b.model.Observe(reportOf(status, f, at, now, wall))
 	until := e.Pause
 	if refusal {
 		until = max(until, b.waitUntilLocked(now))

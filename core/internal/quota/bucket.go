@@ -13,11 +13,9 @@ import "math"
 // answered yet (spent or refused), and within those the server may have
 // decided on the other side of either report (sendLog.spent).
 // A refusal bounds the rate from above only: less than a token was there.
-// A bucket full by the reset it states refills at least min.
 type bucket struct {
 	meter  sample
 	lo, hi float64 // the rate lies in [lo, hi], per nanosecond
-	min    float64
 }
 
 func newBucket() bucket { return bucket{hi: math.Inf(1)} }
@@ -25,33 +23,28 @@ func newBucket() bucket { return bucket{hi: math.Inf(1)} }
 // observe narrows the rate by report j (r is its report) and reports
 // whether a bucket still explains every report.
 func (b *bucket) observe(m *Model, j sample, r Report) bool {
-	if m.limit > 0 && r.Reset > 0 && !r.Refused {
-		if d := r.Recv + r.Reset - j.at; d > 0 {
-			b.min = max(b.min, float64(int64(m.limit)-int64(j.remaining)-1)/float64(d+m.rttHi))
-		}
-	}
 	full := m.limit > 0 && j.remaining >= m.limit-1 && !r.Refused
 	spread := m.rttHi - max(0, m.rtt)
 	switch {
 	case full || b.meter.seq == 0:
 		b.restart(j)
-		return b.consistent()
+		return true
 	case r.Refused && j.seq > b.meter.seq && b.meter.remaining == 0 && j.sent >= b.meter.recv:
 		// (A refusal measured from a report of none left bounds it as well
 		// as any; measured from one of more, better.)
 	case j.seq <= b.meter.seq || j.sent < b.meter.recv:
-		return b.consistent() // not surely decided after the meter
+		return true // not surely decided after the meter
 	}
 	if fill := max(m.fastest(), b.lo); m.limit > 0 && fill > 0 &&
 		float64(m.sends.gap(b.meter.seq, j.seq))*fill >= float64(m.limit-1-b.meter.remaining) {
 		b.restart(j) // idle long enough to fill: what it lost bounds nothing
-		return b.consistent()
+		return true
 	}
 	spentLo, spentHi := m.sends.spent(b.meter.seq, j.seq, b.meter.sent, b.meter.recv, j.sent, j.recv, max(0, m.rtt))
 	base := float64(int64(j.remaining) - int64(b.meter.remaining))
 	span := float64(j.at - b.meter.at)
 	if span <= float64(spread) {
-		return b.consistent()
+		return true
 	}
 	lo := (base + float64(spentLo) - 1) / (span + float64(spread))
 	hi := (base + float64(spentHi) + 1) / (span - float64(spread))
@@ -68,12 +61,8 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 		return false
 	}
 	b.lo, b.hi = max(b.lo, lo), min(b.hi, hi)
-	return b.consistent()
+	return true
 }
 
 // restart measures anew from j; the bounds so far stand.
 func (b *bucket) restart(j sample) { b.meter = j }
-
-// consistent reports whether a bucket of the bounded rate could be full by
-// the resets it stated.
-func (b *bucket) consistent() bool { return b.hi >= b.min }

@@ -75,6 +75,9 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 	}
 	bLo, bHi := m.bucketAt(now, j)
 	wLo, wHi := m.windowsAt(j)
+	if Trace != nil && j == 1 {
+		Trace("      bounds(%d, 1): kind %v bucket[%+d,%+d] windows[%+d,%+d] infl %d rem %d", now, m.kind, bLo-now, bHi-now, wLo-now, wHi-now, m.inFlight(), m.fresh.remaining)
+	}
 	switch m.kind {
 	case Bucket:
 		return max(lo, bLo), max(hi, bHi)
@@ -131,7 +134,7 @@ func (m *Model) likeliest() float64 {
 	case m.windowLength() > 0 && m.limit > 0:
 		r = float64(m.limit) / float64(m.windowLength())
 	}
-	return max(r, b.min)
+	return r
 }
 
 // fastest is the fastest refill rate a bucket may have: no faster than

@@ -61,6 +61,10 @@ type Report struct {
 	// Reset is how long until the quota is restored, from Recv; -1 when
 	// unknown. Window is the quota's stated window; 0 when unknown.
 	Reset, Window int64
+	// Resolution is how finely the reset is stated: a second when the
+	// server states it in whole seconds (a delta, an epoch, a date), finer
+	// otherwise; 0 when not known.
+	Resolution int64
 	// Wait is the wait the server asked for (Retry-After), from Recv,
 	// already capped; 0 for none.
 	Wait int64
@@ -98,6 +102,10 @@ type Model struct {
 	past  anchors // the freshest reports before it
 
 	bucket bucket // the bucket hypothesis (bucket.go)
+
+	// Strikes against each kind: reports it did not explain (compare);
+	// the kind is the one with fewer.
+	bucketStrikes, windowsStrikes int
 
 	// The windows hypothesis (windows.go); window is a window's stated
 	// length (0: none stated).

@@ -129,21 +129,24 @@ func (m *Model) observeQuota(r Report, seq uint64, guessRefused bool) bool {
 	if m.fresh.seq != 0 && !m.fresher(s) {
 		return false // an older state: the fresher report stands
 	}
-	turned := false
+	turned, before := false, m.fresh.at
 	if m.fresh.seq > 0 {
 		i := m.fresh
 		if k, ok := m.past.get(m.sends.known(seq)); ok {
 			i = k // what was known when this request left: surely decided before it
 		}
-		turned = m.compare(i, s, r)
+		turned, before = m.compare(i, s, r), i.at
 	}
 	x := stated(r, s)
-	res := resolution(r.Reset, x[1])
+	res := r.Resolution
+	if res <= 0 {
+		res = resolution(r.Reset, x[1])
+	}
 	switch {
 	case turned || m.win.hi != 0 && s.sent > m.win.hi:
 		// (A request sent after the latest instant the turn may come is
 		// decided in the window after, whatever it found.)
-		m.win.turned(m.fresh.at, s, x, res)
+		m.win.turned(before, s, x, res)
 	case r.Refused && guessRefused: // (a refused guess for the turn: the turn is later)
 		m.win.guessRefused(s.at)
 		m.win.notYet(s, x, res)
@@ -251,17 +254,25 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 	return turned && m.kind != Bucket
 }
 
-// strike takes one report's verdict on each kind: a kind the report
-// contradicts is out while the other explains everything; contradicted
-// both, the server changed, and neither is known.
+// strike takes one report's verdict on each kind: each report a kind did
+// not explain counts against it, and the kind is the one with fewer
+// counts against it (unknown while they are even). A server that changed,
+// or evidence blurred by others' spend, moves the kind only once it is
+// outweighed.
 func (m *Model) strike(bucketOK, windowsOK bool) {
+	if !bucketOK {
+		m.bucketStrikes++
+	}
+	if !windowsOK {
+		m.windowsStrikes++
+	}
 	switch {
-	case !bucketOK && !windowsOK:
-		m.kind = Unknown
-	case !bucketOK:
+	case m.bucketStrikes > m.windowsStrikes:
 		m.kind = Windows
-	case !windowsOK:
+	case m.windowsStrikes > m.bucketStrikes:
 		m.kind = Bucket
+	default:
+		m.kind = Unknown
 	}
 }
 

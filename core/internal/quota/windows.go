@@ -61,6 +61,10 @@ func (w *windows) notYet(s sample, x [2]int64, res int64) {
 // turned records a turn seen between a report decided at before and s;
 // s states x (zero: none) at res.
 func (w *windows) turned(before int64, s sample, x [2]int64, res int64) {
+	if w.turnHi != 0 && before < w.turnHi {
+		w.notYet(s, x, res) // the turn already seen, shown again
+		return
+	}
 	after := s.at
 	if w.turnLo != 0 {
 		// Turns come a window or more apart: the span between this turn's
@@ -72,6 +76,9 @@ func (w *windows) turned(before int64, s sample, x [2]int64, res int64) {
 	if x[0] != 0 && res < Second {
 		// A window stated to end that far after its turn lasts so long.
 		w.length = max(w.length, x[0]-after-res)
+	}
+	if Trace != nil {
+		Trace("      turned: before %d after %d length %d (prev turn %d..%d) x %v res %d", before, after, w.length, w.turnLo, w.turnHi, x, res)
 	}
 	w.turnLo, w.turnHi, w.since = before, after, s.sent
 	w.lo, w.hi, w.stated, w.refused = after, 0, 0, 0
