@@ -70,18 +70,21 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 		// known kind places better.
 		lo = max(now, m.pauseLo)
 	}
-	if j+m.inFlight() <= int64(m.fresh.remaining) {
+	if j+m.inFlight() <= m.share(int64(m.fresh.remaining)) {
 		return lo, hi
 	}
 	bLo, bHi := m.bucketAt(now, j)
 	wLo, wHi := m.windowsAt(j)
 	if Trace != nil && j == 1 {
-		Trace("      bounds(%d, 1): kind %v bucket[%+d,%+d] windows[%+d,%+d] infl %d rem %d", now, m.kind, bLo-now, bHi-now, wLo-now, wHi-now, m.inFlight(), m.fresh.remaining)
+		Trace("      bounds(%d, 1): kind %v rate[%.1f,%.1f] bucket[%+d,%+d] windows[%+d,%+d] infl %d rem %d", now, m.kind, m.bucket.lo*1e9, m.bucket.hi*1e9, bLo-now, bHi-now, wLo-now, wHi-now, m.inFlight(), m.fresh.remaining)
 	}
-	switch m.kind {
-	case Bucket:
+	switch {
+	case m.kind == Bucket || m.kind == Unknown && !m.emptied:
+		// (Until the quota ran out, no report tells the kinds apart where
+		// it matters: the bucket's refill, which the reports bound, holds
+		// the requests beyond what is left.)
 		return max(lo, bLo), max(hi, bHi)
-	case Windows:
+	case m.kind == Windows:
 		return max(lo, wLo), max(hi, wHi)
 	}
 	return max(lo, bLo, wLo), max(hi, min(bHi, wHi))
@@ -91,14 +94,20 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 // likeliest rate (lo) and at the fastest the reports allow (hi), less the
 // request's way there: the freshest report left remaining, which returns
 // at the rate up to the limit, and the requests in flight and the j − 1
-// before it take a token each.
+// before it take a token each. A wait the server stated after that report
+// says a bucket's next token comes when it ends (its latest end for lo,
+// its earliest for hi), and the rest at the rate after it.
 func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 	k := j + m.inFlight() // the tokens needed, the report's included
-	at := func(r float64) int64 {
+	at := func(r float64, pause int64) int64 {
 		if r <= 0 {
 			return Never
 		}
-		t := m.fresh.at + int64(float64(k-int64(m.fresh.remaining))/r)
+		from, left := m.fresh.at, int64(m.fresh.remaining)
+		if pause > from {
+			from, left = pause, 1
+		}
+		t := from + int64(float64(k-left)/r)
 		if m.limit > 0 && k > int64(m.limit) {
 			// A full bucket holds no more than its limit: what is needed
 			// beyond it returns after now.
@@ -106,7 +115,7 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 		}
 		return t - m.owd()
 	}
-	return min(at(m.likeliest()), Never), at(m.fastest())
+	return min(at(m.likeliest(), m.pauseHi), Never), at(m.fastest(), m.pauseLo)
 }
 
 // likeliest is the refill rate the decision paces a bucket at: the told
@@ -118,6 +127,9 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 // limit per window. Never less than a bucket full by its stated reset
 // refills. 0: not known.
 func (m *Model) likeliest() float64 {
+	if g := m.gross(); m.foreign && g > 0 && m.pace.enabled() {
+		return m.pace.factor * g // (others spend too: the share)
+	}
 	b := &m.bucket
 	told := math.Inf(1)
 	if m.cfg.Interval > 0 {
@@ -141,6 +153,9 @@ func (m *Model) likeliest() float64 {
 // the reports allow, nor than the told rate (the told pace bounds the
 // sends anyway); told none, than twice the likeliest. 0: not known.
 func (m *Model) fastest() float64 {
+	if g := m.gross(); m.foreign && g > 0 {
+		return g // (the others may have stopped)
+	}
 	if m.cfg.Interval > 0 {
 		return min(m.bucket.hi, 1/float64(m.cfg.Interval))
 	}
@@ -172,7 +187,7 @@ func (m *Model) windowAt(j, turn, from int64) int64 {
 		return Never
 	}
 	owd := m.owd()
-	left := int64(m.limit) - m.sends.after(m.fresh.seq, from)
+	left := m.share(int64(m.limit)) - m.sends.after(m.fresh.seq, from)
 	if j <= left {
 		return turn - owd
 	}
@@ -180,6 +195,28 @@ func (m *Model) windowAt(j, turn, from int64) int64 {
 	if length <= 0 {
 		return Never
 	}
-	k := (j - left + int64(m.limit) - 1) / int64(m.limit)
+	per := max(1, m.share(int64(m.limit)))
+	k := (j - left + per - 1) / per
 	return turn + k*length - owd
+}
+
+// gross is the quota's whole refill rate, whoever spends it: the told
+// rate, or else a window's limit over its length; 0 when not known.
+func (m *Model) gross() float64 {
+	switch {
+	case m.cfg.Interval > 0:
+		return 1 / float64(m.cfg.Interval)
+	case m.windowLength() > 0 && m.limit > 0:
+		return float64(m.limit) / float64(m.windowLength())
+	}
+	return 0
+}
+
+// share is the part of n tokens the decision counts on: all of them,
+// or, while others spend from the quota too, the pace's factor of them.
+func (m *Model) share(n int64) int64 {
+	if !m.foreign || !m.pace.enabled() {
+		return n
+	}
+	return int64(m.pace.factor * float64(n))
 }

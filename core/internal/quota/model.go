@@ -114,6 +114,13 @@ type Model struct {
 
 	refusedAnswered int64
 
+	// foreign: others spend from the quota too (a report showed less left
+	// than the requests counted explain). Then the quota the decision
+	// expects is the share the pace grants (pace.go), not all of it.
+	foreign bool
+	// emptied: a report showed the quota run out (none left, or refused).
+	emptied bool
+
 	// The server's stated wait: nothing goes before pauseLo, and only one
 	// request before pauseHi (a wait of a whole second may mean a few ms).
 	pauseLo, pauseHi int64
@@ -162,7 +169,7 @@ func (m *Model) Sent(t int64, n int) (guess bool) {
 	}
 	m.sends.add(t, n, m.fresh.seq, guess)
 	if Trace != nil {
-		Trace("%d sent %d → seq %d guess %v", t, n, m.sends.n, guess)
+		Trace("%p %d sent %d → seq %d guess %v", m, t, n, m.sends.n, guess)
 	}
 	return guess
 }

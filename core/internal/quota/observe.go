@@ -30,9 +30,11 @@ func (m *Model) Observe(r Report) Effect {
 		}
 	}
 	switch {
-	case r.Refused && (guess || m.missed == 0):
+	case r.Refused && (m.missed == 0 || guess && r.Sent >= m.missedAt):
 		// Too early: the next guess waits a told interval (or a
-		// millisecond), twice as long after each guess refused in a row.
+		// millisecond), twice as long after each round of guesses refused
+		// in a row; a guess sent before the last refusal came is of the
+		// same round.
 		m.missed++
 		m.missedAt = r.Recv
 	case !r.Refused:
@@ -43,8 +45,9 @@ func (m *Model) Observe(r Report) Effect {
 		if m.observeQuota(r, seq, guess) {
 			e.Changed = true
 		}
-	} else if m.limit < 0 {
-		e = m.pace.observe(r, seq, m.sends.n, e)
+	}
+	if !m.quotaIn(r) && m.limit < 0 || m.foreign {
+		e = m.pace.observe(r, seq, m.sends.n, e, m.foreign)
 	}
 	if r.Refused {
 		e.KeepPlace = true
@@ -54,7 +57,7 @@ func (m *Model) Observe(r Report) Effect {
 	}
 	if Trace != nil {
 		at, _ := m.Next(r.Recv, 1, r.Recv)
-		Trace("%d answer seq %d sent %d refused %v rem %d lim %d reset %d wait %d → kind %v fresh{#%d rem %d} inflight %d win[%d,%d,%d] pause[%d,%d] next1 %+d", r.Recv, seq, r.Sent, r.Refused, r.Remaining, r.Limit, r.Reset, r.Wait, m.kind, m.fresh.seq, m.fresh.remaining, m.inFlight(), m.win.lo, m.win.stated, m.win.hi, m.pauseLo, m.pauseHi, at-r.Recv)
+		Trace("%p %d answer seq %d sent %d refused %v rem %d lim %d reset %d wait %d → kind %v fresh{#%d rem %d} inflight %d win[%d,%d,%d] pause[%d,%d] next1 %+d", m, r.Recv, seq, r.Sent, r.Refused, r.Remaining, r.Limit, r.Reset, r.Wait, m.kind, m.fresh.seq, m.fresh.remaining, m.inFlight(), m.win.lo, m.win.stated, m.win.hi, m.pauseLo, m.pauseHi, at-r.Recv)
 	}
 	return e
 }
@@ -115,6 +118,9 @@ func (m *Model) observeQuota(r Report, seq uint64, guessRefused bool) bool {
 	rem := r.Remaining
 	if r.Refused {
 		rem = 0
+	}
+	if rem == 0 {
+		m.emptied = true
 	}
 	if m.limit > 0 {
 		rem = min(rem, m.limit)
@@ -205,7 +211,7 @@ func (m *Model) inFlight() int64 {
 	if m.fresh.seq == 0 {
 		return int64(m.sends.n - min(m.heard, m.sends.n))
 	}
-	return m.sends.mayFollow(m.fresh.seq, m.fresh.sent, max(0, m.rtt), m.fresh.remaining)
+	return m.sends.mayFollow(m.fresh.seq, m.fresh.sent, m.rttHi-max(0, m.rtt), m.fresh.remaining)
 }
 
 // compare takes the evidence in two successive reports: i, the freshest
@@ -218,11 +224,14 @@ func (m *Model) inFlight() int64 {
 // i's answer came is surely decided after i: others may show a rise that
 // is only their order. compare reports whether j shows a window turned.
 func (m *Model) compare(i, j sample, r Report) (turned bool) {
-	spentLo, spentHi := m.sends.spent(i.seq, j.seq, i.sent, i.recv, j.sent, j.recv, max(0, m.rtt))
+	spentLo, spentHi := m.sends.spent(i.seq, j.seq, i.sent, i.recv, j.sent, j.recv, m.rttHi-max(0, m.rtt))
 	rise := int64(j.remaining) - int64(i.remaining) + spentLo // what surely returned
 	after := j.sent >= i.recv                                 // j decided after i (its request left once i's answer came)
+	if after && int64(i.remaining)-spentHi-int64(j.remaining) >= 2 {
+		m.foreign = true // (less left than every request that may have spent explains, a rounding aside)
+	}
 	bucketOK, windowsOK := true, true
-	if after && rise >= 2 {
+	if after && rise >= 1 {
 		// A window that turned between them holds its limit again, less
 		// what the requests decided since took (at most those that may
 		// fall between the two, j's own aside), and a token of slack.
@@ -240,9 +249,6 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 		default:
 			turned = true
 		}
-	}
-	if after && rise == 1 && m.kind != Windows && m.limit > 2 && j.remaining < m.limit/2 {
-		windowsOK = false
 	}
 	if !m.bucket.observe(m, j, r) {
 		bucketOK = false

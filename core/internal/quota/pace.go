@@ -2,9 +2,11 @@ package quota
 
 // pace is the estimate for a server whose responses report no quota: all
 // it shows is which requests it refused. A refusal cuts the pace (a factor
-// on the told rate) by Decrease, never below MinRate, once per burst: a
-// refusal of a request sent before the cut's first paced turn says nothing
-// of the cut pace. A refusal that states a wait longer than a second is a
+// on the told rate) once per burst — a refusal of a request sent before
+// the cut's first paced turn says nothing of the cut pace — by what the
+// run since shows: after a admitted at the pace, the pace was at most one
+// in a+1 too fast, so the cut is to a/(a+1) of it, but never deeper than
+// Decrease, nor below MinRate. A refusal that states a wait longer than a second is a
 // pause, not a pace too fast: it does not cut. It grows back along a CUBIC curve (RFC 9438, as the AWS
 // SDKs' adaptive retry mode): fast at first, flat near the factor that
 // drew the cut (the plateau), which it reaches after the time a linear
@@ -22,6 +24,7 @@ type pace struct {
 	grown   int64   // time spent growing since the cut, ns
 	grewAt  int64   // the last answer that grew the factor
 	base    float64 // told no rate: the interval the factor applies to, ns; 0 before a cut
+	run     int     // admitted since the last cut, of requests sent after it
 	admits  [64]int64
 	nAdmits int
 }
@@ -54,12 +57,18 @@ func (p *pace) next(now, j, last int64) int64 {
 }
 
 // observe applies one answer that reported no quota.
-func (p *pace) observe(r Report, seq, sent uint64, e Effect) Effect {
+//
+// Shared is set when others spend from the quota too: then every refusal
+// is contention for the share, a stated wait included.
+func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect {
 	if !p.enabled() {
 		return e
 	}
 	if !r.Refused {
 		p.admitted(r.Recv)
+		if seq > p.cutSeq {
+			p.run++
+		}
 		if p.factor < 1 && seq > p.cutSeq {
 			if r.Recv > p.grewAt {
 				p.grown += r.Recv - max(p.grewAt, p.cutAt)
@@ -77,7 +86,7 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect) Effect {
 	if seq <= p.cutSeq {
 		return e // sent before the last cut took effect: one burst counts once
 	}
-	if r.Wait > Second {
+	if r.Wait > Second && !shared {
 		return e // a pause the server stated: it says when, not that the pace is too fast
 	}
 	if p.cfg.Interval == 0 && p.base == 0 {
@@ -85,7 +94,9 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect) Effect {
 		p.factor, p.plateau = 1, 1
 	}
 	p.plateau = p.factor
-	p.factor = max(p.cfg.MinRate, p.factor*p.cfg.Decrease)
+	a := float64(p.run)
+	p.factor = max(p.cfg.MinRate, p.factor*max(p.cfg.Decrease, a/(a+1)))
+	p.run = 0
 	p.cutSeq, p.cutAt, p.grewAt, p.grown = sent, r.Recv, r.Recv, 0
 	e.Cut, e.Changed = true, true
 	return e

@@ -39,12 +39,13 @@ func (l *sendLog) answer(seq uint64, o uint8, t int64, left int) (guess bool) {
 // knows, between its decisions of two requests i and j (i < j): a request
 // it admitted spent one, one not answered yet may have, one refused did
 // not. Which fall between the two decisions: those after i up to j that
-// left once i's answer came and were answered before j could be decided
-// surely do; the others after i may have been decided before i or after j; one before i whose answer came later than a round
-// trip (the shortest, rtt) after i left may have been decided after i; and
-// one after j that left before j's answer came may have been decided
-// before j.
-func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, rtt int64) (lo, hi int64) {
+// left once i's answer came, or more than the wire's spread (the round
+// trips' range) after i left, and were answered before j left, or left
+// more than the spread before it, surely do; the others after i may have
+// been decided before i or after j; one before i answered after i left
+// may have been decided after i; and one after j that left before j's
+// answer came may have been decided before j.
+func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, spread int64) (lo, hi int64) {
 	size := uint64(len(l.at))
 	for s := i; s > 0 && l.n-s < size; s-- {
 		if s == i {
@@ -73,11 +74,12 @@ func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, rtt int64) (lo,
 				hi++
 			}
 		case o == refused:
-		case o == admitted && held && at >= iRecv && s == j:
+		case o == admitted && held && s == j:
 			lo++
 			hi++
-		case o == admitted && held && at >= iRecv && l.back[s%size] <= jSent:
-			lo++ // (left after i's answer came, answered before j left)
+		case o == admitted && held && (at >= iRecv || at > iSent+spread) &&
+			(l.back[s%size] <= jSent || at+spread < jSent):
+			lo++
 			hi++
 		default:
 			hi++
@@ -158,15 +160,16 @@ func (l *sendLog) sentAt(seq uint64) int64 {
 
 // mayFollow counts the requests that may have spent a token after the
 // server decided request i (sent at iSent, leaving left): each one it did
-// not refuse, unless its answer shows it decided before i — it left more
-// than i did (what remains only falls between refills) or came back
-// before i left.
-func (l *sendLog) mayFollow(i uint64, iSent, rtt int64, left int) int64 {
+// not refuse, unless it surely was decided before i — it left more than
+// the wire's spread (the round trips' range) before i, or its answer
+// came back before i left, or it left more than i did (what remains only
+// falls between refills).
+func (l *sendLog) mayFollow(i uint64, iSent, spread int64, left int) int64 {
 	size := uint64(len(l.at))
 	var k int64
 	for s := l.n; s > 0 && l.n-s < size; s-- {
 		o, at := l.out[s%size], l.at[s%size]
-		if s < i && at < iSent-2*max(rtt, l.last-iSent) {
+		if s < i && at < iSent-spread {
 			return k
 		}
 		switch {
