@@ -13,11 +13,13 @@ import "math"
 // side of either report (sendLog.spent). What returned bounds the rate
 // from below over any span (a full bucket only loses what would overflow
 // it), and from above over a span in which the bucket was never full:
-// from the meter, the last report that may have found it full. A refusal
-// bounds the rate from above only: less than a token was there.
+// from the meter, the first report after the last that may have found it
+// full. A refusal bounds the rate from above only: less than a token was
+// there.
 type bucket struct {
 	origin sample  // where the lower bound is measured from
 	meter  sample  // where the upper bound is measured from
+	filled bool    // a report after the meter may have found the bucket full
 	lo, hi float64 // the rate lies in [lo, hi], per nanosecond
 }
 
@@ -26,8 +28,12 @@ func newBucket() bucket { return bucket{hi: math.Inf(1)} }
 // observe narrows the rate by report j (r is its report) and reports
 // whether a bucket still explains every report.
 func (b *bucket) observe(m *Model, j sample, r Report) bool {
-	if b.meter.seq == 0 {
-		b.origin, b.meter = j, j
+	full := m.limit > 0 && j.remaining >= m.limit-1 && !r.Refused
+	if b.origin.seq == 0 {
+		b.origin = j
+	}
+	if !full && (b.filled || b.meter.seq == 0) && j.seq > b.meter.seq {
+		b.meter, b.filled = j, false
 		return true
 	}
 	lo, _, okLo := b.measure(m, b.origin, j)
@@ -39,17 +45,16 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 	}
 	// A bucket that may have filled since the meter (or is full now) lost
 	// what would have overflowed: the rise bounds nothing from above.
-	full := m.limit > 0 && j.remaining >= m.limit-1 && !r.Refused
 	fill := max(m.fastest(), b.lo)
-	if full || m.limit <= 0 || math.IsInf(fill, 1) || fill <= 0 ||
+	if full || b.filled || b.meter.seq == 0 || m.limit <= 0 || math.IsInf(fill, 1) || fill <= 0 ||
 		float64(m.sends.gap(b.meter.seq, j.seq))*fill >= float64(m.limit-1-b.meter.remaining) {
 		hi = math.Inf(1)
 	}
+	if full {
+		b.filled = true
+	}
 	if r.Refused {
 		lo = 0
-	}
-	if full && (ok || j.seq > b.meter.seq) {
-		defer func() { b.meter = j }() // (measure the upper bound anew from a full bucket)
 	}
 	if !ok && !okLo {
 		return true
@@ -57,7 +62,7 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 	if hi < b.lo || lo > b.hi {
 		// The rate changed, or others began spending: what the reports
 		// showed before bounds it no more.
-		b.origin, b.meter, b.lo, b.hi = j, j, max(0, lo), hi
+		b.origin, b.meter, b.filled, b.lo, b.hi = j, j, full, max(0, lo), hi
 		return false
 	}
 	b.lo, b.hi = max(b.lo, lo), min(b.hi, hi)

@@ -38,22 +38,17 @@ func (l *sendLog) answer(seq uint64, o uint8, t int64, left int) (guess bool) {
 // spent bounds how many tokens the server spent, by what the client
 // knows, between its decisions of two requests i and j (i < j): a request
 // it admitted spent one, one not answered yet may have, one refused did
-// not. Which fall between the two decisions: those after i up to j that
-// left once i's answer came, or more than the wire's spread (the round
-// trips' range) after i left, and were answered before j left, or left
-// more than the spread before it, surely do; the others after i may have
-// been decided before i or after j; one before i answered after i left
-// may have been decided after i; and one after j that left before j's
-// answer came may have been decided before j.
+// not. A request reaches the server after another sent more than the
+// wire's spread (the round trips' range) before it, or whose answer came
+// before it left; so those after i up to j sent that far from both
+// surely fall between the two decisions, and the others near either end
+// — after i, before i or after j — may.
 func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, spread int64) (lo, hi int64) {
 	size := uint64(len(l.at))
-	for s := i; s > 0 && l.n-s < size; s-- {
-		if s == i {
-			continue
-		}
+	for s := i - 1; s > 0 && l.n-s < size; s-- {
 		o, at, back := l.out[s%size], l.at[s%size], l.back[s%size]
-		if at < iSent-(jRecv-iSent) {
-			break // (left so long before i: decided before it)
+		if at < iSent-spread {
+			break // (decided before i)
 		}
 		if o == pending || o == admitted && back > iSent {
 			hi++
@@ -67,18 +62,15 @@ func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, spread int64) (
 		}
 		switch {
 		case s > j:
-			if !held || at > jRecv {
+			if !held || at > jSent+spread || at >= jRecv {
 				return lo, hi
 			}
 			if o != refused {
 				hi++
 			}
 		case o == refused:
-		case o == admitted && held && s == j:
-			lo++
-			hi++
-		case o == admitted && held && (at >= iRecv || at > iSent+spread) &&
-			(l.back[s%size] <= jSent || at+spread < jSent):
+		case o == admitted && held && (s == j ||
+			(at >= iRecv || at > iSent+spread) && (l.back[s%size] <= jSent || at+spread < jSent)):
 			lo++
 			hi++
 		default:
