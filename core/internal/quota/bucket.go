@@ -21,6 +21,10 @@ type bucket struct {
 	meter  sample  // where the upper bound is measured from
 	filled bool    // a report after the meter may have found the bucket full
 	lo, hi float64 // the rate lies in [lo, hi], per nanosecond
+
+	// turns bounds a window's length, were the quota windows: more came
+	// back over a span than one turn brings (turns, below); 0: no bound.
+	turns int64
 }
 
 func newBucket() bucket { return bucket{hi: math.Inf(1)} }
@@ -37,17 +41,22 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 		return true
 	}
 	lo, _, okLo := b.measure(m, b.origin, j)
+	if okLo {
+		b.bound(m, b.origin, j, lo)
+	}
 	loM, hi, ok := b.measure(m, b.meter, j)
 	if okLo {
 		lo = max(lo, loM)
 	} else {
 		lo = loM
 	}
-	// A bucket that may have filled since the meter (or is full now) lost
-	// what would have overflowed: the rise bounds nothing from above.
-	fill := max(m.fastest(), b.lo)
-	if full || b.filled || b.meter.seq == 0 || m.limit <= 0 || math.IsInf(fill, 1) || fill <= 0 ||
-		float64(m.sends.gap(b.meter.seq, j.seq))*fill >= float64(m.limit-1-b.meter.remaining) {
+	// A bucket that may have filled since the meter (a report showed it
+	// full, or this one does) lost what would have overflowed: the rise
+	// bounds nothing from above. A bucket that filled between two reports
+	// shows it in the first request decided after (each answer reports
+	// what its request left): while one of the requests up to j is not
+	// answered, that may be still to come.
+	if full || b.filled || b.meter.seq == 0 || m.limit <= 0 || m.sends.pending(b.meter.seq, j.seq, j.sent+m.spread()) {
 		hi = math.Inf(1)
 	}
 	if full {
@@ -56,14 +65,30 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 	if r.Refused {
 		lo = 0
 	}
+	if rlo, rhi, okR := b.stated(m, j); okR {
+		if debugf != nil {
+			debugf("stated j #%d rem %d reset in %.4f res %.3f → [%.1f, %.1f]", j.seq, j.remaining, float64(j.reset-j.at)/1e9, float64(j.res)/1e9, rlo*1e9, rhi*1e9)
+		}
+		if !ok && !okLo {
+			lo, hi = rlo, rhi
+		} else {
+			lo, hi = max(lo, rlo), min(hi, rhi)
+		}
+		ok = true
+	}
 	if !ok && !okLo {
 		return true
 	}
 	if hi < b.lo || lo > b.hi {
-		// The rate changed, or others began spending: what the reports
-		// showed before bounds it no more.
-		b.origin, b.meter, b.filled, b.lo, b.hi = j, j, full, max(0, lo), hi
+		// The rate changed, others began spending, or the wire reordered
+		// more than its spread showed: the bounds widen to both, and
+		// measure anew from here.
+		b.origin, b.meter, b.filled, b.turns = j, j, full, 0
+		b.lo, b.hi = max(0, min(lo, b.lo)), max(hi, b.hi)
 		return false
+	}
+	if debugf != nil && min(b.hi, hi) < b.hi {
+		debugf("hi %.1f → %.1f by j #%d (ok %v okLo %v)", b.hi*1e9, min(b.hi, hi)*1e9, j.seq, ok, okLo)
 	}
 	b.lo, b.hi = max(b.lo, lo), min(b.hi, hi)
 	return true
@@ -73,7 +98,7 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 // is false when j is not surely decided after i, or too close to it for
 // the wire's spread to allow a bound.
 func (b *bucket) measure(m *Model, i, j sample) (lo, hi float64, ok bool) {
-	spread := m.rttHi - max(0, m.rtt)
+	spread := m.spread()
 	if j.seq <= i.seq || j.sent < i.recv && j.sent <= i.sent+spread {
 		return 0, math.Inf(1), false
 	}
@@ -85,5 +110,46 @@ func (b *bucket) measure(m *Model, i, j sample) (lo, hi float64, ok bool) {
 	rise := float64(int64(j.remaining) - int64(i.remaining))
 	lo = max(0, (rise+float64(spentLo)-1)/(span+float64(spread)))
 	hi = (rise + float64(spentHi) + 1) / (span - float64(spread))
+	if debugf != nil {
+		debugf("measure i{#%d sent %.4f recv %.4f rem %d} j{#%d sent %.4f rem %d} spent[%d,%d] span %.4f spread %.4f → [%.1f, %.1f]", i.seq, float64(i.sent)/1e9-10, float64(i.recv)/1e9-10, i.remaining, j.seq, float64(j.sent)/1e9-10, j.remaining, spentLo, spentHi, span/1e9, float64(spread)/1e9, lo*1e9, hi*1e9)
+	}
 	return lo, hi, true
+}
+
+// stated bounds the rate by the reset report j states: a bucket states
+// when it is full again, so what it lacks of its limit returns by then,
+// within the reset's resolution either way and the token the report's
+// Remaining rounds down. The reset counts from the decision (a delta) or
+// from the answer's arrival (an instant): either.
+func (b *bucket) stated(m *Model, j sample) (lo, hi float64, ok bool) {
+	if j.reset <= 0 || m.limit <= 0 {
+		return 0, math.Inf(1), false
+	}
+	soon := float64(j.reset - j.at)
+	late := soon + float64(j.recv-j.at)
+	lack := float64(m.limit - j.remaining)
+	lo = max(0, (lack-1)/(late+float64(j.res)))
+	hi = math.Inf(1)
+	if soon > float64(j.res) {
+		hi = lack / (soon - float64(j.res))
+	}
+	return lo, hi, true
+}
+
+// bound takes what came back between reports i and j (at least rate ×
+// the span, by measure) as evidence on windows: each turn brings back
+// at most the limit, so more than that over a span S needs turns at
+// least every S × limit ÷ (what came back − limit).
+func (b *bucket) bound(m *Model, i, j sample, rate float64) {
+	if m.limit <= 0 {
+		return
+	}
+	span := float64(j.at-i.at) + float64(m.spread())
+	back := rate * span
+	if back <= float64(m.limit) {
+		return
+	}
+	if l := int64(span * float64(m.limit) / (back - float64(m.limit))); b.turns == 0 || l < b.turns {
+		b.turns = l
+	}
 }

@@ -29,7 +29,9 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 		}
 		at = min(lo, max(hi, before, m.backoff()))
 	}
-	at = max(at, m.pace.next(now, j, m.sends.last))
+	if !m.covered(j) {
+		at = max(at, m.pace.next(now, j, m.sends.last))
+	}
 	known = max(now, min(m.pauseLo, at))
 	if limit := quiet + m.cfg.MaxWait; at > limit {
 		at = max(now, limit)
@@ -70,7 +72,7 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 		// known kind places better.
 		lo = max(now, m.pauseLo)
 	}
-	if j+m.inFlight() <= m.share(int64(m.fresh.remaining)) {
+	if m.covered(j) {
 		return lo, hi
 	}
 	bLo, bHi := m.bucketAt(now, j)
@@ -79,15 +81,12 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 		Trace("      bounds(%d, 1): kind %v rate[%.1f,%.1f] bucket[%+d,%+d] windows[%+d,%+d] infl %d rem %d", now, m.kind, m.bucket.lo*1e9, m.bucket.hi*1e9, bLo-now, bHi-now, wLo-now, wHi-now, m.inFlight(), m.fresh.remaining)
 	}
 	switch {
-	case m.kind == Bucket || m.kind == Unknown && !m.emptied:
-		// (Until the quota ran out, no report tells the kinds apart where
-		// it matters: the bucket's refill, which the reports bound, holds
-		// the requests beyond what is left.)
-		return max(lo, bLo), max(hi, bHi)
 	case m.kind == Windows:
 		return max(lo, wLo), max(hi, wHi)
 	}
-	return max(lo, bLo, wLo), max(hi, min(bHi, wHi))
+	// (A bucket until a report contradicts it: windows that no report
+	// tells from a bucket return their quota as often as one.)
+	return max(lo, bLo), max(hi, bHi)
 }
 
 // bucketAt is when a bucket has a token for the j-th next request, at the
@@ -146,6 +145,9 @@ func (m *Model) likeliest() float64 {
 	case m.windowLength() > 0 && m.limit > 0:
 		r = float64(m.limit) / float64(m.windowLength())
 	}
+	if m.cap > 0 && r > m.cap {
+		r = max(m.cap, b.lo)
+	}
 	return r
 }
 
@@ -170,7 +172,7 @@ func (m *Model) fastest() float64 {
 // turn brings the limit back, less what the requests already sent that
 // reach the server after it take; each later window brings it again.
 func (m *Model) windowsAt(j int64) (lo, hi int64) {
-	latest, guess, ok := m.win.bracket(m.window)
+	latest, guess, ok := m.win.bracket(m.window, m.bucket.turns)
 	if !ok || m.limit <= 0 {
 		return Never, Never
 	}
@@ -219,4 +221,11 @@ func (m *Model) share(n int64) int64 {
 		return n
 	}
 	return int64(m.pace.factor * float64(n))
+}
+
+// covered reports whether the freshest report left a token (of the share)
+// for the j-th next request after those in flight: then it needs no
+// estimate of the refill, nor the pace.
+func (m *Model) covered(j int64) bool {
+	return m.fresh.seq != 0 && j+m.inFlight() <= m.share(int64(m.fresh.remaining))
 }

@@ -94,6 +94,7 @@ type Model struct {
 	sends sendLog
 	rtt   int64  // the shortest round trip seen; -1: none yet
 	rttHi int64  // the longest
+	trips int    // round trips measured
 	heard uint64 // answers read: sends.n − heard are in flight
 
 	kind  Kind
@@ -118,8 +119,12 @@ type Model struct {
 	// than the requests counted explain). Then the quota the decision
 	// expects is the share the pace grants (pace.go), not all of it.
 	foreign bool
-	// emptied: a report showed the quota run out (none left, or refused).
-	emptied bool
+	// cap bounds the likeliest rate once a request the estimate held
+	// certain was refused (0: none): each such refusal, once per burst
+	// (capSeq: the last request sent before it), halves the way from the
+	// rate the estimate used down to the least the reports allow.
+	cap    float64
+	capSeq uint64
 
 	// The server's stated wait: nothing goes before pauseLo, and only one
 	// request before pauseHi (a wait of a whole second may mean a few ms).
@@ -148,6 +153,7 @@ type sample struct {
 	at        int64 // when the server decided it, on our clock (its send + half the shortest round trip)
 	remaining int
 	reset     int64 // the stated reset instant on our clock; 0: none
+	res       int64 // how finely the reset is stated
 	refused   int64 // refusals answered before it (Model.refusedAnswered)
 }
 
@@ -255,3 +261,18 @@ func (m *Model) windowLength() int64 {
 
 // Trace, when set, is told of every report and send (a debugging aid).
 var Trace func(format string, a ...any)
+
+// spread bounds how much later than another a request sent no earlier
+// may reach the server: half again the round trips' range, once enough
+// round trips were seen to trust it (minTrips); until then, more than any
+// wait (only an answer that came before a request left orders the two).
+func (m *Model) spread() int64 {
+	if m.trips < minTrips {
+		return Never / 4
+	}
+	return (m.rttHi - max(0, m.rtt)) * 3 / 2
+}
+
+// minTrips is how many round trips the wire's range is measured over
+// before the model trusts it (spread).
+const minTrips = 16

@@ -9,6 +9,7 @@ func (m *Model) Observe(r Report) Effect {
 			m.rtt = rt
 		}
 		m.rttHi = max(m.rttHi, r.Recv-r.Sent)
+		m.trips++
 	}
 	m.heard = min(m.heard+1, m.sends.n)
 	if r.Refused {
@@ -23,10 +24,13 @@ func (m *Model) Observe(r Report) Effect {
 	}
 	if guess {
 		m.guesses = max(0, m.guesses-1)
-		if r.Refused {
+		switch {
+		case r.Refused:
 			m.allowed = 1
-		} else {
-			m.allowed = min(2*m.allowed, maxGuesses)
+		case m.fresh.seq == 0 && m.missed == 0:
+			m.allowed = min(2*m.allowed, maxGuesses) // (nothing known yet, nothing refused: slow start)
+		default:
+			m.allowed = min(m.allowed+1, maxGuesses)
 		}
 	}
 	switch {
@@ -39,6 +43,12 @@ func (m *Model) Observe(r Report) Effect {
 		m.missedAt = r.Recv
 	case !r.Refused:
 		m.missed = 0
+	}
+	if r.Refused && !guess && seq > m.capSeq && m.limit > 0 && !m.foreign && m.sends.wasCertain(seq) {
+		if l := m.likeliest(); l > 0 {
+			m.cap = max(m.bucket.lo, (l+m.bucket.lo)/2)
+			m.capSeq = m.sends.n
+		}
 	}
 	e = m.observeWait(r, seq, e)
 	if m.quotaIn(r) {
@@ -119,9 +129,6 @@ func (m *Model) observeQuota(r Report, seq uint64, guessRefused bool) bool {
 	if r.Refused {
 		rem = 0
 	}
-	if rem == 0 {
-		m.emptied = true
-	}
 	if m.limit > 0 {
 		rem = min(rem, m.limit)
 	}
@@ -131,6 +138,15 @@ func (m *Model) observeQuota(r Report, seq uint64, guessRefused bool) bool {
 	}
 	if r.Reset >= 0 {
 		s.reset = s.at + r.Reset
+	}
+	x := stated(r, s)
+	res := r.Resolution
+	if res <= 0 {
+		res = resolution(r.Reset, x[1])
+	}
+	s.res = res
+	if m.limit > 0 && rem >= m.limit-1 && !r.Refused && seq > m.bucket.meter.seq {
+		m.bucket.filled = true // (in whatever order its answer came)
 	}
 	if m.fresh.seq != 0 && !m.fresher(s) {
 		return false // an older state: the fresher report stands
@@ -142,11 +158,6 @@ func (m *Model) observeQuota(r Report, seq uint64, guessRefused bool) bool {
 			i = k // what was known when this request left: surely decided before it
 		}
 		turned, before = m.compare(i, s, r), i.at
-	}
-	x := stated(r, s)
-	res := r.Resolution
-	if res <= 0 {
-		res = resolution(r.Reset, x[1])
 	}
 	switch {
 	case turned || m.win.hi != 0 && s.sent > m.win.hi:
@@ -184,7 +195,7 @@ func stated(r Report, s sample) [2]int64 {
 // decided later has spent more).
 func (m *Model) fresher(s sample) bool {
 	f := m.fresh
-	spread := m.rttHi - max(0, m.rtt)
+	spread := m.spread()
 	switch {
 	case s.sent >= f.recv || s.sent > f.sent+spread:
 		return true
@@ -211,7 +222,7 @@ func (m *Model) inFlight() int64 {
 	if m.fresh.seq == 0 {
 		return int64(m.sends.n - min(m.heard, m.sends.n))
 	}
-	return m.sends.mayFollow(m.fresh.seq, m.fresh.sent, m.rttHi-max(0, m.rtt), m.fresh.remaining)
+	return m.sends.mayFollow(m.fresh.seq, m.fresh.sent, m.spread(), m.fresh.remaining)
 }
 
 // compare takes the evidence in two successive reports: i, the freshest
@@ -224,7 +235,7 @@ func (m *Model) inFlight() int64 {
 // i's answer came is surely decided after i: others may show a rise that
 // is only their order. compare reports whether j shows a window turned.
 func (m *Model) compare(i, j sample, r Report) (turned bool) {
-	spentLo, spentHi := m.sends.spent(i.seq, j.seq, i.sent, i.recv, j.sent, j.recv, m.rttHi-max(0, m.rtt))
+	spentLo, spentHi := m.sends.spent(i.seq, j.seq, i.sent, i.recv, j.sent, j.recv, m.spread())
 	rise := int64(j.remaining) - int64(i.remaining) + spentLo // what surely returned
 	after := j.sent >= i.recv                                 // j decided after i (its request left once i's answer came)
 	if after && int64(i.remaining)-spentHi-int64(j.remaining) >= 2 {

@@ -142,6 +142,24 @@ func (l *sendLog) gap(i, j uint64) int64 {
 	return g
 }
 
+// pending reports whether a request after i, up to j or sent by t, is
+// not answered yet (or the log no longer holds it).
+func (l *sendLog) pending(i, j uint64, t int64) bool {
+	size := uint64(len(l.out))
+	for s := i + 1; s <= l.n && (s <= j || l.at[s%size] <= t); s++ {
+		if l.n-s >= size || l.out[s%size] == pending {
+			return true
+		}
+	}
+	return false
+}
+
+// wasCertain reports whether request seq went as certain of its token
+// (not on a guess), if the log still holds it.
+func (l *sendLog) wasCertain(seq uint64) bool {
+	return seq > 0 && seq <= l.n && l.n-seq < uint64(len(l.gone)) && !l.gone[seq%uint64(len(l.gone))]
+}
+
 // sentAt returns when request seq was sent; 0 when the log no longer holds it.
 func (l *sendLog) sentAt(seq uint64) int64 {
 	if seq == 0 || seq > l.n || l.n-seq >= uint64(len(l.at)) {

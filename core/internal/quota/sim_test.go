@@ -423,7 +423,7 @@ func TestSimRateBoundsHoldTheTruth(t *testing.T) {
 					}
 				}
 			}
-			if owd == 30*ms && told == 5*ms {
+			if owd == 100*ms && told == 5*ms {
 				debugf = func(f string, a ...any) { t.Logf(f, a...) }
 			}
 			simulate(su)

@@ -11,6 +11,7 @@ func init() {
 		f, err := os.Create(p)
 		if err == nil {
 			Trace = func(format string, a ...any) { fmt.Fprintf(f, format+"\n", a...) }
+			debugf = Trace
 		}
 	}
 }

@@ -102,15 +102,23 @@ func (w *windows) guessRefused(at int64) {
 // bracket returns where the current window turns: the latest instant it
 // may (pessimistic) and the instant a guess goes (optimistic); ok false
 // when nothing places it. Once a guess was refused, the next one goes
-// halfway to the latest.
-func (w *windows) bracket(minLength int64) (latest, guess int64, ok bool) {
+// halfway to the latest. stated is a window's stated length (0: none);
+// most, the longest the quota's return allows (0: no bound).
+func (w *windows) bracket(stated, most int64) (latest, guess int64, ok bool) {
 	hi := w.hi
+	if most > 0 && w.lo != 0 && (hi == 0 || w.lo+most < hi) {
+		hi = w.lo + most // (the window holding lo ends within most of it)
+	}
+	minLength := stated
+	if minLength == 0 && most > 0 && (w.length == 0 || most < w.length) {
+		minLength = most
+	}
 	if l := max(w.length, minLength); w.turnHi != 0 && l > 0 {
 		// The turn after the last one seen comes a window later, from the
 		// first request it counted at the latest.
 		next := w.turnHi + l
-		for next < w.lo {
-			next += l
+		if next < w.lo {
+			next += (w.lo - next + l - 1) / l * l
 		}
 		if hi == 0 || next < hi {
 			hi = next
