@@ -141,9 +141,9 @@ func newBudget(rate Rate, c config, learning bool) (*Budget, error) {
 // (none for a learning budget), the cap on any wait a response causes,
 // and adaptive throttling.
 func (b *Budget) modelConfig() quota.Config {
-	c := quota.Config{Interval: int64(b.rate.Interval()), MaxWait: int64(b.MaxPause())}
+	c := quota.Config{Interval: int64(b.rate.Interval()), Burst: b.burst, MaxWait: int64(b.MaxPause())}
 	if b.learning {
-		c.Interval = 0
+		c.Interval, c.Burst = 0, 0
 	}
 	if b.adaptive.Enabled() {
 		c.Decrease, c.MinRate, c.Increase = b.adaptive.Decrease, b.adaptive.MinRate, b.adaptive.Increase

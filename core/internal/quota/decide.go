@@ -61,8 +61,15 @@ func (m *Model) backoff() int64 {
 func (m *Model) bounds(now, j int64) (lo, hi int64) {
 	lo, hi = max(now, m.pauseHi), max(now, m.pauseLo)
 	if m.fresh.seq == 0 && m.fresh.at == 0 {
-		if m.cfg.Interval == 0 {
+		switch {
+		case m.cfg.Interval == 0:
 			return Never, hi // told no rate and no quota reported: every request a guess
+		case m.heard == 0 && m.sends.since(0)+j > (m.cfg.Burst+1)/2:
+			// Before any answer, half the told burst goes: the first
+			// answer may report the server's quota, and the other half
+			// then goes by it (a burst told too large is refused whole
+			// at once otherwise).
+			return Never, Never
 		}
 		return lo, hi // no quota reported: the told pace governs
 	}
@@ -108,9 +115,18 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 		}
 		t := from + int64(float64(k-left)/r)
 		if m.limit > 0 && k > int64(m.limit) {
-			// A full bucket holds no more than its limit: what is needed
-			// beyond it returns after now.
-			t = max(t, now+int64(float64(k-int64(m.limit))/r))
+			// A full bucket holds no more than its limit: one that fills
+			// before the next request reaches it (the first the report
+			// did not count, or one sent now) holds what is needed beyond
+			// the limit only after that arrival.
+			next := now
+			if s := m.sends.sentAt(m.fresh.seq + 1); s > 0 {
+				next = s
+			}
+			next += m.owd()
+			if full := from + int64(float64(int64(m.limit)-left)/r); full <= next {
+				t = max(t, next+int64(float64(k-int64(m.limit))/r))
+			}
 		}
 		return t - m.owd()
 	}

@@ -40,6 +40,8 @@ type Config struct {
 	// Interval is the told pace's interval; 0 when no rate was told (a
 	// learning budget), so nothing but the estimate bounds the pace.
 	Interval int64
+	// Burst is the told burst; 0 when no rate was told.
+	Burst int64
 	// MaxWait bounds every wait a response causes: while callers wait, no
 	// stretch without a request sent lasts longer (Next). > 0.
 	MaxWait int64
