@@ -22,6 +22,10 @@ type bucket struct {
 	filled bool    // a report after the meter may have found the bucket full
 	lo, hi float64 // the rate lies in [lo, hi], per nanosecond
 
+	// noStated: a stated reset contradicted what the reports showed
+	// returned, so resets are not read as a bucket's (stated).
+	noStated bool
+
 	// turns bounds a window's length, were the quota windows: more came
 	// back over a span than one turn brings (turns, below); 0: no bound.
 	turns int64
@@ -65,16 +69,21 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 	if r.Refused {
 		lo = 0
 	}
-	if rlo, rhi, okR := b.stated(m, j); okR {
+	if rlo, rhi, okR := b.stated(m, j); okR && !b.noStated {
 		if debugf != nil {
 			debugf("stated j #%d rem %d reset in %.4f res %.3f → [%.1f, %.1f]", j.seq, j.remaining, float64(j.reset-j.at)/1e9, float64(j.res)/1e9, rlo*1e9, rhi*1e9)
 		}
-		if !ok && !okLo {
+		switch {
+		case !ok && !okLo:
 			lo, hi = rlo, rhi
-		} else {
+		case rhi < lo || rlo > hi || rhi < b.lo || rlo > b.hi:
+			// The reset is not when the quota is whole again (a sliding
+			// counter's window end, say): it bounds the rate no more.
+			b.noStated = true
+		default:
 			lo, hi = max(lo, rlo), min(hi, rhi)
 		}
-		ok = true
+		ok = ok || okLo || !b.noStated
 	}
 	if !ok && !okLo {
 		return true

@@ -73,10 +73,10 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 		}
 		return lo, hi // no quota reported: the told pace governs
 	}
-	if m.kind != Unknown && m.pauseLo < m.pauseHi {
+	if m.pauseLo < m.pauseHi {
 		// A wait stated in a whole second, maybe rounded up, is no more
-		// than a bound on when the quota returns, which the estimate of a
-		// known kind places better.
+		// than a bound on when the quota returns, which the estimate
+		// places better.
 		lo = max(now, m.pauseLo)
 	}
 	if m.covered(j) {
@@ -101,8 +101,8 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 // request's way there: the freshest report left remaining, which returns
 // at the rate up to the limit, and the requests in flight and the j − 1
 // before it take a token each. A wait the server stated after that report
-// says a bucket's next token comes when it ends (its latest end for lo,
-// its earliest for hi), and the rest at the rate after it.
+// says a bucket's next token comes when it ends (its earliest end, for a
+// wait maybe rounded up to a second), and the rest at the rate after it.
 func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 	k := j + m.inFlight() // the tokens needed, the report's included
 	at := func(r float64, pause int64) int64 {
@@ -130,7 +130,7 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 		}
 		return t - m.owd()
 	}
-	return min(at(m.likeliest(), m.pauseHi), Never), at(m.fastest(), m.pauseLo)
+	return min(at(m.likeliest(), m.pauseLo), Never), at(m.fastest(), m.pauseLo)
 }
 
 // likeliest is the refill rate the decision paces a bucket at: the told

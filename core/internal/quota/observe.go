@@ -254,7 +254,7 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 		switch {
 		case !whole:
 			windowsOK = false // part of the quota came back: no window turned
-		case m.fastest() > 0 && float64(rise) > m.fastest()*float64(j.at-i.at)*2+2:
+		case float64(rise) > m.bucket.hi*float64(j.at-i.at+m.spread())+1:
 			bucketOK = false // more came back than the bucket's rate allows
 			turned = true
 		default:
