@@ -86,16 +86,27 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 	if seq <= p.cutSeq {
 		return e // sent before the last cut took effect: one burst counts once
 	}
-	if r.Wait > Second && !shared {
-		return e // a pause the server stated: it says when, not that the pace is too fast
-	}
 	if p.cfg.Interval == 0 && p.base == 0 {
 		p.base = p.measured(r.Recv)
 		p.factor, p.plateau = 1, 1
 	}
+	f := p.factor
+	if r.Wait <= Second || shared {
+		a := float64(p.run)
+		f *= max(p.cfg.Decrease, a/(a+1))
+	}
+	end := r.Recv
+	if r.Wait > Second {
+		end += r.Wait // (the server admits nothing more until then)
+	}
+	if iv := p.kept(end); iv > 0 && p.cfg.Interval > 0 {
+		f = min(f, float64(p.cfg.Interval)/iv) // (no faster than the server was seen to admit)
+	}
+	if f >= p.factor {
+		return e // (a stated wait at a pace the server keeps: a pause, not a pace too fast)
+	}
 	p.plateau = p.factor
-	a := float64(p.run)
-	p.factor = max(p.cfg.MinRate, p.factor*max(p.cfg.Decrease, a/(a+1)))
+	p.factor = max(p.cfg.MinRate, f)
 	p.run = 0
 	p.cutSeq, p.cutAt, p.grewAt, p.grown = sent, r.Recv, r.Recv, 0
 	e.Cut, e.Changed = true, true
@@ -104,11 +115,23 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 
 // admitted records an admission at t (told no rate, before the first cut).
 func (p *pace) admitted(t int64) {
-	if p.cfg.Interval != 0 || p.base != 0 {
-		return
-	}
 	p.admits[p.nAdmits%len(p.admits)] = t
 	p.nAdmits++
+}
+
+// kept is the interval at which the server admitted the last admissions
+// (up to len(admits)) up to now: a pace it was seen to keep; 0 when too
+// few were seen.
+func (p *pace) kept(now int64) float64 {
+	n := min(p.nAdmits, len(p.admits))
+	if n < 2 {
+		return 0
+	}
+	oldest := now
+	for i := range n {
+		oldest = min(oldest, p.admits[i])
+	}
+	return float64(now-oldest) / float64(n)
 }
 
 // measured is the interval the admissions over the second before now
