@@ -87,7 +87,12 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 		return e // sent before the last cut took effect: one burst counts once
 	}
 	if p.cfg.Interval == 0 && p.base == 0 {
-		p.base = p.measured(r.Recv)
+		// Told no rate: the pace the server was seen to keep becomes the
+		// one the factor applies to; too few admitted yet to show one,
+		// the guesses go on (Model.Next).
+		if p.base = p.kept(r.Recv); p.base == 0 {
+			return e
+		}
 		p.factor, p.plateau = 1, 1
 	}
 	f := p.factor
@@ -132,22 +137,6 @@ func (p *pace) kept(now int64) float64 {
 		oldest = min(oldest, p.admits[i])
 	}
 	return float64(now-oldest) / float64(n)
-}
-
-// measured is the interval the admissions over the second before now
-// show, at least a millisecond's.
-func (p *pace) measured(now int64) float64 {
-	n, oldest := 0, now
-	for i := range min(p.nAdmits, len(p.admits)) {
-		if t := p.admits[i]; t > now-Second {
-			n++
-			oldest = min(oldest, t)
-		}
-	}
-	if n < 2 {
-		return float64(Second)
-	}
-	return max(float64(1e6), float64(now-oldest)/float64(n-1))
 }
 
 // cubic is the factor t seconds of growth after a cut from wMax by beta:
