@@ -240,6 +240,9 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 	after := j.sent >= i.recv                                 // j decided after i (its request left once i's answer came)
 	if after && int64(i.remaining)-spentHi-int64(j.remaining) >= 2 {
 		m.foreign = true // (less left than every request that may have spent explains, a rounding aside)
+		if Trace != nil {
+			Trace("  FOREIGN i{#%d sent %d recv %d rem %d} j{#%d sent %d rem %d} spent %d..%d", i.seq, i.sent, i.recv, i.remaining, j.seq, j.sent, j.remaining, spentLo, spentHi)
+		}
 	}
 	bucketOK, windowsOK := true, true
 	if after && rise >= 1 {
