@@ -173,3 +173,14 @@ func (b *Budget) quietLocked(now int64) int64 {
 	}
 	return max(b.waitSince, b.model.LastSent())
 }
+
+// expectAnswers tells the estimate that the budget's responses will be
+// reported (a Transport reports each).
+func (b *Budget) expectAnswers() {
+	if b.pacer == nil {
+		return
+	}
+	b.lock()
+	b.model.ExpectAnswers()
+	b.unlock()
+}

@@ -61,6 +61,10 @@ func NewTransport(next http.RoundTripper, b *Budget, opts ...TransportOption) *T
 			o.applyTransport(t)
 		}
 	}
+	b.expectAnswers()
+	for i := range t.lanes {
+		t.lanes[i].budget.expectAnswers()
+	}
 	return t
 }
 

@@ -64,11 +64,11 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 		switch {
 		case m.cfg.Interval == 0:
 			return Never, hi // told no rate and no quota reported: every request a guess
-		case m.heard == 0 && m.sends.since(0)+j > (m.cfg.Burst+1)/2:
-			// Before any answer, half the told burst goes: the first
-			// answer may report the server's quota, and the other half
-			// then goes by it (a burst told too large is refused whole
-			// at once otherwise).
+		case m.answers && m.heard == 0 && m.sends.since(0)+j > (m.cfg.Burst+1)/2:
+			// Before the first answer, when answers will come, half the
+			// told burst goes: the first answer may report the server's
+			// quota, and the other half then goes by it (a burst told too
+			// large is refused whole at once otherwise).
 			return Never, Never
 		}
 		return lo, hi // no quota reported: the told pace governs

@@ -145,7 +145,13 @@ type Model struct {
 	missedAt int64
 
 	pace pace // the pace when reports carry no quota
+
+	answers bool // the requests' answers will be reported (ExpectAnswers)
 }
+
+// ExpectAnswers tells the model every request's answer will be reported
+// (a Transport reports them): then the first wave waits for the first.
+func (m *Model) ExpectAnswers() { m.answers = true }
 
 // sample is one report placed at its request.
 type sample struct {
