@@ -88,6 +88,12 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 	if !ok && !okLo {
 		return true
 	}
+	if hi <= 0 {
+		// Nothing came back over the span, or less than nothing: no
+		// bucket refills so (windows do between turns; so does a bucket
+		// others drain).
+		return false
+	}
 	if hi < b.lo || lo > b.hi {
 		// The rate changed, others began spending, or the wire reordered
 		// more than its spread showed: the bounds widen to both, and

@@ -71,6 +71,12 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 			// large is refused whole at once otherwise).
 			return Never, Never
 		}
+		if m.missed > 0 {
+			// Refused since the last admitted: the pace was too fast, and
+			// nothing says when the quota returns; each request is a guess,
+			// later each time (backoff), until one is admitted.
+			return Never, hi
+		}
 		return lo, hi // no quota reported: the told pace governs
 	}
 	if m.pauseLo < m.pauseHi {
@@ -164,7 +170,19 @@ func (m *Model) likeliest() float64 {
 	if m.cap > 0 && r > m.cap {
 		r = max(m.cap, b.lo)
 	}
+	if r <= 0 {
+		r = m.seen() // (nothing bounds the rate above nought: what the server admitted)
+	}
 	return r
+}
+
+// seen is the rate at which the server was seen to admit the requests,
+// at the pace's factor; 0 before two were admitted.
+func (m *Model) seen() float64 {
+	if iv := m.pace.kept(m.sends.last); iv > 0 {
+		return m.pace.factor / iv
+	}
+	return 0
 }
 
 // fastest is the fastest refill rate a bucket may have: no faster than
@@ -178,7 +196,7 @@ func (m *Model) fastest() float64 {
 		return min(m.bucket.hi, 1/float64(m.cfg.Interval))
 	}
 	if l := m.likeliest(); l > 0 {
-		return min(m.bucket.hi, 2*l)
+		return min(max(m.bucket.hi, l), 2*l)
 	}
 	return m.bucket.hi
 }
