@@ -81,6 +81,8 @@ func (b *Budget) placeGraceLocked() int64 { return min(b.g.interval, maxPlaceGra
 func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 	if n := p.next; n != nil {
 		n.turn.tatBefore = p.turn.tatBefore // re-timed from before the place
+	} else {
+		b.g.cancel(p.turn.tatBefore, p.turn.tatAfter) // the last: its turn back
 	}
 	b.queue.remove(p)
 	if p.slot.idx1 > 0 {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"github.com/headgate-go/headgate/core/internal/quota"
 	"math"
 	"time"
 )
@@ -331,6 +332,12 @@ func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
 			b.dispatchLocked(now)
 		}
 		if w.state == queued {
+			if n := w.next; n != nil {
+				// The state before w becomes the state before the one
+				// behind it: nothing moves now, and a re-timing, or the
+				// last waiter leaving, gives w's turn back too.
+				n.turn.tatBefore = w.turn.tatBefore
+			}
 			b.queue.remove(w)
 			b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
 			if w.res != nil {
@@ -488,6 +495,9 @@ func (b *Budget) retimeQueueLocked(now int64) {
 		}
 		if ok {
 			after = t.sendAt
+		}
+		if quota.Trace != nil && pos <= 2 {
+			quota.Trace("  core %p retime pos %d place %v key %x sendAt %+d expire %+d pauseUntil %+d tatBefore %+d base %+d earliest %+d", b, pos, w.place, w.key, t.sendAt-now, w.expire-now, b.pause.until-now, t.tatBefore-now, base-now, b.g.earliest(1)-now)
 		}
 		w = next
 	}

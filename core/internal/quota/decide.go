@@ -21,6 +21,11 @@ import "math"
 // estimate, and its answer may hold them again.
 func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 	lo, hi := m.bounds(now, j)
+	if hi == Never {
+		// No reading places a token: a guess finds one, later each time
+		// it is refused (backoff).
+		hi = max(now, m.backoff(), m.sends.last+max(m.cfg.Interval, Second/1000))
+	}
 	at = lo
 	if free := int64(m.allowed - m.guesses); free > 0 {
 		before := now // (the first requests need none certain before them)
@@ -213,12 +218,21 @@ func (m *Model) windowsAt(j int64) (lo, hi int64) {
 	// A request that may reach the server once the window may have
 	// turned may take from the new one.
 	from := min(guess, max(m.win.lo, m.fresh.at)) - m.rttHi/2
-	return m.windowAt(j, latest, from), m.windowAt(j, guess, from)
+	// Not knowing a window's length, the favourable reading takes the
+	// shortest the window's reports allow: from the first of them to its
+	// turn.
+	length := m.windowLength()
+	short := length
+	if short <= 0 && guess != Never && m.win.lo > 0 {
+		short = max(guess-m.win.lo, Second/1000)
+	}
+	return m.windowAt(j, latest, from, length), m.windowAt(j, guess, from, short)
 }
 
 // windowAt is when the j-th next request finds a token in a window that
-// turns at turn, the requests sent since from taking from it first.
-func (m *Model) windowAt(j, turn, from int64) int64 {
+// turns at turn and lasts length (0: not known), the requests sent since
+// from taking from it first.
+func (m *Model) windowAt(j, turn, from, length int64) int64 {
 	if turn == Never {
 		return Never
 	}
@@ -227,7 +241,6 @@ func (m *Model) windowAt(j, turn, from int64) int64 {
 	if j <= left {
 		return turn - owd
 	}
-	length := m.windowLength()
 	if length <= 0 {
 		return Never
 	}
