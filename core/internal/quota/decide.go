@@ -76,10 +76,13 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 			// large is refused whole at once otherwise).
 			return Never, Never
 		}
-		if m.missed > 0 {
+		if m.missed > 0 || m.refusedAnswered > 0 && int64(m.allowed) < m.cfg.Burst {
 			// Refused since the last admitted: the pace was too fast, and
 			// nothing says when the quota returns; each request is a guess,
-			// later each time (backoff), until one is admitted.
+			// later each time (backoff), until one is admitted, and after
+			// a refusal the window of guesses grows back to the told
+			// burst before the pace governs again (no burst at once into
+			// a quota that may have returned only in part).
 			return Never, hi
 		}
 		return lo, hi // no quota reported: the told pace governs
