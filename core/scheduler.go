@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"github.com/headgate-go/headgate/core/internal/quota"
 	"math"
 	"time"
 )
@@ -495,9 +494,6 @@ func (b *Budget) retimeQueueLocked(now int64) {
 		}
 		if ok {
 			after = t.sendAt
-		}
-		if quota.Trace != nil && pos <= 2 {
-			quota.Trace("  core %p retime pos %d place %v key %x sendAt %+d expire %+d pauseUntil %+d tatBefore %+d base %+d earliest %+d", b, pos, w.place, w.key, t.sendAt-now, w.expire-now, b.pause.until-now, t.tatBefore-now, base-now, b.g.earliest(1)-now)
 		}
 		w = next
 	}
