@@ -64,4 +64,3 @@ func WithoutAdaptive() Option {
 // Enabled reports whether adaptive throttling is on (WithoutAdaptive gives
 // the zero Adaptive, which is off).
 func (a Adaptive) Enabled() bool { return a.Decrease > 0 && !math.IsNaN(a.Decrease) }
-

@@ -95,7 +95,7 @@ func WithDimension(name string, r Rate, opts ...DimensionOption) Option {
 
 // dim is one extra dimension: its name and its GCRA, in units.
 type dim struct {
-	shape shape // what the server's last quota report for it allows (dims_pace.go); guarded by mu
+	shape    shape // what the server's last quota report for it allows (dims_pace.go); guarded by mu
 	name     string
 	interval int64 // configured emission interval, per unit
 	burst    int64 // configured burst, in units

@@ -344,4 +344,3 @@ func (b *Budget) placesWithoutSlotLocked() int {
 	}
 	return n
 }
-

@@ -62,4 +62,3 @@ func (r *rejoining) add(key uint64) {
 		r.keys[r.n], r.n = key, r.n+1
 	}
 }
-

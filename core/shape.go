@@ -50,4 +50,3 @@ func shapeOf(f ratelimit.Feedback, now int64, maxPause time.Duration) (shape, bo
 		until:    now + int64(reset),
 	}, true
 }
-

@@ -138,7 +138,7 @@ type Model struct {
 	// may be: one at first, twice as many after each admitted, one again
 	// after one refused — a slow start, as TCP's.
 	guesses, allowed int
-	answered        uint64 // the highest sequence answered
+	answered         uint64 // the highest sequence answered
 	// Guesses refused in a row, and when the last was: the next waits
 	// twice as long as the one before it (backoff).
 	missed   int

@@ -22,7 +22,6 @@ const (
 	refused               // refused: it spent none
 )
 
-
 // answer records request seq's outcome, when it came and the Remaining it
 // reported (-1: none), if the log still holds it, and reports whether it
 // went on a guess and was not answered before.
