@@ -70,9 +70,6 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 		lo = 0
 	}
 	if rlo, rhi, okR := b.stated(m, j); okR && !b.noStated {
-		if debugf != nil {
-			debugf("stated j #%d rem %d reset in %.4f res %.3f → [%.1f, %.1f]", j.seq, j.remaining, float64(j.reset-j.at)/1e9, float64(j.res)/1e9, rlo*1e9, rhi*1e9)
-		}
 		switch {
 		case !ok && !okLo:
 			lo, hi = rlo, rhi
@@ -102,9 +99,6 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 		b.lo, b.hi = max(0, min(lo, b.lo)), max(hi, b.hi)
 		return false
 	}
-	if debugf != nil && min(b.hi, hi) < b.hi {
-		debugf("hi %.1f → %.1f by j #%d (ok %v okLo %v)", b.hi*1e9, min(b.hi, hi)*1e9, j.seq, ok, okLo)
-	}
 	b.lo, b.hi = max(b.lo, lo), min(b.hi, hi)
 	return true
 }
@@ -125,9 +119,6 @@ func (b *bucket) measure(m *Model, i, j sample) (lo, hi float64, ok bool) {
 	rise := float64(int64(j.remaining) - int64(i.remaining))
 	lo = max(0, (rise+float64(spentLo)-1)/(span+float64(spread)))
 	hi = (rise + float64(spentHi) + 1) / (span - float64(spread))
-	if debugf != nil {
-		debugf("measure i{#%d sent %.4f recv %.4f rem %d} j{#%d sent %.4f rem %d} spent[%d,%d] span %.4f spread %.4f → [%.1f, %.1f]", i.seq, float64(i.sent)/1e9-10, float64(i.recv)/1e9-10, i.remaining, j.seq, float64(j.sent)/1e9-10, j.remaining, spentLo, spentHi, span/1e9, float64(spread)/1e9, lo*1e9, hi*1e9)
-	}
 	return lo, hi, true
 }
 

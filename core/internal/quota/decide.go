@@ -42,9 +42,6 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 		at = max(now, limit)
 		known = min(known, at)
 	}
-	if Trace != nil && j <= 3 {
-		Trace("    next(%d, j=%d) = %+d (lo %+d hi %+d) known %+d", now, j, at-now, lo-now, hi-now, known-now)
-	}
 	return at, known
 }
 
@@ -76,7 +73,7 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 			// large is refused whole at once otherwise).
 			return Never, Never
 		}
-		if m.missed > 0 || m.refusedAnswered > 0 && int64(m.allowed) < m.cfg.Burst {
+		if m.missed > 0 || m.refusals > 0 && int64(m.allowed) < m.cfg.Burst {
 			// Refused since the last admitted: the pace was too fast, and
 			// nothing says when the quota returns; each request is a guess,
 			// later each time (backoff), until one is admitted, and after
@@ -96,17 +93,13 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 	if m.covered(j) {
 		return lo, hi
 	}
-	bLo, bHi := m.bucketAt(now, j)
-	wLo, wHi := m.windowsAt(j)
-	if Trace != nil && j == 1 {
-		Trace("      bounds(%d, 1): kind %v rate[%.1f,%.1f] bucket[%+d,%+d] windows[%+d,%+d] infl %d rem %d", now, m.kind, m.bucket.lo*1e9, m.bucket.hi*1e9, bLo-now, bHi-now, wLo-now, wHi-now, m.inFlight(), m.fresh.remaining)
-	}
-	switch {
-	case m.kind == Windows:
+	if m.kind == Windows {
+		wLo, wHi := m.windowsAt(j)
 		return max(lo, wLo), max(hi, wHi)
 	}
 	// (A bucket until a report contradicts it: windows that no report
 	// tells from a bucket return their quota as often as one.)
+	bLo, bHi := m.bucketAt(now, j)
 	return max(lo, bLo), max(hi, bHi)
 }
 
@@ -128,21 +121,22 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 			from, left = pause, 1
 		}
 		t := from + int64(float64(k-left)/r)
-		if m.limit > 0 && k > int64(m.limit) {
-			// A full bucket holds no more than its limit: one that fills
-			// before the next request reaches it (the first the report
-			// did not count, or one sent now) holds what is needed beyond
-			// the limit only after that arrival.
-			next := now
-			if s := m.sends.sentAt(m.fresh.seq + 1); s > 0 {
-				next = s
+		// A full bucket holds no more than its limit: one that fills
+		// before the requests still on their way reach it (and the j new
+		// ones) holds what they need beyond the limit only after the
+		// first of them arrives.
+		owd := m.owd()
+		ahead := m.sends.after(0, now-owd) // sent, not there yet
+		if coming := j + ahead; m.limit > 0 && coming > int64(m.limit) {
+			next := now + owd
+			if ahead > 0 {
+				next = m.sends.sentAt(m.sends.n-uint64(ahead)+1) + owd
 			}
-			next += m.owd()
 			if full := from + int64(float64(int64(m.limit)-left)/r); full <= next {
-				t = max(t, next+int64(float64(k-int64(m.limit))/r))
+				t = max(t, next+int64(float64(coming-int64(m.limit))/r))
 			}
 		}
-		return t - m.owd()
+		return t - owd
 	}
 	return min(at(m.likeliest(), m.pauseLo), Never), at(m.fastest(), m.pauseLo)
 }

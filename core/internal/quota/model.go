@@ -6,7 +6,8 @@ import "math"
 type Kind uint8
 
 const (
-	// Unknown: both kinds explain every report so far.
+	// Unknown: no report tells the kinds apart yet; the decision takes
+	// the quota for a bucket until one does.
 	Unknown Kind = iota
 	// Bucket: the quota returns continuously, a token every 1/rate (GCRA,
 	// token buckets, sliding-window counters).
@@ -89,37 +90,32 @@ type Effect struct {
 }
 
 // Model is one estimate of a server's quota and the decision made from
-// it. The zero Model is not usable: build one with New. It is not safe
-// for concurrent use; a budget guards it with its mutex.
+// it (see the package doc). Build one with New. It is not safe for
+// concurrent use: a budget guards it with its mutex.
 type Model struct {
-	cfg   Config
+	cfg     Config
+	answers bool // every request's answer will be reported (ExpectAnswers)
+
+	// The wire and the requests.
 	sends sendLog
 	rtt   int64  // the shortest round trip seen; -1: none yet
 	rttHi int64  // the longest
 	trips int    // round trips measured
-	heard uint64 // answers read: sends.n − heard are in flight
+	heard uint64 // answers read
 
-	kind  Kind
-	limit int     // the largest Limit reported; -1: none
-	fresh sample  // the freshest report that carried a quota, by sequence
-	past  anchors // the freshest reports before it
-
-	bucket bucket // the bucket hypothesis (bucket.go)
-
-	// Strikes against each kind: reports it did not explain (compare);
-	// the kind is the one with fewer.
+	// The quota.
+	kind   Kind
+	limit  int     // the largest Limit reported; -1: none
+	window int64   // a window's stated length; 0: none stated
+	fresh  sample  // the freshest report of the quota, by its request's send time
+	past   anchors // the freshest reports before it
+	bucket bucket  // the bucket hypothesis (bucket.go)
+	win    windows // the windows hypothesis (windows.go)
+	// Strikes against each kind: reports it did not explain (compare).
 	bucketStrikes, windowsStrikes int
-
-	// The windows hypothesis (windows.go); window is a window's stated
-	// length (0: none stated).
-	win    windows
-	window int64
-
-	refusedAnswered int64
-
 	// foreign: others spend from the quota too (a report showed less left
-	// than the requests counted explain). Then the quota the decision
-	// expects is the share the pace grants (pace.go), not all of it.
+	// than the requests counted explain); the decision then counts on the
+	// share the pace grants (pace.go), not the whole quota.
 	foreign bool
 	// cap bounds the likeliest rate once a request the estimate held
 	// certain was refused (0: none): each such refusal, once per burst
@@ -128,49 +124,55 @@ type Model struct {
 	cap    float64
 	capSeq uint64
 
-	// The server's stated wait: nothing goes before pauseLo, and only one
-	// request before pauseHi (a wait of a whole second may mean a few ms).
+	// The server's stated wait: nothing goes before pauseLo; pauseHi is
+	// its latest end (later than pauseLo when a whole second may have been
+	// rounded up). pauseSeq and pauseRecv: the request whose answer stated
+	// it, and when that answer came.
 	pauseLo, pauseHi int64
-	pauseSeq         uint64 // the request whose answer stated it
-	pauseRecv        int64  // when that answer came
+	pauseSeq         uint64
+	pauseRecv        int64
 
-	// Requests sent on a guess (Next) and not answered yet, and how many
-	// may be: one at first, twice as many after each admitted, one again
-	// after one refused — a slow start, as TCP's.
+	// Guesses out (sent on a guess, not answered yet) and how many may be:
+	// a slow start, as TCP's (Observe). missed: rounds of guesses refused
+	// in a row, the last at missedAt (backoff).
 	guesses, allowed int
-	answered         uint64 // the highest sequence answered
-	// Guesses refused in a row, and when the last was: the next waits
-	// twice as long as the one before it (backoff).
-	missed   int
-	missedAt int64
+	missed           int
+	missedAt         int64
+	refusals         int64 // refusals answered
 
-	pace pace // the pace when reports carry no quota
-
-	answers bool // the requests' answers will be reported (ExpectAnswers)
+	pace pace // the pace when reports carry no quota, or others share it (pace.go)
 }
-
-// ExpectAnswers tells the model every request's answer will be reported
-// (a Transport reports them): then the first wave waits for the first.
-func (m *Model) ExpectAnswers() { m.answers = true }
 
 // sample is one report placed at its request.
 type sample struct {
 	seq       uint64
 	sent      int64 // when its request was sent
 	recv      int64 // when its answer came
-	at        int64 // when the server decided it, on our clock (its send + half the shortest round trip)
+	at        int64 // when the server decided it, on our clock: sent + half the shortest round trip
 	remaining int
 	reset     int64 // the stated reset instant on our clock; 0: none
 	res       int64 // how finely the reset is stated
-	refused   int64 // refusals answered before it (Model.refusedAnswered)
+}
+
+// anchors keeps the last freshest reports, by their request's sequence,
+// so a report can be compared with what was known when its request left.
+type anchors [64]sample
+
+func (a *anchors) put(s sample) { a[s.seq%uint64(len(a))] = s }
+
+func (a *anchors) get(seq uint64) (sample, bool) {
+	s := a[seq%uint64(len(a))]
+	return s, seq != 0 && s.seq == seq
 }
 
 // New returns a model that knows nothing of the server yet.
 func New(c Config) Model {
-	m := Model{cfg: c, rtt: -1, limit: -1, bucket: newBucket(), allowed: 1}
-	m.pace = newPace(c)
-	return m
+	return Model{cfg: c, rtt: -1, limit: -1, bucket: newBucket(), allowed: 1, pace: newPace(c)}
 }
+
+// ExpectAnswers tells the model every request's answer will be reported
+// (a Transport reports each): then the first wave waits for the first.
+func (m *Model) ExpectAnswers() { m.answers = true }
 
 // Sent counts n requests granted at t, on whatever path, in the order they
 // were granted, and reports whether the first went on a guess (Next):
@@ -182,9 +184,6 @@ func (m *Model) Sent(t int64, n int) (guess bool) {
 		}
 	}
 	m.sends.add(t, n, m.fresh.seq, guess)
-	if Trace != nil {
-		Trace("%p %d sent %d → seq %d guess %v", m, t, n, m.sends.n, guess)
-	}
 	return guess
 }
 
@@ -194,8 +193,12 @@ func (m *Model) SetInterval(iv int64) {
 	m.pace.cfg.Interval = iv
 }
 
-// Ready returns how many requests may go at now, by the estimate, without
-// waiting: at most limit.
+// SetFactor makes f the pace's factor, for a budget whose fleet keeps it
+// in a store.
+func (m *Model) SetFactor(f float64) { m.pace.factor = f }
+
+// Ready returns how many requests may go at now without waiting, by the
+// estimate: at most limit.
 func (m *Model) Ready(now, limit int64) int64 {
 	lo, hi := int64(0), limit
 	for lo < hi {
@@ -209,29 +212,8 @@ func (m *Model) Ready(now, limit int64) int64 {
 	return lo
 }
 
-// Plateau is the factor that drew the pace's last cut (pace.go).
-func (m *Model) Plateau() float64 { return m.pace.plateau }
-
-// SetFactor makes f the pace's factor, for a budget whose fleet keeps it
-// in a store.
-func (m *Model) SetFactor(f float64) { m.pace.factor = f }
-
-// anchors keeps the last freshest reports, by their request's sequence,
-// so a report can be compared with what was known when its request left.
-type anchors [64]sample
-
-func (a *anchors) put(s sample) { a[s.seq%uint64(len(a))] = s }
-
-func (a *anchors) get(seq uint64) (sample, bool) {
-	s := a[seq%uint64(len(a))]
-	return s, seq != 0 && s.seq == seq
-}
-
 // LastSent is when the last request counted was sent; 0 for none.
 func (m *Model) LastSent() int64 { return m.sends.last }
-
-// Seq is the sequence number of the last request counted.
-func (m *Model) Seq() uint64 { return m.sends.n }
 
 // Kind is what the evidence says of the quota so far.
 func (m *Model) Kind() Kind { return m.kind }
@@ -239,12 +221,12 @@ func (m *Model) Kind() Kind { return m.kind }
 // Factor is the pace's factor on the told rate, in (0, 1] (pace.go).
 func (m *Model) Factor() float64 { return m.pace.factor }
 
-// owd is the one-way delay estimate: half the shortest round trip.
-func (m *Model) owd() int64 { return max(0, m.rtt) / 2 }
+// Plateau is the factor that drew the pace's last cut (pace.go).
+func (m *Model) Plateau() float64 { return m.pace.plateau }
 
-// Rate returns the estimate of the server's net refill rate in requests
-// per second, and whether there is one: a bucket's measured rate, or a
-// window's limit over its length.
+// Rate returns the estimate of the server's refill rate (net of others'
+// spend) in requests per second, and whether there is one: a bucket's
+// likeliest rate, or a window's limit over its length.
 func (m *Model) Rate() (float64, bool) {
 	switch {
 	case m.kind != Windows && m.likeliest() > 0:
@@ -255,20 +237,12 @@ func (m *Model) Rate() (float64, bool) {
 	return 0, false
 }
 
-// Burst is the largest number of requests the estimate lets go back to
-// back: the quota's limit; 0 when not known.
-func (m *Model) Burst() int { return max(0, m.limit) }
+// RateBounds returns the bounds the reports put on a bucket's refill rate
+// (net of others' spend), per second: lo may be 0 and hi +Inf.
+func (m *Model) RateBounds() (lo, hi float64) { return m.bucket.lo * 1e9, m.bucket.hi * 1e9 }
 
-// windowLength is a window's length: stated, or else seen between turns.
-func (m *Model) windowLength() int64 {
-	if m.window > 0 {
-		return m.window
-	}
-	return m.win.length
-}
-
-// Trace, when set, is told of every report and send (a debugging aid).
-var Trace func(format string, a ...any)
+// owd is the one-way delay estimate: half the shortest round trip.
+func (m *Model) owd() int64 { return max(0, m.rtt) / 2 }
 
 // spread bounds how much later than another a request sent no earlier
 // may reach the server: half again the round trips' range, once enough
@@ -284,3 +258,11 @@ func (m *Model) spread() int64 {
 // minTrips is how many round trips the wire's range is measured over
 // before the model trusts it (spread).
 const minTrips = 16
+
+// windowLength is a window's length: stated, or else seen between turns.
+func (m *Model) windowLength() int64 {
+	if m.window > 0 {
+		return m.window
+	}
+	return m.win.length
+}

@@ -13,9 +13,8 @@ func (m *Model) Observe(r Report) Effect {
 	}
 	m.heard = min(m.heard+1, m.sends.n)
 	if r.Refused {
-		m.refusedAnswered++
+		m.refusals++
 	}
-	m.answered = max(m.answered, seq)
 	var guess bool
 	if r.Refused {
 		guess = m.sends.answer(seq, refused, r.Recv, 0)
@@ -64,10 +63,6 @@ func (m *Model) Observe(r Report) Effect {
 	}
 	if guess || m.fresh.seq == 0 {
 		e.Changed = true // (more may go on a guess now)
-	}
-	if Trace != nil {
-		at, _ := m.Next(r.Recv, 1, r.Recv)
-		Trace("%p %d answer seq %d sent %d refused %v rem %d lim %d reset %d wait %d → kind %v fresh{#%d rem %d} inflight %d win[%d,%d,%d] pause[%d,%d] next1 %+d", m, r.Recv, seq, r.Sent, r.Refused, r.Remaining, r.Limit, r.Reset, r.Wait, m.kind, m.fresh.seq, m.fresh.remaining, m.inFlight(), m.win.lo, m.win.stated, m.win.hi, m.pauseLo, m.pauseHi, at-r.Recv)
 	}
 	return e
 }
@@ -132,7 +127,7 @@ func (m *Model) observeQuota(r Report, seq uint64, guessRefused bool) bool {
 	if m.limit > 0 {
 		rem = min(rem, m.limit)
 	}
-	s := sample{seq: seq, sent: r.Sent, recv: r.Recv, at: r.Sent + m.owd(), remaining: rem, refused: m.refusedAnswered}
+	s := sample{seq: seq, sent: r.Sent, recv: r.Recv, at: r.Sent + m.owd(), remaining: rem}
 	if r.Sent <= 0 {
 		s.sent, s.at = r.Recv, r.Recv
 	}
@@ -240,9 +235,6 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 	after := j.sent >= i.recv                                 // j decided after i (its request left once i's answer came)
 	if after && int64(i.remaining)-spentHi-int64(j.remaining) >= 2 {
 		m.foreign = true // (less left than every request that may have spent explains, a rounding aside)
-		if Trace != nil {
-			Trace("  FOREIGN i{#%d sent %d recv %d rem %d} j{#%d sent %d rem %d} spent %d..%d", i.seq, i.sent, i.recv, i.remaining, j.seq, j.sent, j.remaining, spentLo, spentHi)
-		}
 	}
 	bucketOK, windowsOK := true, true
 	if after && rise >= 1 {
@@ -266,9 +258,6 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 	}
 	if !m.bucket.observe(m, j, r) {
 		bucketOK = false
-	}
-	if Trace != nil && (!bucketOK || !windowsOK || turned) {
-		Trace("  compare i{#%d sent %d recv %d rem %d} j{#%d sent %d rem %d} spent %d..%d rise %d after %v → bucketOK %v windowsOK %v turned %v", i.seq, i.sent, i.recv, i.remaining, j.seq, j.sent, j.remaining, spentLo, spentHi, rise, after, bucketOK, windowsOK, turned)
 	}
 	m.strike(bucketOK, windowsOK)
 	return turned && m.kind != Bucket
@@ -295,6 +284,3 @@ func (m *Model) strike(bucketOK, windowsOK bool) {
 		m.kind = Unknown
 	}
 }
-
-// debugf, when set, reports the estimate's steps (tests only).
-var debugf func(format string, a ...any)

@@ -128,19 +128,6 @@ func (l *sendLog) known(seq uint64) uint64 {
 	return l.ref[seq%uint64(len(l.ref))]
 }
 
-// gap returns the longest time between two successive requests from i up
-// to j (what the log still holds of them).
-func (l *sendLog) gap(i, j uint64) int64 {
-	var g int64
-	for s := max(i, 1); s < j && s < l.n; s++ {
-		if l.n-s >= uint64(len(l.at)) {
-			continue
-		}
-		g = max(g, l.at[(s+1)%uint64(len(l.at))]-l.at[s%uint64(len(l.at))])
-	}
-	return g
-}
-
 // pending reports whether a request after i, up to j or sent by t, is
 // not answered yet (or the log no longer holds it).
 func (l *sendLog) pending(i, j uint64, t int64) bool {

@@ -77,9 +77,6 @@ func (w *windows) turned(before int64, s sample, x [2]int64, res int64) {
 		// A window stated to end that far after its turn lasts so long.
 		w.length = max(w.length, x[0]-after-res)
 	}
-	if Trace != nil {
-		Trace("      turned: before %d after %d length %d (prev turn %d..%d) x %v res %d", before, after, w.length, w.turnLo, w.turnHi, x, res)
-	}
 	w.turnLo, w.turnHi, w.since = before, after, s.sent
 	w.lo, w.hi, w.stated, w.refused = after, 0, 0, 0
 	if x[0] != 0 {

@@ -1,0 +1,93 @@
+// Package quota is the budget's feedback controller: one estimate of a
+// server's quota, built from what its responses report, and one decision
+// made from it — when may the next request go.
+//
+// Observations in, a decision out: the budget counts every request it
+// grants (Model.Sent, on every path), hands every response over as a
+// Report (Model.Observe) and asks when the j-th next request may go
+// (Model.Next). Nothing outside this package reads or writes the model's
+// state. Times are nanoseconds on the budget's clock.
+//
+// # The model
+//
+// A server's quota is a number of tokens each request spends one of, and
+// that returns over time. The estimate holds:
+//
+//   - the requests sent, in grant order, with what each answer said
+//     (sendLog): every report is placed at the request it answers — its
+//     send time, by sequence — never at its arrival, and the requests in
+//     flight are known;
+//   - the freshest report of the quota (fresh): by its request's send
+//     time, not its arrival, so a slow answer never overrides a newer one;
+//   - its kind — a bucket that returns tokens continuously (GCRA, token
+//     buckets, sliding counters once past their first window), or windows
+//     that return the whole limit at a turn (fixed windows, anchored to
+//     the clock or to a window's first request; sliding logs) — taken as
+//     a bucket until reports contradict one more often than windows;
+//   - for a bucket, bounds [lo, hi] on its refill rate, net of what others
+//     spend (bucket.go); for windows, where the current window turns and
+//     how long a window lasts (windows.go);
+//   - the server's stated wait (pauseLo, pauseHi), a bracket when it is a
+//     whole second that may have been rounded up;
+//   - whether others spend from the same quota (foreign), and then the
+//     share the pace grants (pace.go);
+//   - when reports carry no quota at all, a pace: a factor on the told
+//     rate that refusals cut and time grows back (pace.go).
+//
+// # The decision
+//
+// Next holds the j-th next request until the quota expected at the server
+// when it arrives has a token for it: what the freshest report left, less
+// the requests in flight, plus what returns by then under the kind and
+// the rate the evidence makes likeliest (lo). A request not certain of a
+// token may go sooner, on a guess, as soon as the most favourable reading
+// allows (hi), while fewer guesses are out than the guess window allows;
+// their answers narrow the estimate. The told pace (the budget's GCRA)
+// bounds every request besides.
+//
+// # Invariants
+//
+//  1. Every grant is counted, in grant order, before its answer can come
+//     (Sent); an answer matches the request it answers by send time.
+//  2. known <= at: the part of a wait Next reports as known is the
+//     server's stated pause, never an estimate; only that part may fail a
+//     caller's deadline at once.
+//  3. No wait outlasts quiet + MaxWait: while callers wait, some request
+//     goes at least that often, whatever the reports said.
+//  4. The rate bounds hold the true rate when the reports are faithful and
+//     the wire reorders no more than its measured spread (bucket.measure);
+//     a contradiction widens them, never narrows them past the evidence.
+//  5. No decision is Never: when no reading places a token, a guess goes
+//     after the backoff.
+//
+// # Rules
+//
+// Each row is one rule: what triggers it, what it does, and the test that
+// covers it (model_test.go unless named).
+//
+//	trigger                                   action                                              test
+//	----------------------------------------- --------------------------------------------------- -----------------------------------------
+//	a report older than the freshest           it informs the evidence, not the anchor             TestOlderReportNeverOverrides
+//	Remaining left for the j-th after those    it goes now, pace or not                            TestRemainingCoversTheNextRequests
+//	  in flight
+//	none left, a bucket                        each token at 1/rate after the report's decision     TestBucketPacesAtTheLikeliestRate
+//	none left, windows                         the limit again at the turn the resets place        TestWindowsWaitForTheTurn
+//	told a rate, no refusal bounds it below    the told rate is the likeliest                      TestBucketPacesAtTheLikeliestRate
+//	a refusal bounds the rate below the told   the least rate the reports show                     TestToldTooFastLearnsTheRate
+//	a certain request refused                  the likeliest rate halves toward the least (cap)    TestCertainRefusalCapsTheRate
+//	a reset stated as a bucket's               bounds the rate; once contradicted, ignored         TestStatedResetBoundsABucket
+//	more came back than a bucket allows        a strike against the bucket                         TestWholeReturnsAreWindows
+//	part of the quota came back                a strike against windows                            TestPartialReturnsAreABucket
+//	less left than own requests explain        others spend: the share, by the pace                TestForeignSpendTakesAShare
+//	Retry-After longer than a second, or fine  a pause: nothing goes before it, known              TestStatedWaitIsKnown
+//	Retry-After of a whole second or less      a bracket: the estimate may go before its end       TestWholeSecondWaitIsABracket
+//	admitted, sent after the pause began       the pause is over                                   TestAdmittedAfterThePauseEndsIt
+//	a Transport's first wave                   half the told burst until the first answer          TestFirstWaveWaitsForTheFirstAnswer
+//	told no rate, nothing reported yet         every request a guess, slow start from one          TestLearningStartsWithOneRequest
+//	a guess refused                            window back to one; backoff doubles per round       TestRefusedGuessesBackOff
+//	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheKeptRate
+//	no quota reported, refused since admitted  guesses until admitted, then back to the burst      TestNoQuotaRefusalProbesBack
+//	nothing places a token                     a guess after the backoff (no Never)                TestNoDecisionIsNever
+//	callers silent for MaxWait                 one request goes                                    TestMaxWaitBoundsEveryWait
+//	answers of a burst, any order              rate bounds hold the truth                          TestRateBoundsHoldTheTruth (sim_test.go)
+package quota
