@@ -34,45 +34,45 @@ type bucket struct {
 func newBucket() bucket { return bucket{hi: math.Inf(1)} }
 
 // observe narrows the rate by report j (r is its report) and reports
-// whether a bucket still explains every report.
+// whether a bucket still explains every report. The evidence: what came
+// back since the origin (a lower bound), since the meter (both bounds,
+// unless the bucket may have filled meanwhile), and the reset j states
+// (both, while resets read as a bucket's).
 func (b *bucket) observe(m *Model, j sample, r Report) bool {
 	full := m.limit > 0 && j.remaining >= m.limit-1 && !r.Refused
 	if b.origin.seq == 0 {
 		b.origin = j
 	}
-	if !full && (b.filled || b.meter.seq == 0) && j.seq > b.meter.seq {
-		b.meter, b.filled = j, false
-		return true
-	}
-	lo, _, okLo := b.measure(m, b.origin, j)
-	if okLo {
-		b.bound(m, b.origin, j, lo)
-	}
-	loM, hi, ok := b.measure(m, b.meter, j)
-	if okLo {
-		lo = max(lo, loM)
-	} else {
-		lo = loM
+	lo, hi, measured := 0.0, math.Inf(1), false
+	if l, _, ok := b.measure(m, b.origin, j); ok {
+		lo, measured = l, true
+		b.bound(m, b.origin, j, l)
 	}
 	// A bucket that may have filled since the meter (a report showed it
 	// full, or this one does) lost what would have overflowed: the rise
 	// bounds nothing from above. A bucket that filled between two reports
 	// shows it in the first request decided after (each answer reports
-	// what its request left): while one of the requests up to j is not
-	// answered, that may be still to come.
-	if full || b.filled || b.meter.seq == 0 || m.limit <= 0 || m.sends.pending(b.meter.seq, j.seq, j.sent+m.spread()) {
-		hi = math.Inf(1)
+	// what its request left): while one of the requests up to j, or sent
+	// within the spread of it, is not answered, that may be still to come.
+	if l, h, ok := b.measure(m, b.meter, j); ok && b.meter.seq != 0 {
+		lo, measured = max(lo, l), true
+		if !full && !b.filled && m.limit > 0 && !m.sends.pending(b.meter.seq, j.seq, j.sent+m.spread()) {
+			hi = h
+		}
 	}
-	if full {
+	switch {
+	case full:
 		b.filled = true
+	case (b.filled || b.meter.seq == 0) && j.seq > b.meter.seq:
+		b.meter, b.filled = j, false
 	}
 	if r.Refused {
-		lo = 0
+		lo = 0 // (a refusal bounds the rate from above only)
 	}
-	if rlo, rhi, okR := b.stated(m, j); okR && !b.noStated {
+	if rlo, rhi, ok := b.stated(m, j); ok && !b.noStated {
 		switch {
-		case !ok && !okLo:
-			lo, hi = rlo, rhi
+		case !measured:
+			lo, hi, measured = rlo, rhi, true
 		case rhi < lo || rlo > hi || rhi < b.lo || rlo > b.hi:
 			// The reset is not when the quota is whole again (a sliding
 			// counter's window end, say): it bounds the rate no more.
@@ -80,9 +80,8 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 		default:
 			lo, hi = max(lo, rlo), min(hi, rhi)
 		}
-		ok = ok || okLo || !b.noStated
 	}
-	if !ok && !okLo {
+	if !measured {
 		return true
 	}
 	if hi <= 0 {

@@ -21,11 +21,6 @@ import "math"
 // estimate, and its answer may hold them again.
 func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 	lo, hi := m.bounds(now, j)
-	if hi == Never {
-		// No reading places a token: a guess finds one, later each time
-		// it is refused (backoff).
-		hi = max(now, m.backoff(), m.sends.last+max(m.cfg.Interval, Second/1000))
-	}
 	at = lo
 	if free := int64(m.allowed - m.guesses); free > 0 {
 		before := now // (the first requests need none certain before them)

@@ -57,8 +57,6 @@
 //  4. The rate bounds hold the true rate when the reports are faithful and
 //     the wire reorders no more than its measured spread (bucket.measure);
 //     a contradiction widens them, never narrows them past the evidence.
-//  5. No decision is Never: when no reading places a token, a guess goes
-//     after the backoff.
 //
 // # Rules
 //
@@ -87,7 +85,7 @@
 //	a guess refused                            window back to one; backoff doubles per round       TestRefusedGuessesBackOff
 //	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheKeptRate
 //	no quota reported, refused since admitted  guesses until admitted, then back to the burst      TestNoQuotaRefusalProbesBack
-//	nothing places a token                     a guess after the backoff (no Never)                TestNoDecisionIsNever
 //	callers silent for MaxWait                 one request goes                                    TestMaxWaitBoundsEveryWait
-//	answers of a burst, any order              rate bounds hold the truth                          TestRateBoundsHoldTheTruth (sim_test.go)
+//	answers of a burst, in any order           the rate bounds hold the truth                      TestSimRateBoundsHoldTheTruth
+//	any server, any wire                       no stall: a request at least every 30 s             TestSimNeverStalls
 package quota

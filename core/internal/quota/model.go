@@ -139,6 +139,7 @@ type Model struct {
 	missed           int
 	missedAt         int64
 	refusals         int64 // refusals answered
+	admittedSent     int64 // the latest send of a request admitted
 
 	pace pace // the pace when reports carry no quota, or others share it (pace.go)
 }

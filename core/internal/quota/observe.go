@@ -33,6 +33,8 @@ func (m *Model) Observe(r Report) Effect {
 		}
 	}
 	switch {
+	case r.Refused && r.Sent < m.admittedSent:
+		// (Refused before a request sent later was admitted: stale.)
 	case r.Refused && (m.missed == 0 || guess && r.Sent >= m.missedAt):
 		// Too early: the next guess waits a told interval (or a
 		// millisecond), twice as long after each round of guesses refused
@@ -42,6 +44,7 @@ func (m *Model) Observe(r Report) Effect {
 		m.missedAt = r.Recv
 	case !r.Refused:
 		m.missed = 0
+		m.admittedSent = max(m.admittedSent, r.Sent)
 	}
 	if r.Refused && !guess && seq > m.capSeq && m.limit > 0 && !m.foreign && m.sends.wasCertain(seq) {
 		if l := m.likeliest(); l > 0 {
@@ -79,12 +82,12 @@ func (m *Model) quotaIn(r Report) bool {
 // ends (Next), and a request sent after the refusal came that the server
 // admitted shows it over.
 func (m *Model) observeWait(r Report, seq uint64, e Effect) Effect {
-	if !r.Refused && m.pauseHi > r.Recv && r.Sent > m.pauseSeqRecv() && seq > m.pauseSeq {
+	if !r.Refused && m.pauseHi > r.Recv && r.Sent > m.pauseRecv && seq > m.pauseSeq {
 		m.pauseLo, m.pauseHi = 0, 0 // admitted after the pause began: it is over
 		e.Changed = true
 	}
-	if r.Wait <= 0 {
-		return e
+	if r.Wait <= 0 || r.Sent < m.admittedSent {
+		return e // (a refusal of a request sent before one admitted: its wait is past)
 	}
 	hi := r.Recv + r.Wait
 	lo := hi
@@ -104,9 +107,6 @@ func (m *Model) observeWait(r Report, seq uint64, e Effect) Effect {
 	}
 	return e
 }
-
-// pauseSeqRecv is when the answer that stated the pause came.
-func (m *Model) pauseSeqRecv() int64 { return m.pauseRecv }
 
 // observeQuota takes a report of the quota left: the freshest, by its
 // request's sequence, becomes the estimate's anchor, and each new one is
@@ -153,6 +153,8 @@ func (m *Model) observeQuota(r Report, seq uint64, guessRefused bool) bool {
 			i = k // what was known when this request left: surely decided before it
 		}
 		turned, before = m.compare(i, s, r), i.at
+	} else {
+		m.bucket.observe(m, s, r) // (the first report: its reset may bound the rate)
 	}
 	switch {
 	case turned || m.win.hi != 0 && s.sent > m.win.hi:

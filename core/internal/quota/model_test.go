@@ -1,0 +1,288 @@
+package quota_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/headgate-go/headgate/core/internal/quota"
+)
+
+// The rules of the package doc's table, each driven through Sent, Observe
+// and Next as a budget drives them.
+
+const (
+	ms   = int64(1e6)
+	t0   = 10 * quota.Second // (0 reads as "none" to the model)
+	hour = 3600 * quota.Second
+)
+
+// newModel returns a model told interval and burst (0, 0: a learning
+// budget's), with the default adaptive pace.
+func newModel(interval, burst int64) *quota.Model {
+	m := quota.New(quota.Config{Interval: interval, Burst: burst, MaxWait: hour, Decrease: 0.5, MinRate: 0.1, Increase: 0.1})
+	return &m
+}
+
+// ok is an admitted answer reporting remaining of limit (-1, -1: no
+// quota), sent and received at the given instants.
+func ok(sent, recv int64, remaining, limit int) quota.Report {
+	return quota.Report{Sent: sent, Recv: recv, Remaining: remaining, Limit: limit, Reset: -1}
+}
+
+// refused is a refusal stating wait (0: none) and no quota.
+func refused(sent, recv, wait int64) quota.Report {
+	return quota.Report{Sent: sent, Recv: recv, Refused: true, Remaining: -1, Limit: -1, Reset: -1, Wait: wait}
+}
+
+// next is when the j-th next request may go at now, the callers quiet
+// since now.
+func next(m *quota.Model, now, j int64) int64 {
+	at, _ := m.Next(now, j, now)
+	return at
+}
+
+func TestRemainingCoversTheNextRequests(t *testing.T) {
+	m := newModel(100*ms, 10)
+	m.Sent(t0, 1)
+	m.Observe(refused(t0, t0+10*ms, 0)) // no quota reported: the pace is cut
+	if m.Factor() >= 1 {
+		t.Fatalf("factor %v after a refusal reporting no quota, want a cut", m.Factor())
+	}
+	m.Sent(t0+20*ms, 1)
+	now := t0 + 30*ms
+	m.Observe(ok(t0+20*ms, now, 50, 100))
+	if at := next(m, now, 45); at != now {
+		t.Errorf("the 45th next request with 50 left goes at %+d ms, want now", (at-now)/ms)
+	}
+	if at := next(m, now, 60); at <= now {
+		t.Errorf("the 60th next request with 50 left goes now, want later")
+	}
+}
+
+func TestOlderReportNeverOverrides(t *testing.T) {
+	m := newModel(quota.Second, 20) // (a slow pace: nothing returns meanwhile)
+	m.Sent(t0, 1)
+	m.Observe(ok(t0, t0+100*ms, 8, 20))
+	m.Sent(t0+150*ms, 1)
+	m.Sent(t0+160*ms, 1)
+	m.Observe(ok(t0+160*ms, t0+260*ms, 3, 20)) // the later request, answered first
+	now := t0 + 300*ms
+	m.Observe(ok(t0+150*ms, now, 5, 20)) // the earlier one: the server decided it before
+	if at := next(m, now, 3); at != now {
+		t.Errorf("the 3rd next request with 3 left goes at %+d ms, want now", (at-now)/ms)
+	}
+	if at := next(m, now, 4); at <= now {
+		t.Errorf("the 4th next request goes now: the older report (5 left) overrode the fresher (3)")
+	}
+}
+
+func TestBucketPacesAtTheLikeliestRate(t *testing.T) {
+	m := newModel(100*ms, 5)
+	m.Sent(t0, 1)
+	now := t0 + 100*ms // a round trip of 100 ms: decided at t0+50ms
+	m.Observe(ok(t0, now, 0, 5))
+	// Told 10/s and nothing bounds the rate below it: the next token comes
+	// 100 ms after the decision, so a request sent at now (arriving 50 ms
+	// later) finds it; the one after, 100 ms later.
+	for j, want := range []int64{now, now + 100*ms, now + 200*ms} {
+		if at := next(m, now, int64(j+1)); abs(at-want) > ms {
+			t.Errorf("request %d goes at %+d ms, want %+d ms", j+1, (at-now)/ms, (want-now)/ms)
+		}
+	}
+}
+
+func TestStatedWaitIsKnown(t *testing.T) {
+	m := newModel(10*ms, 10)
+	m.Sent(t0, 1)
+	now := t0 + 10*ms
+	e := m.Observe(refused(t0, now, 3*quota.Second))
+	if e.Pause != now+3*quota.Second || !e.KeepPlace {
+		t.Fatalf("effect %+v, want a pause to +3s and the refused call's place kept", e)
+	}
+	at, known := m.Next(now, 1, now)
+	if at != now+3*quota.Second || known != at {
+		t.Errorf("next at %+d ms, known %+d ms; want both the pause's end, +3000 ms", (at-now)/ms, (known-now)/ms)
+	}
+}
+
+func TestWholeSecondWaitIsABracket(t *testing.T) {
+	m := newModel(10*ms, 10)
+	m.Sent(t0, 1)
+	m.Observe(ok(t0, t0+10*ms, 5, 10))
+	m.Sent(t0+20*ms, 1)
+	now := t0 + 30*ms
+	e := m.Observe(quota.Report{Sent: t0 + 20*ms, Recv: now, Refused: true, Remaining: 0, Limit: 10, Reset: -1, Wait: quota.Second})
+	if e.Pause != 0 {
+		t.Errorf("a whole-second wait paused to %+d ms: it may mean a few ms", (e.Pause-now)/ms)
+	}
+	at, known := m.Next(now, 1, now)
+	if at >= now+quota.Second || known != now {
+		t.Errorf("next at %+d ms, known %+d ms; want before the second ends, and nothing of it known", (at-now)/ms, (known-now)/ms)
+	}
+}
+
+func TestAdmittedAfterThePauseEndsIt(t *testing.T) {
+	m := newModel(10*ms, 10)
+	m.Sent(t0, 2)
+	m.Observe(refused(t0, t0+10*ms, 2*quota.Second))
+	m.Sent(t0+2010*ms, 1)
+	now := t0 + 2020*ms
+	m.Observe(ok(t0+2010*ms, now, -1, -1))
+	// The pause's other refusal, answered late, does not pause again.
+	m.Observe(refused(t0, now+ms, 2*quota.Second))
+	if at := next(m, now+ms, 1); at > now+ms {
+		t.Errorf("after an admitted request the next goes at %+d ms, want now", (at-now-ms)/ms)
+	}
+}
+
+func TestFirstWaveWaitsForTheFirstAnswer(t *testing.T) {
+	m := newModel(10*ms, 10)
+	m.ExpectAnswers()
+	if r := m.Ready(t0, 10); r != 5 {
+		t.Errorf("before any answer %d may go at once, want half the told burst, 5", r)
+	}
+	m.Sent(t0, 5)
+	now := t0 + 50*ms
+	m.Observe(ok(t0, now, 5, 10)) // the server holds 5 more
+	if r := m.Ready(now, 10); r < 4 {
+		t.Errorf("after the first answer reported 5 left, %d may go, want the 4 the others in flight leave", r)
+	}
+	plain := newModel(10*ms, 10) // no Transport: no answers expected
+	if r := plain.Ready(t0, 10); r != 10 {
+		t.Errorf("with no answers expected %d may go at once, want the told burst, 10", r)
+	}
+}
+
+func TestLearningStartsWithOneRequest(t *testing.T) {
+	m := newModel(0, 0)
+	if r := m.Ready(t0, 100); r != 1 {
+		t.Fatalf("told no rate, %d may go at first, want 1", r)
+	}
+	m.Sent(t0, 1)
+	if r := m.Ready(t0, 100); r != 0 {
+		t.Fatalf("told no rate, %d more go before the first answer, want 0", r)
+	}
+	now := t0 + 20*ms
+	m.Observe(ok(t0, now, -1, -1))
+	if r := m.Ready(now, 100); r != 2 {
+		t.Errorf("after the first admitted, %d may go, want 2 (slow start)", r)
+	}
+	_, known := m.Next(now, 50, now)
+	if known != now {
+		t.Errorf("a learning budget's wait is known for %+d ms: a guess is never known", (known-now)/ms)
+	}
+}
+
+func TestRefusedGuessesBackOff(t *testing.T) {
+	m := newModel(0, 0)
+	at := t0
+	var gaps []int64
+	for range 4 {
+		go1 := next(m, at, 1)
+		m.Sent(go1, 1)
+		gaps = append(gaps, go1-at)
+		at = go1 + ms
+		m.Observe(refused(go1, at, 0))
+	}
+	for i := 2; i < len(gaps); i++ {
+		if gaps[i] < 2*gaps[i-1] {
+			t.Errorf("waits before the guesses %v: each after a refusal should be at least twice the one before", gaps)
+			break
+		}
+	}
+	if r := m.Ready(at+quota.Second, 10); r != 1 {
+		t.Errorf("after refused guesses %d may go at once, want 1", r)
+	}
+}
+
+func TestPaceCutsToTheKeptRate(t *testing.T) {
+	m := newModel(10*ms, 10) // told 100/s; the server admits 25/s
+	now := t0
+	for i := range 40 {
+		now = t0 + int64(i)*40*ms
+		m.Sent(now, 1)
+		m.Observe(ok(now, now+ms, -1, -1))
+	}
+	now += 40 * ms
+	m.Sent(now, 1)
+	m.Observe(refused(now, now+ms, 0))
+	if f := m.Factor(); f > 0.26 || f < 0.2 {
+		t.Errorf("factor %.3f after a refusal at a pace the server kept at 25/s, want about 0.25", f)
+	}
+}
+
+func TestNoQuotaRefusalProbesBack(t *testing.T) {
+	mm := quota.New(quota.Config{Interval: 10 * ms, Burst: 8, MaxWait: hour}) // (no adaptive pace)
+	m := &mm
+	m.Sent(t0, 8)
+	for i := range 8 {
+		m.Observe(ok(t0, t0+ms+int64(i), -1, -1))
+	}
+	now := t0 + 2*quota.Second
+	m.Sent(now, 1)
+	m.Observe(refused(now, now+ms, 0))
+	now += 100 * ms
+	if r := m.Ready(now, 8); r != 1 {
+		t.Fatalf("after a refusal reporting no quota %d may go at once, want one guess", r)
+	}
+	m.Sent(now, 1)
+	m.Observe(ok(now, now+ms, -1, -1))
+	now += 2 * ms
+	if r := m.Ready(now, 8); r >= 8 {
+		t.Errorf("after one guess admitted the told burst (%d) goes at once, want the window to grow back first", r)
+	}
+}
+
+func TestMaxWaitBoundsEveryWait(t *testing.T) {
+	m := quota.New(quota.Config{Interval: 10 * ms, Burst: 10, MaxWait: 2 * quota.Second})
+	m.Sent(t0, 1)
+	now := t0 + 10*ms
+	m.Observe(refused(t0, now, hour)) // a pause of an hour, capped by nobody
+	at, known := m.Next(now, 1, now)
+	if at > now+2*quota.Second || known > at {
+		t.Errorf("next at %+d ms (known %+d ms), want within MaxWait, 2 s", (at-now)/ms, (known-now)/ms)
+	}
+}
+
+func TestForeignSpendTakesAShare(t *testing.T) {
+	m := newModel(10*ms, 100)
+	m.Sent(t0, 1)
+	m.Observe(ok(t0, t0+10*ms, 90, 100))
+	m.Sent(t0+20*ms, 1)
+	now := t0 + 30*ms
+	m.Observe(ok(t0+20*ms, now, 60, 100)) // 29 gone that were not ours
+	m.Sent(now, 1)
+	m.Observe(refused(now, now+ms, 0)) // contention: the share is cut
+	m.Sent(now+2*ms, 1)
+	now += 3 * ms
+	m.Observe(ok(now-ms, now, 60, 100))
+	if r := m.Ready(now, 100); r >= 59 {
+		t.Errorf("%d of the 60 left may go at once with others spending, want a share", r)
+	}
+}
+
+func TestCertainRefusalCapsTheRate(t *testing.T) {
+	m := newModel(10*ms, 5) // told 100/s
+	m.Sent(t0, 2)           // both certain of a token: the burst
+	m.Observe(ok(t0, t0+10*ms, 4, 5))
+	before, _ := m.Rate()
+	m.Observe(quota.Report{Sent: t0, Recv: t0 + 11*ms, Refused: true, Remaining: 0, Limit: 5, Reset: -1})
+	after, _ := m.Rate()
+	if after > before*0.6 {
+		t.Errorf("rate %.1f/s after a certain request was refused, was %.1f/s: want it about halved", after, before)
+	}
+}
+
+func TestStatedResetBoundsABucket(t *testing.T) {
+	m := newModel(0, 0)
+	m.Sent(t0, 1)
+	// A bucket of 10, 9 short, full again in 900 ms (stated to the ms):
+	// it refills 10/s.
+	m.Observe(quota.Report{Sent: t0, Recv: t0 + 2*ms, Remaining: 1, Limit: 10, Reset: 900 * ms, Resolution: ms})
+	lo, hi := m.RateBounds()
+	if lo < 8 || hi > 11 {
+		t.Errorf("rate bounds [%.1f, %.1f] from a reset of 900 ms for 9 tokens, want about 10", lo, hi)
+	}
+}
+
+func abs(d int64) int64 { return int64(math.Abs(float64(d))) }
