@@ -161,12 +161,8 @@ type simResult struct {
 	refused, sent  int
 	blind          int // refused requests sent before the first answer came
 	makespan       int64
-	ideal          int64
 	toldViolations int
 }
-
-func (r simResult) ratio() float64 { return float64(r.makespan) / float64(r.ideal) }
-func (r simResult) pct() float64   { return 100 * float64(r.refused) / float64(max(1, r.sent)) }
 
 type event struct {
 	at   int64
@@ -383,23 +379,6 @@ func simDraw(rng *rand.Rand) (simSetup, string) {
 	}
 	su.serverPs = float64(rate)
 	return su, told
-}
-
-// simIdeal is the least makespan any client reaches: the server's pace
-// for the batch past its first burst, plus a round trip; told half the
-// rate, the told pace.
-func simIdeal(su simSetup) int64 {
-	rate := su.serverPs
-	if su.told > 0 {
-		rate = min(rate, float64(quota.Second)/float64(su.told))
-	}
-	n := float64(su.calls - su.server.limit)
-	if su.told > 0 && float64(quota.Second)/float64(su.told) < su.serverPs {
-		n = float64(su.calls) - float64(su.burst)
-	}
-	ideal := int64(max(0, n)/rate*1e9) + 2*su.owd
-	// (Each caller has one call out at a time: a round trip each.)
-	return max(ideal, int64(su.calls/su.callers)*2*su.owd)
 }
 
 // simSeed replays TestSim* draws: 0 draws a fresh seed (printed).
