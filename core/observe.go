@@ -174,6 +174,16 @@ func (b *Budget) quietLocked(now int64) int64 {
 	return max(b.waitSince, b.model.LastSent())
 }
 
+// readsResponses reports whether a Transport reports b's responses.
+func (b *Budget) readsResponses() bool {
+	if b.pacer == nil {
+		return false
+	}
+	b.lock()
+	defer b.unlock()
+	return b.model.ExpectsAnswers()
+}
+
 // expectAnswers tells the estimate that the budget's responses will be
 // reported (a Transport reports each).
 func (b *Budget) expectAnswers() {

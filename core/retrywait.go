@@ -9,13 +9,15 @@ import (
 )
 
 // RetryWait returns how long a retry layer should wait before sending again
-// the call that got resp: the time left in b's pause when b is paused (a
-// Transport on b has already read resp, so the pause includes what resp
-// asked), or else what resp itself asks for, read by ratelimit.Parse
-// (Retry-After in every RFC 9110 form, retry-after-ms, the rate-limit
-// fields) and capped at b.MaxPause(). It returns 0 when neither asks for a
-// wait: the retry layer's own backoff applies. resp may be nil (the attempt
-// failed before a response).
+// the call that got resp: the time left before b lets its next call go when
+// a Transport on b reads b's responses (it has read resp, and its estimate
+// of the server's quota says when the retry finds a token: a Retry-After of
+// a whole second, which may be rounded up, may mean sooner), or else what
+// resp itself asks for, read by ratelimit.Parse (Retry-After in every RFC
+// 9110 form, retry-after-ms, the rate-limit fields) and capped at
+// b.MaxPause(). It returns 0 when neither asks for a wait: the retry
+// layer's own backoff applies. resp may be nil (the attempt failed before
+// a response).
 //
 // When that wait would end at or after ctx's deadline, the retry could never
 // be sent in time: RetryWait returns 0 and core's *RateLimitError (b.Check's,
@@ -40,7 +42,7 @@ func (b *Budget) RetryWait(ctx context.Context, resp *http.Response) (time.Durat
 		}
 		return b.PauseRemaining(), nil // the pause ended between the readings
 	}
-	if resp == nil {
+	if resp == nil || b.readsResponses() {
 		return 0, nil
 	}
 	wait := min(ratelimit.Parse(resp.StatusCode, resp.Header, now).Pause, b.MaxPause())

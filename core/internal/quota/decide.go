@@ -103,8 +103,8 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 // request's way there: the freshest report left remaining, which returns
 // at the rate up to the limit, and the requests in flight and the j − 1
 // before it take a token each. A wait the server stated after that report
-// says a bucket's next token comes when it ends (its earliest end, for a
-// wait maybe rounded up to a second), and the rest at the rate after it.
+// says a bucket's next token comes when it ends, and the rest at the rate
+// after it.
 func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 	k := j + m.inFlight() // the tokens needed, the report's included
 	at := func(r float64, pause int64) int64 {
@@ -133,7 +133,11 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 		}
 		return t - owd
 	}
-	return min(at(m.likeliest(), m.pauseLo), Never), at(m.fastest(), m.pauseLo)
+	pause := m.pauseLo
+	if m.pauseLo < m.pauseHi {
+		pause = 0 // (a whole second, maybe rounded up: it places no token)
+	}
+	return min(at(m.likeliest(), pause), Never), at(m.fastest(), pause)
 }
 
 // likeliest is the refill rate the decision paces a bucket at: the told
@@ -190,7 +194,11 @@ func (m *Model) fastest() float64 {
 		return g // (the others may have stopped)
 	}
 	if m.cfg.Interval > 0 {
-		return min(m.bucket.hi, 1/float64(m.cfg.Interval))
+		r := min(m.bucket.hi, 1/float64(m.cfg.Interval))
+		if m.cap > 0 {
+			r = min(r, max(m.cap, m.likeliest())) // (a certain request was refused above it)
+		}
+		return r
 	}
 	if l := m.likeliest(); l > 0 {
 		return min(max(m.bucket.hi, l), 2*l)

@@ -175,6 +175,9 @@ func New(c Config) Model {
 // (a Transport reports each): then the first wave waits for the first.
 func (m *Model) ExpectAnswers() { m.answers = true }
 
+// ExpectsAnswers reports whether ExpectAnswers was called.
+func (m *Model) ExpectsAnswers() bool { return m.answers }
+
 // Sent counts n requests granted at t, on whatever path, in the order they
 // were granted, and reports whether the first went on a guess (Next):
 // then the decision for the others changed.
