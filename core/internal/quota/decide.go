@@ -88,14 +88,18 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 	if m.covered(j) {
 		return lo, hi
 	}
+	var qLo, qHi int64
 	if m.kind == Windows {
-		wLo, wHi := m.windowsAt(j)
-		return max(lo, wLo), max(hi, wHi)
+		qLo, qHi = m.windowsAt(j)
+	} else {
+		// (A bucket until a report contradicts it: windows that no report
+		// tells from a bucket return their quota as often as one.)
+		qLo, qHi = m.bucketAt(now, j)
 	}
-	// (A bucket until a report contradicts it: windows that no report
-	// tells from a bucket return their quota as often as one.)
-	bLo, bHi := m.bucketAt(now, j)
-	return max(lo, bLo), max(hi, bHi)
+	if m.missed > 0 {
+		qLo = Never // (refused since the last admitted: nothing is certain until one is)
+	}
+	return max(lo, qLo), max(hi, qHi)
 }
 
 // bucketAt is when a bucket has a token for the j-th next request, at the

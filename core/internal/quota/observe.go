@@ -64,9 +64,9 @@ func (m *Model) Observe(r Report) Effect {
 	if r.Refused {
 		e.KeepPlace = true
 	}
-	if guess || m.fresh.seq == 0 {
-		e.Changed = true // (more may go on a guess now)
-	}
+	// Any answer may change Next: one fewer in flight, a guess back, the
+	// estimate narrowed.
+	e.Changed = true
 	return e
 }
 
@@ -194,7 +194,7 @@ func (m *Model) fresher(s sample) bool {
 	f := m.fresh
 	spread := m.spread()
 	switch {
-	case s.sent >= f.recv || s.sent > f.sent+spread:
+	case s.sent > f.recv || s.sent > f.sent+spread:
 		return true
 	case s.sent < f.sent-spread:
 		return false
@@ -234,7 +234,7 @@ func (m *Model) inFlight() int64 {
 func (m *Model) compare(i, j sample, r Report) (turned bool) {
 	spentLo, spentHi := m.sends.spent(i.seq, j.seq, i.sent, i.recv, j.sent, j.recv, m.spread())
 	rise := int64(j.remaining) - int64(i.remaining) + spentLo // what surely returned
-	after := j.sent >= i.recv                                 // j decided after i (its request left once i's answer came)
+	after := j.sent > i.recv                                  // j decided after i (its request left after i's answer came)
 	if after && int64(i.remaining)-spentHi-int64(j.remaining) >= 2 {
 		m.foreign = true // (less left than every request that may have spent explains, a rounding aside)
 	}

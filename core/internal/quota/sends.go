@@ -49,7 +49,7 @@ func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, spread int64) (
 		if at < iSent-spread {
 			break // (decided before i)
 		}
-		if o == pending || o == admitted && back > iSent {
+		if o == pending || o == admitted && back >= iSent {
 			hi++
 		}
 	}
@@ -69,7 +69,7 @@ func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, spread int64) (
 			}
 		case o == refused:
 		case o == admitted && held && (s == j ||
-			(at >= iRecv || at > iSent+spread) && (l.back[s%size] <= jSent || at+spread < jSent)):
+			(at > iRecv || at > iSent+spread) && (l.back[s%size] < jSent || at+spread < jSent)):
 			lo++
 			hi++
 		default:
@@ -173,7 +173,7 @@ func (l *sendLog) mayFollow(i uint64, iSent, spread int64, left int) int64 {
 		case o == pending:
 			k++
 		case int(l.left[s%size]) > left && l.left[s%size] >= 0:
-		case s > i || l.back[s%size] > iSent:
+		case s > i || l.back[s%size] >= iSent:
 			k++
 		}
 	}
