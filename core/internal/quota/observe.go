@@ -86,12 +86,16 @@ func (m *Model) observeWait(r Report, seq uint64, e Effect) Effect {
 		m.pauseLo, m.pauseHi = 0, 0 // admitted after the pause began: it is over
 		e.Changed = true
 	}
-	if r.Wait <= 0 || r.Sent < m.admittedSent {
+	wait := r.Wait
+	if wait <= 0 && r.Refused && r.Remaining == 0 && r.Reset > 0 {
+		wait = r.Reset // (a refusal that says when the quota is back says how long to wait)
+	}
+	if wait <= 0 || r.Sent < m.admittedSent {
 		return e // (a refusal of a request sent before one admitted: its wait is past)
 	}
-	hi := r.Recv + r.Wait
+	hi := r.Recv + wait
 	lo := hi
-	if r.Wait <= Second && r.Wait%Second == 0 {
+	if wait <= Second && wait%Second == 0 {
 		lo = r.Recv // a whole second, maybe rounded up
 	}
 	if hi > m.pauseHi {
