@@ -229,11 +229,12 @@ func (b *Budget) InFlight() int {
 	return b.inFlight
 }
 
-// PauseRemaining returns how long until the budget lets a call go again,
-// or 0: the server's pause, or the wait the estimate of its quota sets
-// (a spent window until it turns); for a budget on a Store, the fleet's
-// pause. A retry layer that sleeps it wakes when the budget would let its
-// call go.
+// PauseRemaining returns what is left of the wait the server stated (its
+// pause: a Retry-After, or a refusal's reset), or 0; for a budget on a
+// Store, the fleet's pause. A retry layer that sleeps it, then sends, waits
+// in the budget for the rest: what its estimate of the server's quota
+// holds the call for is not known for sure, and a call in the budget's
+// queue goes the instant it may (a refused call's retry first).
 func (b *Budget) PauseRemaining() time.Duration {
 	if b.pacer == nil {
 		return 0

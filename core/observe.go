@@ -119,7 +119,8 @@ func policyWindow(f ratelimit.Feedback) int64 {
 func (b *Budget) apply(status int, f ratelimit.Feedback, sent, now int64, wall time.Time, retry uint64) {
 	refusal := isRefusal(status, f)
 	if !refusal && status >= 500 {
-		return // a failure says nothing about the quota
+		b.lost(sent, now) // a failure says nothing about the quota
+		return
 	}
 	var evs [2]Event
 	n := 0
@@ -172,6 +173,19 @@ func (b *Budget) quietLocked(now int64) int64 {
 		return now
 	}
 	return max(b.waitSince, b.model.LastSent())
+}
+
+// lost tells the estimate that the request sent at sent (on the budget's
+// clock) got no answer that speaks of the quota by now: it is in flight
+// no more.
+func (b *Budget) lost(sent, now int64) {
+	if b.pacer == nil || sent == never {
+		return
+	}
+	b.lock()
+	b.model.Lost(sent, now)
+	b.retimeLocked(now)
+	b.unlock()
 }
 
 // readsResponses reports whether a Transport reports b's responses.

@@ -76,5 +76,6 @@ func (p memPacer) pauseLeft() time.Duration {
 	now := p.b.now()
 	p.b.lock()
 	defer p.b.unlock()
-	return time.Duration(max(0, p.b.waitUntilLocked(now)-now))
+	_, known := p.b.model.Next(now, 1, p.b.quietLocked(now))
+	return time.Duration(max(0, known-now, p.b.pause.until-now))
 }

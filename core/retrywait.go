@@ -9,10 +9,10 @@ import (
 )
 
 // RetryWait returns how long a retry layer should wait before sending again
-// the call that got resp: the time left before b lets its next call go when
-// a Transport on b reads b's responses (it has read resp, and its estimate
-// of the server's quota says when the retry finds a token: a Retry-After of
-// a whole second, which may be rounded up, may mean sooner), or else what
+// the call that got resp: when a Transport on b reads b's responses (it has
+// read resp), what is left of the wait the server stated (PauseRemaining):
+// the retry then waits in the budget for what its estimate holds it for (a
+// Retry-After of a whole second may be rounded up from a few ms); else what
 // resp itself asks for, read by ratelimit.Parse (Retry-After in every RFC
 // 9110 form, retry-after-ms, the rate-limit fields) and capped at
 // b.MaxPause(). It returns 0 when neither asks for a wait: the retry

@@ -237,14 +237,16 @@ func (b *Budget) baseLocked() int64 {
 // the send time s of the pos-th call from now (planLocked) and, unless
 // what of the wait is certain ends at or after deadline, spends one
 // request and r's cost in every extra dimension at s, all at once. When it
-// does not, nothing changes and ok is false; t.sendAt still says when s
-// would have been. A wait the estimate set is not certain: a call waits
-// it out, or its context ends first. throttled: the estimate holds the
-// call past its turn at the configured pace.
+// does not, nothing changes and ok is false; t.sendAt then says when the
+// certain part of the wait ends (what the call's error reports). A wait
+// the estimate set is not certain: a call waits it out, or its context
+// ends first. throttled: the estimate holds the call past its turn at the
+// configured pace.
 func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation, pos, base int64) (t turn, throttled, ok bool) {
 	var known int64
 	t.sendAt, known = b.planLocked(now, after, r, pos, base)
 	if known >= deadline {
+		t.sendAt = known
 		return t, false, false
 	}
 	t.tatBefore, t.tatAfter = b.g.reserveN(t.sendAt, 1)

@@ -123,6 +123,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if w.err != nil {
 			return nil, w.err // a re-attempt refused its turn: it was not sent
 		}
+		b.lost(p.sent, b.now()) // (no answer will come)
 		return nil, err
 	}
 	if resp.Request == sent {

@@ -153,6 +153,7 @@ func TestWantsInVirtualTime(t *testing.T) {
 	var results []Result
 	missed := map[string]int{} // per pending entry, the headgate cells that missed the wants
 	t.Cleanup(func() {
+		checkLedger(t, "TestWantsInVirtualTime/")
 		for _, e := range issue14Pending {
 			if n, ran := missed[e.prefix]; ran && n == 0 {
 				t.Errorf("every headgate cell of %q meets the issue's wants now: remove it from issue14Pending", e.prefix)
@@ -191,12 +192,7 @@ func TestWantsInVirtualTime(t *testing.T) {
 			case pending && len(failed) > 0:
 				t.Skipf("issue 14, not met yet: %v; measured: %s", failed, summary(r))
 			default:
-				for _, f := range failed {
-					t.Error(f)
-				}
-				if len(failed) > 0 {
-					t.Log(summary(r))
-				}
+				judge(t, failed, summary(r))
 			}
 		})
 	}

@@ -20,7 +20,14 @@ import "math"
 // the callers past quiet + MaxWait: then one request goes, whatever the
 // estimate, and its answer may hold them again.
 func (m *Model) Next(now, j, quiet int64) (at, known int64) {
+	m.expire(now)
 	lo, hi := m.bounds(now, j)
+	if hi == Never && m.heard > 0 {
+		// No reading places a token: a guess finds one, later each time
+		// it is refused (backoff). (Before any answer, the first places
+		// one.)
+		hi = max(now, m.backoff(), m.sends.last+max(m.cfg.Interval, Second/1000))
+	}
 	at = lo
 	if free := int64(m.allowed - m.guesses); free > 0 {
 		before := now // (the first requests need none certain before them)
@@ -48,6 +55,12 @@ func (m *Model) backoff() int64 {
 		return 0
 	}
 	step := max(m.cfg.Interval, Second/1000)
+	if m.foreign {
+		// (Others take the tokens as they come: a guess that backed off
+		// further each time would find none; the share's pace spaces
+		// them instead.)
+		return m.missedAt + max(step, m.pace.interval())
+	}
 	return m.missedAt + step<<min(m.missed-1, 20)
 }
 
@@ -61,7 +74,7 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 		switch {
 		case m.cfg.Interval == 0:
 			return Never, hi // told no rate and no quota reported: every request a guess
-		case m.answers && m.heard == 0 && m.sends.since(0)+j > (m.cfg.Burst+1)/2:
+		case m.answers && m.heard == 0 && (m.firstSent == 0 || now < m.firstSent+m.lostAfter()) && m.sends.since(0)+j > (m.cfg.Burst+1)/2:
 			// Before the first answer, when answers will come, half the
 			// told burst goes: the first answer may report the server's
 			// quota, and the other half then goes by it (a burst told too

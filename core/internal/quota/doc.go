@@ -85,6 +85,7 @@
 //	a guess refused                            window back to one; backoff doubles per round       TestRefusedGuessesBackOff
 //	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheKeptRate
 //	no quota reported, refused since admitted  guesses until admitted, then back to the burst      TestNoQuotaRefusalProbesBack
+//	an answer that never comes, or says naught  the request is lost: out of flight, guess freed     TestLostAnswersFreeTheGuesses
 //	callers silent for MaxWait                 one request goes                                    TestMaxWaitBoundsEveryWait
 //	answers of a burst, in any order           the rate bounds hold the truth                      TestSimRateBoundsHoldTheTruth
 //	any server, any wire                       no stall: a request at least every 30 s             TestSimNeverStalls

@@ -142,6 +142,9 @@ type Model struct {
 	admittedSent     int64 // the latest send of a request admitted
 
 	pace pace // the pace when reports carry no quota, or others share it (pace.go)
+
+	firstSent int64 // when the first request was sent; 0: none yet
+	expireAt  int64 // when guesses out are next looked at for lost ones (expire)
 }
 
 // sample is one report placed at its request.
@@ -182,6 +185,9 @@ func (m *Model) ExpectsAnswers() bool { return m.answers }
 // were granted, and reports whether the first went on a guess (Next):
 // then the decision for the others changed.
 func (m *Model) Sent(t int64, n int) (guess bool) {
+	if m.firstSent == 0 {
+		m.firstSent = t
+	}
 	if n > 0 {
 		if lo, _ := m.bounds(t, 1); lo > t {
 			m.guesses, guess = m.guesses+1, true
@@ -189,6 +195,35 @@ func (m *Model) Sent(t int64, n int) (guess bool) {
 	}
 	m.sends.add(t, n, m.fresh.seq, guess)
 	return guess
+}
+
+// Lost counts the request sent at sent, found gone at now, as answered
+// by nothing: it failed before the server answered, or its answer said
+// nothing of the quota (a server error). Whether it spent a token is not
+// known; it is in flight no more.
+func (m *Model) Lost(sent, now int64) {
+	m.heard = min(m.heard+1, m.sends.n)
+	if m.sends.answer(m.sends.find(sent), lost, now, -1) {
+		m.guesses = max(0, m.guesses-1)
+	}
+}
+
+// lostAfter is how long an answer may take before the model counts its
+// request as lost (expire): four of the longest round trips, at least a
+// second.
+func (m *Model) lostAfter() int64 { return max(4*m.rttHi, Second) }
+
+// expire counts as lost the guesses out longer than lostAfter: a caller
+// that never reports its answer (a permit released unobserved) would hold
+// the guess window shut for good. It looks at most every quarter of
+// lostAfter.
+func (m *Model) expire(now int64) {
+	if m.guesses == 0 || now < m.expireAt {
+		return
+	}
+	m.expireAt = now + m.lostAfter()/4
+	m.guesses -= m.sends.expire(now - m.lostAfter())
+	m.guesses = max(0, m.guesses)
 }
 
 // SetInterval changes the told pace's interval (a new configured rate).

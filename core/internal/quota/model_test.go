@@ -286,3 +286,19 @@ func TestStatedResetBoundsABucket(t *testing.T) {
 }
 
 func abs(d int64) int64 { return int64(math.Abs(float64(d))) }
+
+func TestLostAnswersFreeTheGuesses(t *testing.T) {
+	m := newModel(0, 0) // every request a guess, one at a time at first
+	m.Sent(t0, 1)
+	if r := m.Ready(t0+ms, 10); r != 0 {
+		t.Fatalf("%d may go while the first guess is out, want 0", r)
+	}
+	m.Lost(t0, t0+2*ms) // a connection reset: no answer will come
+	if r := m.Ready(t0+3*ms, 10); r == 0 {
+		t.Errorf("after the guess was lost nothing may go, want a guess")
+	}
+	m.Sent(t0+3*ms, 1) // its answer never reported (a permit released unobserved)
+	if r := m.Ready(t0+3*ms+2*quota.Second, 10); r == 0 {
+		t.Errorf("2 s after a guess whose answer never came nothing may go, want a guess")
+	}
+}

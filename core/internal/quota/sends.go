@@ -20,6 +20,7 @@ const (
 	pending  uint8 = iota // not answered yet
 	admitted              // admitted: it spent a token
 	refused               // refused: it spent none
+	lost                  // no answer that says: it may have spent one
 )
 
 // answer records request seq's outcome, when it came and the Remaining it
@@ -49,7 +50,7 @@ func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, spread int64) (
 		if at < iSent-spread {
 			break // (decided before i)
 		}
-		if o == pending || o == admitted && back >= iSent {
+		if o == pending || o == lost || o == admitted && back >= iSent {
 			hi++
 		}
 	}
@@ -126,6 +127,23 @@ func (l *sendLog) known(seq uint64) uint64 {
 		return 0
 	}
 	return l.ref[seq%uint64(len(l.ref))]
+}
+
+// expire marks the guesses still pending that were sent before t as lost
+// and returns how many.
+func (l *sendLog) expire(t int64) int {
+	size := uint64(len(l.out))
+	n := 0
+	for s := l.n; s > 0 && l.n-s < size; s-- {
+		k := s % size
+		if l.at[k] >= t {
+			continue
+		}
+		if l.gone[k] && l.out[k] == pending {
+			l.out[k], n = lost, n+1
+		}
+	}
+	return n
 }
 
 // pending reports whether a request after i, up to j or sent by t, is
