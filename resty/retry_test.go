@@ -490,20 +490,14 @@ func TestRetriesRefusals(t *testing.T) {
 		pause    time.Duration
 		arrivals int
 		final    int
-		skip     string
 	}{
-		{"bare 429: retried", http.StatusTooManyRequests, quotatest.NoHeaders, time.Hour, 3, http.StatusTooManyRequests, ""},
-		{"bare 503: retried", http.StatusServiceUnavailable, quotatest.NoHeaders, time.Hour, 3, http.StatusServiceUnavailable, ""},
-		{"bare 403: not retried", http.StatusForbidden, quotatest.NoHeaders, time.Hour, 1, http.StatusForbidden, ""},
-		{"403 with the quota spent: retried", http.StatusForbidden, quotatest.XRateLimitDelta, time.Hour, 3, http.StatusForbidden, ""},
-		{"403 with the quota spent: retried at its reset", http.StatusForbidden, quotatest.XRateLimitDelta, 2 * time.Second, 2, http.StatusOK,
-			"quota: Remaining 0, Reset 2s read as a bucket: retries guessed at 100ms, 254ms, all refused"},
+		{"bare 429: retried", http.StatusTooManyRequests, quotatest.NoHeaders, time.Hour, 3, http.StatusTooManyRequests},
+		{"bare 503: retried", http.StatusServiceUnavailable, quotatest.NoHeaders, time.Hour, 3, http.StatusServiceUnavailable},
+		{"bare 403: not retried", http.StatusForbidden, quotatest.NoHeaders, time.Hour, 1, http.StatusForbidden},
+		{"403 with the quota spent: retried at its reset", http.StatusForbidden, quotatest.XRateLimitDelta, 2 * time.Second, 2, http.StatusOK},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.skip != "" {
-				t.Skip(tc.skip)
-			}
 			synctest.Test(t, func(t *testing.T) {
 				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Status: tc.status, Headers: tc.headers})
 				c := hgresty.Use(newResty(p.Transport()).SetRetryCount(2), core.MustBudget(core.PerSecond(10)))
