@@ -97,7 +97,7 @@ func TestOneTurnPerCall(t *testing.T) {
 				b := core.MustBudget(core.PerSecond(10), core.WithStore(turns))
 				items := w.build(b, p.Transport(), "/v1/items", decodeStatus)
 				retry := lb.RetryWithCallback(time.Minute, lb.NewRoundRobin(sd.FixedEndpointer{items}), hgkit.RetryCallback(3))
-				p.PauseFor(time.Second)
+				p.PauseFor(2 * time.Second) // Retry-After: 2, a known pause (one whole second is a bracket)
 				_, err := retry(t.Context(), nil)
 				require.NoError(t, err)
 				assert.Equal(t, 2, p.Count(), "a refused try and a successful one")

@@ -15,12 +15,17 @@
 // closed.
 //
 // Use then makes resty's retries agree with the budget: resty waits what
-// core.Budget.RetryWait says. When a response paused the budget, that is
-// exactly the time left in the pause, so the retry is sent when the pause
-// ends, with the callers the budget held back: never before (it would be
-// refused again). When no pause is active, a Retry-After the budget did not
-// act on (core.Disabled) is waited, capped; otherwise resty's own backoff
-// (or the RetryAfter callback you set before Use) applies. A budget error, raised
+// core.Budget.RetryWait says, the time until the budget lets its next call
+// go. After a pause the server stated (a Retry-After of two seconds or
+// more, or one finer than a second), that is exactly the time left in it,
+// so the retry is sent when the pause ends, first of the callers the budget
+// held back (the refused call keeps its place): never before (it would be
+// refused again). A whole-second Retry-After may have been rounded up, and
+// a refusal may state no wait at all: the budget's estimate of when the
+// quota returns then decides, and the retry goes when it says. When the
+// budget asks for no wait, a Retry-After it did not act on (core.Disabled)
+// is waited, capped; otherwise resty's own backoff (or the RetryAfter
+// callback you set before Use) applies. A budget error, raised
 // when the pause or the call's turn comes at or after the request context's
 // deadline, is never retried: the call fails at once with core's
 // *core.RateLimitError, which core.IsBudgetError recognises. It comes as is

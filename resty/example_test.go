@@ -28,9 +28,10 @@ func Example() {
 	client := hgresty.Use(resty.New().SetTransport(p.Transport()), budget).
 		SetRetryCount(3)
 
-	// For the next second the provider answers 429 with Retry-After: 1.
-	// Resty's retry waits exactly that second, and is admitted.
-	p.PauseFor(time.Second)
+	// For the next two seconds the provider answers 429 with
+	// Retry-After: 2. Resty's retry waits exactly that pause, and is
+	// admitted.
+	p.PauseFor(2 * time.Second)
 	resp, err := client.R().Get("http://api.example/v1/items")
 	if err != nil {
 		log.Fatal(err)

@@ -20,12 +20,13 @@ import (
 )
 
 // refuseFirst makes the provider refuse resty's first n attempts of every
-// request with a 429 and Retry-After: 1 (a one-second pause starting as the
-// attempt begins).
+// request with a 429 and Retry-After: 2 (a two-second pause starting as the
+// attempt begins: a known pause, which nothing goes before; a Retry-After
+// of one whole second is a bracket the budget's estimate may undercut).
 func refuseFirst(c *resty.Client, p *quotatest.Provider, n int) {
 	c.OnBeforeRequest(func(_ *resty.Client, r *resty.Request) error {
 		if r.Attempt <= n {
-			p.PauseFor(time.Second)
+			p.PauseFor(2 * time.Second)
 		}
 		return nil
 	})

@@ -17,9 +17,10 @@ import (
 // (every retry, every redirect hop) is paced, capped and fed back to the
 // budget, and adds a retry condition (429, 503, and a 403 whose headers say
 // the quota is spent; transport errors; never a budget error), a RetryAfter
-// callback that waits what core.Budget.RetryWait says (the budget's pause,
-// even past RetryMaxWaitTime, or resty's own backoff when none), and hooks
-// that close every body resty abandons. The package comment tells the model.
+// callback that waits what core.Budget.RetryWait says (the budget's wait,
+// even past RetryMaxWaitTime, or resty's own backoff when it asks none),
+// and hooks that close every body resty abandons. The package comment
+// tells the model.
 //
 // Call Use after configuring the transport (SetTransport, SetProxy,
 // SetTLSClientConfig…: once wrapped, resty's TLS and proxy setters do

@@ -72,9 +72,9 @@ func (a *adapter) onRetry(r *resty.Response, err error) {
 
 // retryAfter is resty's RetryAfter callback: the wait before the next
 // attempt is what core.Budget.RetryWait says for the budget the request
-// spends from — its remaining pause, or what the response asks when the
-// budget is not paused — and a wait past the request's deadline ends the
-// call at once with core's error.
+// spends from — the time until it lets its next call go, or what the
+// response asks when the budget does not read its responses — and a wait
+// past the request's deadline ends the call at once with core's error.
 //
 // Resty clamps the callback's wait to [RetryWaitTime, RetryMaxWaitTime]
 // (2 s by default), so a 30 s Retry-After would be cut to 2 s: the next

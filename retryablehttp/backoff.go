@@ -11,13 +11,17 @@ import (
 	"github.com/headgate-go/headgate/core"
 )
 
-// Backoff returns a retryablehttp.Backoff that waits exactly the time left in
-// b's pause when b is paused, so that the retry is sent at the instant the
-// pause ends, together with every other caller b held back. When b is not
-// paused, it returns next's wait; next nil means retryablehttp.DefaultBackoff.
+// Backoff returns a retryablehttp.Backoff that waits what
+// core.Budget.RetryWait says: the time until b lets its next call go. After
+// a pause the server stated, that is exactly the time left in it, so that
+// the retry is sent at the instant the pause ends, first of the callers b
+// held back (the refused call keeps its place); after a refusal that
+// states a whole second, or no wait, it is b's estimate of when the quota
+// returns. When b asks for no wait, it returns next's wait; next nil means
+// retryablehttp.DefaultBackoff.
 //
 // A response that asks for a wait itself (Retry-After in any RFC 9110 form,
-// retry-after-ms…) while b is not paused (b is disabled, or it never saw the
+// retry-after-ms…) that b did not act on (b is disabled, or it never saw the
 // response because the client does not send through b's transport) waits what
 // core's parser reads, capped at b.MaxPause(). next never sees the
 // Retry-After header, so retryablehttp's own parser, which reads neither RFC

@@ -18,13 +18,17 @@
 //     response is fed back to the budget. retryablehttp drains and closes the
 //     body of every response it retries or gives up on, so no attempt keeps
 //     its slot; the caller closes the body of the response Do returns.
-//   - Backoff: the retry waits what core.Budget.RetryWait says. When the
-//     budget is paused (a 429 or 503 with Retry-After, seen by this request
-//     or by any other caller sharing the budget), that is exactly the time
-//     left in the pause, so the retry is sent when the pause ends, with the
-//     callers the budget held back; never before. Otherwise the client's own
-//     backoff decides, except that a Retry-After is read by core's parser
-//     (every RFC 9110 form, capped), never by retryablehttp's.
+//   - Backoff: the retry waits what core.Budget.RetryWait says, the time
+//     until the budget lets its next call go. When the budget is paused (a
+//     429 or 503 whose Retry-After states two seconds or more, or a finer
+//     wait, seen by this request or by any other caller sharing the
+//     budget), that is exactly the time left in the pause, so the retry is
+//     sent when the pause ends, first of the callers the budget held back;
+//     never before. After a whole-second Retry-After, which may have been
+//     rounded up, or a refusal stating no wait, it is the budget's estimate
+//     of when the quota returns. When the budget asks for no wait, the
+//     client's own backoff decides, except that a Retry-After is read by
+//     core's parser (every RFC 9110 form, capped), never by retryablehttp's.
 //   - CheckRetry: a budget error (core.IsBudgetError) is never retried, and a
 //     retry whose wait would end at or after the request context's deadline
 //     is not attempted: Do fails at once with core's *core.RateLimitError

@@ -13,9 +13,9 @@ import (
 	hgretry "github.com/headgate-go/headgate/retryablehttp"
 )
 
-// A provider refuses every request for a second with "429, Retry-After: 1".
-// The client retries when the budget's pause ends, and the retry goes
-// through.
+// A provider refuses every request for two seconds with "429,
+// Retry-After: 2". The client retries when the budget's pause ends, and
+// the retry goes through.
 func ExampleUse() {
 	server, err := quotatest.NewServer(quotatest.Config{Requests: 5, Period: time.Second})
 	if err != nil {
@@ -30,7 +30,7 @@ func ExampleUse() {
 		fmt.Printf("attempt: %s, Retry-After %q\n", resp.Status, resp.Header.Get("Retry-After"))
 	}
 
-	server.PauseFor(time.Second)
+	server.PauseFor(2 * time.Second)
 	resp, err := client.Get(server.URL + "/v1/items")
 	if err != nil {
 		panic(err)
@@ -39,7 +39,7 @@ func ExampleUse() {
 	fmt.Println("status:", resp.StatusCode)
 	fmt.Println("slots held:", budget.InFlight())
 	// Output:
-	// attempt: 429 Too Many Requests, Retry-After "1"
+	// attempt: 429 Too Many Requests, Retry-After "2"
 	// attempt: 200 OK, Retry-After ""
 	// status: 200
 	// slots held: 0

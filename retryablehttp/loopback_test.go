@@ -16,10 +16,12 @@ import (
 
 // TestLoopbackRetriesEndWithThePause runs the real thing over loopback: a
 // retryablehttp client with its default pooled net/http transport, four
-// concurrent callers and a provider that pauses for a second. Every retry
-// and every held-back caller reaches the provider after its pause has ended
-// (none is refused twice) and shortly after it, together; no slot is held
-// at the end. Real time: the bounds are generous.
+// concurrent callers and a provider that pauses for two seconds
+// (Retry-After: 2, a known pause; one whole second is a bracket the
+// budget's estimate may undercut). Every retry and every held-back caller
+// reaches the provider after its pause has ended (none is refused twice)
+// and shortly after it, together; no slot is held at the end. Real time:
+// the bounds are generous.
 func TestLoopbackRetriesEndWithThePause(t *testing.T) {
 	s, err := quotatest.NewServer(quotatest.Config{Requests: 10, Period: time.Second})
 	require.NoError(t, err)
@@ -31,8 +33,9 @@ func TestLoopbackRetriesEndWithThePause(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 
-	pauseEnd := time.Now().Add(time.Second) // no later than the provider's
-	s.PauseFor(time.Second)
+	const pause = 2 * time.Second
+	pauseEnd := time.Now().Add(pause) // no later than the provider's
+	s.PauseFor(pause)
 	heard := make(chan struct{}) // closed once the budget has heard the pause
 	go func() {
 		defer close(heard)

@@ -136,12 +136,21 @@ func TestObserveNoSDKIsFree(t *testing.T) {
 }
 
 // TestObserveFromBudget drives a real budget through every event kind but
-// LeakedBody (TestLeakedBodyFromTransport) in virtual time.
+// LeakedBody (TestLeakedBodyFromTransport) in virtual time. Every permit
+// observes its response, as a Transport does. The throttled wait is the
+// budget's estimate after the refusal: the metric must record the wait
+// the event reported.
 func TestObserveFromBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
+		var throttled []time.Duration // the Throttled events' waits (one goroutine at a time)
+		record := func(e core.Event) {
+			if e.Reason == core.Throttled {
+				throttled = append(throttled, e.Wait)
+			}
+		}
 		b := core.MustBudget(core.PerSecond(10), core.WithBurst(1), core.WithMaxInFlight(1),
-			core.WithName("api"), core.WithObserver(r.obs.Observe))
+			core.WithName("api"), core.WithObserver(core.Observers(r.obs.Observe, record)))
 		ctx := context.Background()
 		acquire := func() core.Permit {
 			p, err := b.Acquire(ctx)
@@ -162,10 +171,12 @@ func TestObserveFromBudget(t *testing.T) {
 		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"2"}}) // a pushback: pause 2s
 		p.Observe(http.StatusServiceUnavailable, nil)                            // a refusal: rate cut to 5/s
 		p.Release()
-		p = acquire()
-		p.Release() // paused 2s
-		p = acquire()
-		p.Release() // throttled 200ms
+		p = acquire() // paused 2s
+		p.Observe(http.StatusOK, nil)
+		p.Release()
+		p = acquire() // throttled 200ms
+		p.Observe(http.StatusOK, nil)
+		p.Release()
 		time.Sleep(20 * time.Second)
 		p = acquire()
 		p.Observe(http.StatusOK, nil) // recovered
@@ -173,11 +184,13 @@ func TestObserveFromBudget(t *testing.T) {
 		require.NoError(t, b.SetRate(core.PerSecond(4)))
 
 		m := r.collect(t)
+		require.Len(t, throttled, 1, "Throttled events")
+		require.Greater(t, throttled[0], 100*time.Millisecond, "the cut pace holds the call past the told 100ms")
 		assert.Equal(t, map[string]waitPoint{
 			"headgate.budget.name=api,headgate.budget.wait.reason=slot_wait": {1, 0.04},
 			"headgate.budget.name=api,headgate.budget.wait.reason=paced":     {1, 0.06},
 			"headgate.budget.name=api,headgate.budget.wait.reason=paused":    {1, 2},
-			"headgate.budget.name=api,headgate.budget.wait.reason=throttled": {1, 0.2},
+			"headgate.budget.name=api,headgate.budget.wait.reason=throttled": {1, float64(throttled[0].Round(time.Microsecond)) / 1e9},
 		}, roundWaits(waits(t, m[telemetry.MetricWaitDuration])))
 		assert.Equal(t, map[string]int64{"headgate.budget.name=api,http.response.status_code=429": 1},
 			sums(t, m[telemetry.MetricPushbacks]))
@@ -367,6 +380,7 @@ func TestObserverCallsBackIntoBudget(t *testing.T) {
 				got <- p
 			}()
 			time.Sleep(10 * time.Millisecond)
+			p.Observe(http.StatusOK, nil) // every permit observes its response, as a Transport does
 			p.Release()
 			p = <-got
 			p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After-Ms": {"50"}}) // Pushback, RateChanged
@@ -376,6 +390,7 @@ func TestObserverCallsBackIntoBudget(t *testing.T) {
 				if !assert.NoError(t, err) {
 					return
 				}
+				p.Observe(http.StatusOK, nil)
 				p.Release()
 			}
 			assert.NoError(t, b.SetRate(core.PerSecond(100+round))) // RateChanged
