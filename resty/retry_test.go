@@ -412,20 +412,23 @@ func TestSharedBudgetAcrossClients(t *testing.T) {
 }
 
 // TestRetryAfterDefersWhenTheBudgetAsksNoWait: the RetryAfter callback set
-// before Use decides the wait when the budget asks for none (a 500 that a
-// user's condition retries: a failure says nothing of the quota); after a
-// refusal the budget asks for its own wait (core.Budget.RetryWait: here a
-// bare 429, its estimate of when the quota lets a call go), and that
-// decides instead of the callback.
+// before Use decides the wait when the budget knows of none — a 500 that a
+// user's condition retries (a failure says nothing of the quota), or a bare
+// 429 (the budget's wait after it is a guess: the retry then waits its turn
+// in the budget, after the callback's wait); after a refusal that states its
+// wait (Retry-After: 3) the budget asks for that wait
+// (core.Budget.RetryWait), and that decides instead of the callback.
 func TestRetryAfterDefersWhenTheBudgetAsksNoWait(t *testing.T) {
 	cases := []struct {
 		name   string
 		status int
-		calls  int  // of the user's callback
-		budget bool // the retry waits the budget's wait, not the callback's
+		after  string // the first answer's Retry-After
+		calls  int    // of the user's callback
+		budget bool   // the retry waits the budget's wait, not the callback's
 	}{
-		{"500: the callback's wait", http.StatusInternalServerError, 1, false},
-		{"bare 429: the budget's wait", http.StatusTooManyRequests, 0, true},
+		{"500: the callback's wait", http.StatusInternalServerError, "", 1, false},
+		{"bare 429: the callback's wait", http.StatusTooManyRequests, "", 1, false},
+		{"429 that states its wait: the budget's wait", http.StatusTooManyRequests, "3", 0, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -435,6 +438,9 @@ func TestRetryAfterDefersWhenTheBudgetAsksNoWait(t *testing.T) {
 					Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 						if first {
 							first = false
+							if tc.after != "" {
+								w.Header().Set("Retry-After", tc.after)
+							}
 							w.WriteHeader(tc.status)
 						}
 					})})
@@ -464,16 +470,21 @@ func TestRetryAfterDefersWhenTheBudgetAsksNoWait(t *testing.T) {
 				assert.Equal(t, tc.calls, calls, "the user's callback")
 				want := 700 * time.Millisecond
 				if tc.budget {
-					require.Positive(t, wait, "the budget's wait after the refusal")
-					require.NotEqual(t, 700*time.Millisecond, wait)
+					require.Equal(t, 3*time.Second, wait, "the budget's wait after the refusal")
 					want = wait
 				} else {
-					require.Zero(t, wait, "the budget asks no wait after a 500")
+					require.Zero(t, wait, "the budget knows of no wait")
 				}
 				arr := p.Arrivals()
 				require.Len(t, arr, 2)
 				assert.Equal(t, tc.status, arr[0].Status)
-				assert.Equal(t, t0.Add(want), arr[1].At, "the retry's arrival")
+				if tc.status == http.StatusTooManyRequests && !tc.budget {
+					// The callback's wait, then the turn the budget gives.
+					assert.False(t, arr[1].At.Before(t0.Add(want)), "the retry's arrival")
+					assert.Less(t, arr[1].At.Sub(t0), 2*time.Second, "the retry's arrival")
+				} else {
+					assert.Equal(t, t0.Add(want), arr[1].At, "the retry's arrival")
+				}
 			})
 		})
 	}

@@ -34,7 +34,7 @@ func TestUseKeepsTransportSettings(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.StatusCode())
 		assert.Equal(t, 1, proxy.Count(), "requests through the proxy")
 
-		proxy.PauseFor(time.Second)
+		proxy.PauseFor(5 * time.Second) // whole seconds past 1: a known wait
 		_, err = c.R().Get("http://api.example.invalid/v1/items")
 		require.NoError(t, err)
 		assert.Positive(t, b.PauseRemaining(), "the budget read the response")
