@@ -516,3 +516,54 @@ func TestEffectiveRateNeverOverflows(t *testing.T) {
 		}
 	})
 }
+
+// When the queue empties by its waiters leaving (their contexts ended),
+// the pacing state is back where it was before all of them, whichever
+// left first: a waiter that left from the head or the middle of the
+// queue, its turn kept spent for those behind it while they wait, hands
+// that turn back with theirs when the last of them leaves. A later call
+// goes at the turn the first of them had.
+func TestAcquireWaitersLeavingEmptyTheQueueGiveEveryTurnBack(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		order []int // the waiters (turns at 1s, 2s…) in the order they leave
+	}{
+		{"head, then the last", []int{0, 1}},
+		{"middle, then the last", []int{1, 2, 0}},
+		{"head, middle, then the last", []int{0, 1, 2}},
+		{"the last, then the head", []int{2, 0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := MustBudget(Rate{1, time.Second})
+				start := time.Now()
+				if _, err := b.Acquire(context.Background()); err != nil { // t=0: the burst spent
+					t.Fatal(err)
+				}
+				n := len(tc.order) // every waiter leaves
+				cancels := make([]context.CancelFunc, n)
+				errs := make([]chan error, n)
+				for i := range n { // waiter i: its turn at (i+1) s
+					ctx, cancel := context.WithCancel(context.Background())
+					cancels[i], errs[i] = cancel, make(chan error, 1)
+					go func() { _, err := b.Acquire(ctx); errs[i] <- err }()
+					synctest.Wait()
+				}
+				time.Sleep(300 * time.Millisecond)
+				for _, i := range tc.order {
+					cancels[i]()
+					if err := <-errs[i]; !errors.Is(err, context.Canceled) {
+						t.Fatalf("waiter %d: %v, want context.Canceled", i, err)
+					}
+					synctest.Wait()
+				}
+				if _, err := b.Acquire(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if got := time.Since(start); got != time.Second {
+					t.Errorf("after every waiter left (in the order %v), a call went at %v; want 1s, the first waiter's turn: no turn leaked", tc.order, got)
+				}
+			})
+		})
+	}
+}

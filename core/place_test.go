@@ -522,3 +522,43 @@ func TestRetryFindsTheSlotItsPlaceTookBeforeItWaited(t *testing.T) {
 		}
 	})
 }
+
+// A kept place that nobody comes back for, at the queue's end, gives its
+// turn back when it is given up: a call that arrives once the place is
+// given up goes at the turn the place had, not one interval after it.
+func TestKeptPlaceGivenUpAtTheQueuesEndGivesItsTurnBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := quotatest.New(quotatest.Config{Requests: 1, Period: time.Second, Headers: quotatest.RetryAfterSeconds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := MustBudget(PerSecond(1), WithoutAdaptive())
+		get := getter(t, p, b)
+		start := time.Now()
+		p.PauseFor(2 * time.Second) // "Retry-After: 2": a known pause
+		if st := get("/refused"); st != http.StatusTooManyRequests {
+			t.Fatalf("status %d, want the pause's 429", st)
+		}
+		b.mu.Lock()
+		kept := b.queue.head != nil && b.queue.head.place && b.queue.head.next == nil
+		b.mu.Unlock()
+		if !kept {
+			t.Fatal("no place kept alone in the queue after the refusal: the case is not set up")
+		}
+		// No retry comes. The place's turn is at 2s, given up at 2s + the
+		// grace; the turn after it would come at 3s.
+		time.Sleep(2500 * time.Millisecond)
+		b.mu.Lock()
+		left := b.queue.n
+		b.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("%d waiters queued at 2.5s, want the place given up", left)
+		}
+		if _, err := b.Acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != 2500*time.Millisecond {
+			t.Errorf("a call at 2.5s went at %v; want at once: the place given up gave its turn (2s) back", got)
+		}
+	})
+}
