@@ -78,13 +78,14 @@ func TestStoreBatchToldTwiceTheRate(t *testing.T) {
 	}
 }
 
-// Two budgets share a MemoryStore. A run of admissions that each report
-// the quota spent, then a refusal, shows the fleet's pace just above the
-// server's: the reporting budget's controller eases the pace to what the
-// run showed the server keeping, and the store takes that factor for the
-// whole fleet — not half. A refusal the other budget reports, of a request
-// sent before, is the same burst: it lowers nothing more. (redisstore's
-// TestFleetEasesRatherThanHalves checks its script alike.)
+// Two budgets share a MemoryStore, and the server reports no quota. A run
+// of admissions, then a refusal, shows the fleet's pace just above the
+// server's: the reporting budget cuts the pace by a/(a+1) for a run of a
+// admitted rather than by Decrease (pace.go), and the store takes that
+// factor for the whole fleet — not half. A refusal the other budget
+// reports, of a request sent before, is the same burst: it lowers nothing
+// more. (redisstore's TestFleetEasesRatherThanHalves checks its script
+// alike.)
 func TestStoreFleetEasesRatherThanHalves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewMemoryStore()
@@ -100,16 +101,17 @@ func TestStoreFleetEasesRatherThanHalves(t *testing.T) {
 		if st, _ := s.Status(ctx); st.Factor != 0.5 {
 			t.Fatalf("after a refusal that names no wait: factor %v, want 0.5", st.Factor)
 		}
-		spent := http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1"}}
-		for range 8 {
+		const run = 8
+		for range run {
 			p, err := a.Acquire(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(time.Millisecond) // the answer's way back
-			p.Observe(http.StatusOK, spent)
+			p.Observe(http.StatusOK, nil)
 			p.Release()
 		}
+		before, _ := s.Status(ctx)
 		early, err := b.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -119,12 +121,13 @@ func TestStoreFleetEasesRatherThanHalves(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Millisecond)
-		p.Observe(http.StatusTooManyRequests, spent)
+		p.Observe(http.StatusTooManyRequests, nil)
 		p.Release()
 		st, _ := s.Status(ctx)
-		t.Logf("the fleet's factor after the refusal: %v", st.Factor)
-		if st.Factor <= 0.25 || st.Factor >= 0.5 {
-			t.Fatalf("the fleet's factor after a refusal ending a run the server kept = %v, want eased: above the halving's 0.25, below 0.5", st.Factor)
+		t.Logf("the fleet's factor %v after %d admitted, %v after the refusal", before.Factor, run, st.Factor)
+		if st.Factor <= before.Factor/2 || st.Factor >= before.Factor {
+			t.Fatalf("the fleet's factor after a refusal ending a run of %d admitted: %v → %v; want eased: above the halving's %v, below %v",
+				run, before.Factor, st.Factor, before.Factor/2, before.Factor)
 		}
 		early.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}})
 		early.Release()
