@@ -280,6 +280,7 @@ func (p *storePacer) feedback(status int, f ratelimit.Feedback, sent, _ int64, w
 		return
 	}
 	b.lock()
+	b.model.SetFactor(p.factor) // (a cut is decided from the fleet's pace, as this budget last saw it)
 	e := b.model.Observe(reportOf(status, f, at, now, wall))
 	until := e.Pause
 	if refusal {

@@ -137,6 +137,41 @@ func TestStoreFleetEasesRatherThanHalves(t *testing.T) {
 	})
 }
 
+// A budget of a fleet decides a cut from the fleet's factor, not its own:
+// refused after the fleet was cut, at the cut pace, it cuts the fleet
+// again. (Deciding from its own, the factor it had before it took a turn,
+// it named the factor the fleet already had: the store kept it, and a
+// refusal of the cut pace cut nothing.)
+func TestStoreRefusalCutsFromTheFleetsFactor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewMemoryStore()
+		ctx := context.Background()
+		a := MustBudget(PerSecond(100), WithBurst(1), WithStore(s))
+		b := MustBudget(PerSecond(100), WithBurst(1), WithStore(s))
+		p, err := a.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+		p.Observe(http.StatusTooManyRequests, nil) // no wait named: the fleet's pace halves
+		p.Release()
+		q, err := b.Acquire(ctx) // at the fleet's cut pace
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+		q.Observe(http.StatusTooManyRequests, nil) // the cut pace is still too fast
+		q.Release()
+		st, _ := s.Status(ctx)
+		if st.Factor != 0.25 {
+			t.Errorf("the fleet's factor after a refusal at the cut pace 0.5: %v, want 0.25 (halved again)", st.Factor)
+		}
+		if r := b.EffectiveRate(); r != (Rate{100, 4 * time.Second}) {
+			t.Errorf("the refusing budget's effective rate %v, want the fleet's 100/4s", r)
+		}
+	})
+}
+
 // A cut reaches the calls already waiting for a turn the store gave at
 // the faster pace: what is left of their waits stretches to the cut pace,
 // as a budget in memory re-times its queue — they do not go at the pace
