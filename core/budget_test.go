@@ -505,6 +505,34 @@ func TestTryAcquireNeverWaits(t *testing.T) {
 	})
 }
 
+// TryAcquire never waits for the estimate of the server's quota either:
+// when the quota the server reported left is spent (a wait the estimate
+// sets, no known one), it fails at once and takes nothing.
+func TestTryAcquireNeverWaitsForTheEstimate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(100))
+		p, _ := b.Acquire(context.Background())
+		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {"3"}, "X-Ratelimit-Reset": {"1"}})
+		start := time.Now()
+		for i := range 3 {
+			if _, err := b.TryAcquire(context.Background()); err != nil {
+				t.Fatalf("call %d of the 3 left: %v", i, err)
+			}
+		}
+		_, err := b.TryAcquire(context.Background())
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter <= 0 || time.Since(start) != 0 {
+			t.Fatalf("the quota reported spent: err = %v after %v; want a RateLimitError at once, with a RetryAfter", err, time.Since(start))
+		}
+		b.mu.Lock()
+		queued := b.queue.n
+		b.mu.Unlock()
+		if queued != 0 {
+			t.Fatalf("%d calls queued after TryAcquire failed, want none", queued)
+		}
+	})
+}
+
 func TestEffectiveRateNeverOverflows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := MustBudget(Rate{Requests: 1e9, Period: time.Second})
