@@ -297,7 +297,14 @@ func (b *Budget) effectiveRateLocked() Rate {
 	if f >= 1 {
 		return b.rate
 	}
-	return Rate{Requests: b.rate.Requests, Period: time.Duration(float64(b.rate.Period) / f)}
+	if p := float64(b.rate.Period) / f; p < math.MaxInt64 {
+		return Rate{Requests: b.rate.Requests, Period: time.Duration(p)}
+	}
+	// Requests × the slowed interval would overflow: one request per it.
+	if iv := float64(b.rate.Interval()) / f; iv < math.MaxInt64 {
+		return Rate{Requests: 1, Period: time.Duration(iv)}
+	}
+	return Rate{Requests: 1, Period: math.MaxInt64}
 }
 
 // SetRate changes the configured rate at run time, for a quota the provider

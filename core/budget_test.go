@@ -17,6 +17,13 @@ import (
 // virtual times (since start) at which each got its turn, in goroutine order.
 func sendTimes(t *testing.T, b *Budget, n int) []time.Duration {
 	t.Helper()
+	return sendAnswered(t, b, n, 0)
+}
+
+// sendAnswered is sendTimes with each call answered status (0: not
+// observed, as sendTimes) before its permit is released.
+func sendAnswered(t *testing.T, b *Budget, n, status int) []time.Duration {
+	t.Helper()
 	start := time.Now()
 	times := make([]time.Duration, n)
 	var wg sync.WaitGroup
@@ -28,6 +35,9 @@ func sendTimes(t *testing.T, b *Budget, n int) []time.Duration {
 				return
 			}
 			times[i] = time.Since(start)
+			if status != 0 {
+				p.Observe(status, nil)
+			}
 			p.Release()
 		})
 	}
@@ -505,6 +515,34 @@ func TestTryAcquireNeverWaits(t *testing.T) {
 	})
 }
 
+// TryAcquire never waits for the estimate of the server's quota either:
+// when the quota the server reported left is spent (a wait the estimate
+// sets, no known one), it fails at once and takes nothing.
+func TestTryAcquireNeverWaitsForTheEstimate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := MustBudget(PerSecond(100))
+		p, _ := b.Acquire(context.Background())
+		p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {"3"}, "X-Ratelimit-Reset": {"1"}})
+		start := time.Now()
+		for i := range 3 {
+			if _, err := b.TryAcquire(context.Background()); err != nil {
+				t.Fatalf("call %d of the 3 left: %v", i, err)
+			}
+		}
+		_, err := b.TryAcquire(context.Background())
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter <= 0 || time.Since(start) != 0 {
+			t.Fatalf("the quota reported spent: err = %v after %v; want a RateLimitError at once, with a RetryAfter", err, time.Since(start))
+		}
+		b.mu.Lock()
+		queued := b.queue.n
+		b.mu.Unlock()
+		if queued != 0 {
+			t.Fatalf("%d calls queued after TryAcquire failed, want none", queued)
+		}
+	})
+}
+
 func TestEffectiveRateNeverOverflows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := MustBudget(Rate{Requests: 1e9, Period: time.Second})
@@ -515,4 +553,55 @@ func TestEffectiveRateNeverOverflows(t *testing.T) {
 			t.Fatalf("EffectiveRate = %v, want a positive rate", r)
 		}
 	})
+}
+
+// When the queue empties by its waiters leaving (their contexts ended),
+// the pacing state is back where it was before all of them, whichever
+// left first: a waiter that left from the head or the middle of the
+// queue, its turn kept spent for those behind it while they wait, hands
+// that turn back with theirs when the last of them leaves. A later call
+// goes at the turn the first of them had.
+func TestAcquireWaitersLeavingEmptyTheQueueGiveEveryTurnBack(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		order []int // the waiters (turns at 1s, 2s…) in the order they leave
+	}{
+		{"head, then the last", []int{0, 1}},
+		{"middle, then the last", []int{1, 2, 0}},
+		{"head, middle, then the last", []int{0, 1, 2}},
+		{"the last, then the head", []int{2, 0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := MustBudget(Rate{1, time.Second})
+				start := time.Now()
+				if _, err := b.Acquire(context.Background()); err != nil { // t=0: the burst spent
+					t.Fatal(err)
+				}
+				n := len(tc.order) // every waiter leaves
+				cancels := make([]context.CancelFunc, n)
+				errs := make([]chan error, n)
+				for i := range n { // waiter i: its turn at (i+1) s
+					ctx, cancel := context.WithCancel(context.Background())
+					cancels[i], errs[i] = cancel, make(chan error, 1)
+					go func() { _, err := b.Acquire(ctx); errs[i] <- err }()
+					synctest.Wait()
+				}
+				time.Sleep(300 * time.Millisecond)
+				for _, i := range tc.order {
+					cancels[i]()
+					if err := <-errs[i]; !errors.Is(err, context.Canceled) {
+						t.Fatalf("waiter %d: %v, want context.Canceled", i, err)
+					}
+					synctest.Wait()
+				}
+				if _, err := b.Acquire(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if got := time.Since(start); got != time.Second {
+					t.Errorf("after every waiter left (in the order %v), a call went at %v; want 1s, the first waiter's turn: no turn leaked", tc.order, got)
+				}
+			})
+		})
+	}
 }

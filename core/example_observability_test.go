@@ -28,8 +28,15 @@ func ExampleSlogObserver() {
 	budget := core.MustBudget(core.PerSecond(10), core.WithName("github"),
 		core.WithObserver(core.SlogObserver(logger)))
 
-	// A refusal whose wait is one second or less: the pace was too fast.
-	budget.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}}, time.Time{})
+	// A request refused with a wait of one second or less: the pace was
+	// too fast.
+	permit, err := budget.Acquire(context.Background())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	permit.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}})
+	permit.Release()
 	_ = budget.SetRate(core.PerSecond(4))
 	// Output:
 	// level=WARN msg="headgate: server asked the budget to pause" budget=github reason=pushback status=429 pause=1s

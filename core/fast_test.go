@@ -75,7 +75,7 @@ func TestFastLaneAndQueueKeepExactGCRAAndArrivalOrder(t *testing.T) {
 			want    = map[int]int64{}
 			turns   = map[int][2]int64{}
 		)
-		start := time.Now()
+		start, origin := time.Now(), b.now() // (the budget's clock starts at a second)
 		n := 0
 		for _, e := range script {
 			time.Sleep(time.Until(start.Add(e.at)))
@@ -97,7 +97,7 @@ func TestFastLaneAndQueueKeepExactGCRAAndArrivalOrder(t *testing.T) {
 			go func() {
 				p, err := b.Acquire(ctx)
 				mu.Lock()
-				got[i] = result{p.sent, err}
+				got[i] = result{p.sent - origin, err}
 				mu.Unlock()
 			}()
 			synctest.Wait() // admitted, or parked in the queue
@@ -266,43 +266,44 @@ func TestFastLaneStaysClosedWhileCallersWait(t *testing.T) {
 	})
 }
 
-// TestFastLaneLeavesAProbeToTheLockedPath checks that a probe armed by the
-// controller is the next call granted, and the others held after it, even
-// when the lane could otherwise open once the probe's turn has come.
-// With a cap, no lane: a call that can go at once takes its slot and its
-// turn in one critical section (admitCapped), which must count the probe
-// sent all the same.
-func TestFastLaneLeavesAProbeToTheLockedPath(t *testing.T) {
+// TestFastLaneAdmitsNoMoreThanTheEstimateLets checks that the lane,
+// opened while the server's report leaves two requests, admits those two
+// and leaves the next call to the locked path, which holds it for the
+// estimate of the quota's refill. With a cap, no lane: a call that can go
+// at once takes its slot and its turn in one critical section
+// (admitCapped), which must ask the estimate all the same.
+func TestFastLaneAdmitsNoMoreThanTheEstimateLets(t *testing.T) {
 	for _, slots := range []int{0, 8} {
-		t.Run(fmt.Sprintf("%d slots", slots), func(t *testing.T) { leavesAProbeToTheLockedPath(t, slots) })
+		t.Run(fmt.Sprintf("%d slots", slots), func(t *testing.T) { admitsNoMoreThanTheEstimateLets(t, slots) })
 	}
 }
 
-func leavesAProbeToTheLockedPath(t *testing.T, slots int) {
+func admitsNoMoreThanTheEstimateLets(t *testing.T, slots int) {
 	synctest.Test(t, func(t *testing.T) {
 		b := MustBudget(PerSecond(10), WithoutAdaptive(), WithMaxInFlight(slots))
 		ctx := context.Background()
 		if _, err := b.Acquire(ctx); err != nil {
 			t.Fatal(err)
 		}
-		// Spent until a reset of "1" s, which may mean 10 ms: one probe at
-		// the next turn (100 ms), the others held until its answer.
-		b.Observe(200, map[string][]string{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1"}}, time.Time{})
-		time.Sleep(100 * time.Millisecond)
-		cctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		if err := b.Check(cctx); err != nil {
+		// Two left of 10 (the told burst has 9).
+		b.Observe(200, map[string][]string{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"2"}, "X-Ratelimit-Reset": {"1"}}, time.Time{})
+		if err := b.Check(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if laneOpen(b) {
-			t.Error("the lane is open while a probe is armed")
+		if slots == 0 && !laneOpen(b) {
+			t.Error("the lane is closed while the estimate lets two go at once")
 		}
-		probe, _ := b.Acquire(ctx)
-		next, _ := b.Acquire(ctx)
-		// With no answer, the hold ends at the reset's coarse bound (1 s).
-		if probe.sent != int64(100*time.Millisecond) || next.sent < int64(time.Second) {
-			t.Errorf("the probe went at %v and the next call at %v, want the probe at 100ms and the next held until 1s",
-				time.Duration(probe.sent), time.Duration(next.sent))
+		start := b.now()
+		var sent []time.Duration
+		for range 3 {
+			p, err := b.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent = append(sent, time.Duration(p.sent-start))
+		}
+		if sent[0] != 0 || sent[1] != 0 || sent[2] == 0 {
+			t.Errorf("sent at %v, want the two left at once and the third held", sent)
 		}
 	})
 }

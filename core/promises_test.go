@@ -245,7 +245,11 @@ func TestEffectiveRateAtTheAdaptiveFloorNeverOverflows(t *testing.T) {
 		r := Rate{Requests: 20, Period: 20 * interval} // 2e18 ns
 		b := MustBudget(r, WithBurst(1))               // the span check allows it
 		for range 5 {                                  // 0.5^5 < MinRate: the floor
-			b.Observe(http.StatusTooManyRequests, nil, time.Time{})
+			p, err := b.Acquire(context.Background()) // (a refusal cuts once per request sent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Observe(http.StatusTooManyRequests, nil)
 		}
 		got := b.EffectiveRate()
 		want := r.PerSecondFloat() * DefaultAdaptive().MinRate

@@ -177,17 +177,19 @@ func TestSlogObserverFromBudget(t *testing.T) {
 		}()
 		time.Sleep(40 * time.Millisecond)
 		p.Release()
-		p = <-got                                                                // slot at 40ms, turn at 100ms
-		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"2"}}) // a pause of 2s
-		p.Observe(http.StatusServiceUnavailable, nil)                            // a rate cut to 5/s
+		p = <-got // slot at 40ms, turn at 100ms
+		// A refusal that reports no quota: the rate is cut to 5/s.
+		p.Observe(http.StatusServiceUnavailable, nil)
 		p.Release()
+		// The next turn at the throttled rate, 200ms after the last; a
+		// pause of 6s.
 		p = acquire()
-		p.Release() // waits for the pause, to t=2.1s
+		p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"6"}})
+		p.Release()
+		// Waits for the pause, to t=6.3s; admitted over 5s after the cut
+		// (the time a linear climb of a tenth a second takes): back at 10/s.
 		p = acquire()
-		p.Release() // waits its turn at the throttled rate, 200ms
-		time.Sleep(20 * time.Second)
-		p = acquire()
-		p.Observe(http.StatusOK, nil) // recovered: back to 10/s
+		p.Observe(http.StatusOK, nil)
 		p.Release()
 		if err := b.SetRate(PerSecond(4)); err != nil {
 			t.Fatal(err)
@@ -196,10 +198,10 @@ func TestSlogObserverFromBudget(t *testing.T) {
 		want := []string{
 			`level=DEBUG msg="headgate: call waited for a concurrency slot" budget=api reason=slot_wait wait=40ms`,
 			`level=DEBUG msg="headgate: call waited for its turn" budget=api reason=paced wait=60ms`,
-			`level=WARN msg="headgate: server asked the budget to pause" budget=api reason=pushback status=429 pause=2s`,
 			`level=WARN msg="headgate: budget rate decreased" budget=api reason=rate_changed status=503 old_rate=10 new_rate=5`,
-			`level=DEBUG msg="headgate: call waited for a server pause" budget=api reason=paused wait=2s`,
 			`level=DEBUG msg="headgate: call waited for its turn at a throttled rate" budget=api reason=throttled wait=200ms`,
+			`level=WARN msg="headgate: server asked the budget to pause" budget=api reason=pushback status=429 pause=6s`,
+			`level=DEBUG msg="headgate: call waited for a server pause" budget=api reason=paused wait=6s`,
 			`level=INFO msg="headgate: budget rate increased" budget=api reason=rate_changed status=200 old_rate=5 new_rate=10`,
 			`level=WARN msg="headgate: budget rate decreased" budget=api reason=rate_changed old_rate=10 new_rate=4`,
 		}

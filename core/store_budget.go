@@ -259,7 +259,9 @@ func (p *storePacer) pace() Pace {
 // fleet:
 //   - the server's pause, and on a refusal the wait the estimate sets (a
 //     spent window until it turns): a store cannot hold the other budgets
-//     while one guesses, so the fleet waits what this budget would wait;
+//     while one guesses, so the fleet waits what this budget would wait —
+//     but never for answers to come (the fleet's calls bring them): then
+//     until the most favourable reading places a token (Model.Earliest);
 //   - a cut, when the estimate cuts the pace of a server that reports no
 //     quota, with the factor and plateau it decided, which the store takes
 //     once per burst across the fleet and recovers along the same CUBIC
@@ -280,10 +282,15 @@ func (p *storePacer) feedback(status int, f ratelimit.Feedback, sent, _ int64, w
 		return
 	}
 	b.lock()
+	b.model.SetFactor(p.factor) // (a cut is decided from the fleet's pace, as this budget last saw it)
 	e := b.model.Observe(reportOf(status, f, at, now, wall))
 	until := e.Pause
 	if refusal {
-		until = max(until, b.waitUntilLocked(now))
+		at := b.waitUntilLocked(now)
+		if at >= b.quietLocked(now)+int64(b.MaxPause()) {
+			at = max(b.model.Earliest(now), b.pause.until)
+		}
+		until = max(until, at)
 	}
 	windowed := b.model.Kind() == quota.Windows
 	r := Report{Status: status, Refused: e.Cut, Sent: sent, Pace: pace}

@@ -163,8 +163,12 @@ func TestCommitmentAfterBodyClosed(t *testing.T) {
 		statuses := []int{http.StatusTooManyRequests, http.StatusOK}
 		s.status = func() int { return statuses[(s.sent-1)%len(statuses)] }
 		ctx, c := WithCommit(context.Background(), tokens(100))
-		for attempt := range 2 { // an SDK's retry loop
-			resp := s.send(1+attempt, ctx, 0)
+		// An SDK's retry loop: the retry goes at the pace the refusal cut
+		// (it reported no quota: 1000/s halved, 2ms), with the 100 tokens
+		// the refused attempt gave back.
+		const retry = 2 * time.Millisecond
+		for attempt, at := range []time.Duration{0, retry} {
+			resp := s.send(1+attempt, ctx, at)
 			io.ReadAll(resp.Body)
 			resp.Body.Close()
 		}
@@ -178,14 +182,14 @@ func TestCommitmentAfterBodyClosed(t *testing.T) {
 		if c.Commit(tokens(0)) {
 			t.Fatal("second Commitment.Commit = true, want false")
 		}
-		// 100 − 30 came back: 30 used, the next 100 may go at 0.3 s.
+		// 100 − 30 came back: 30 used, the next 100 may go 0.3 s after it.
 		ctx, c = WithCommit(context.Background(), tokens(100))
-		resp := s.send(3, ctx, 300*time.Millisecond)
+		resp := s.send(3, ctx, retry+300*time.Millisecond)
 		resp.Body.Close()
 		if !c.Commit(tokens(100)) {
 			t.Fatal("step 3: Commitment.Commit = false, want true")
 		}
-		resp = s.send(4, WithCost(context.Background(), tokens(100)), 1300*time.Millisecond)
+		resp = s.send(4, WithCost(context.Background(), tokens(100)), retry+1300*time.Millisecond)
 		resp.Body.Close()
 	})
 }

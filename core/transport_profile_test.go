@@ -136,17 +136,27 @@ func httpRequest(t *testing.T) *http.Request {
 }
 
 // TestBudgetObserveUsesProfile checks that a budget's profile reads the
-// headers given to Observe as well: HubSpot's spent rolling window pauses
-// the budget for one window, which the generic reader does not see.
+// headers given to Observe as well: a quota under header names of the API's
+// own, which the generic reader does not see, spent, holds the next call.
 func TestBudgetObserveUsesProfile(t *testing.T) {
-	h := fbHeader("X-HubSpot-RateLimit-Interval-Milliseconds", "10000",
-		"X-HubSpot-RateLimit-Max", "100", "X-HubSpot-RateLimit-Remaining", "0")
+	acme, err := ratelimit.NewProfile(ratelimit.Spec{Name: "acme", Quotas: []ratelimit.QuotaSpec{{
+		Limit: "Acme-Quota-Limit", Remaining: "Acme-Quota-Left",
+		Reset: "Acme-Quota-Reset", ResetEncoding: ratelimit.EncodingSeconds,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := fbHeader("Acme-Quota-Limit", "10", "Acme-Quota-Left", "0", "Acme-Quota-Reset", "5")
 	plain := MustBudget(PerSecond(10))
-	if fb := plain.Observe(http.StatusOK, h, time.Time{}); fb.Pause != 0 || plain.PauseRemaining() != 0 {
+	if fb := plain.Observe(http.StatusOK, h, time.Time{}); fb.Remaining != -1 || plain.PauseRemaining() != 0 {
 		t.Fatalf("without a profile: %+v, pause %v; want nothing read", fb, plain.PauseRemaining())
 	}
-	hub := MustBudget(PerSecond(10), WithProfile(ratelimit.HubSpot))
-	if fb := hub.Observe(http.StatusOK, h, time.Time{}); fb.Pause != 10*time.Second || hub.PauseRemaining() <= 0 {
-		t.Errorf("with ratelimit.HubSpot: %+v, pause %v; want a 10s pause", fb, hub.PauseRemaining())
+	prof := MustBudget(PerSecond(10), WithProfile(acme))
+	fb := prof.Observe(http.StatusOK, h, time.Time{})
+	if fb.Remaining != 0 || fb.Limit != 10 || fb.Reset != 5*time.Second {
+		t.Errorf("with the profile: %+v; want the quota spent (0 of 10, reset 5s)", fb)
+	}
+	if _, err := prof.TryAcquire(context.Background()); err == nil {
+		t.Error("with the profile: a call went at once; want it held until the quota's reset")
 	}
 }

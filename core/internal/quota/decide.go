@@ -22,12 +22,7 @@ import "math"
 func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 	m.expire(now)
 	lo, hi := m.bounds(now, j)
-	if hi == Never && m.heard > 0 {
-		// No reading places a token: a guess finds one, later each time
-		// it is refused (backoff). (Before any answer, the first places
-		// one.)
-		hi = max(now, m.backoff(), m.sends.last+max(m.cfg.Interval, Second/1000))
-	}
+	hi = m.guess(now, hi)
 	at = lo
 	if free := int64(m.allowed - m.guesses); free > 0 {
 		before := now // (the first requests need none certain before them)
@@ -35,6 +30,12 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 			before, _ = m.bounds(now, j-free)
 		}
 		at = min(lo, max(hi, before, m.backoff()))
+	} else if m.guesses > 0 {
+		// No guess left: the next goes when an answer frees one, or at
+		// the latest when the oldest unanswered guess counts as lost.
+		if oldest := m.sends.oldestGuess(); oldest < Never {
+			at = min(at, max(now, oldest+m.lostAfter(), m.expireAt))
+		}
 	}
 	if !m.covered(j) {
 		at = max(at, m.pace.next(now, j, m.sends.last))
@@ -47,9 +48,32 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 	return at, known
 }
 
+// guess is when a guess goes, given hi, the earliest instant the most
+// favourable reading places a token: then, or, when no reading places
+// one, a guess finds one, later each time it is refused (backoff).
+// (Before any answer, the first places one.)
+func (m *Model) guess(now, hi int64) int64 {
+	if hi == Never && m.heard > 0 {
+		return max(now, m.backoff(), m.sends.last+max(m.cfg.Interval, Second/1000))
+	}
+	return hi
+}
+
+// Earliest returns when the next request may find a token under the most
+// favourable reading of the reports, or a guess may go, at the earliest
+// now. It never waits for answers to come, as Next may when no reading
+// places a token and no guess is left: what a fleet sharing the quota
+// waits, where one budget's guesses cannot hold the others.
+func (m *Model) Earliest(now int64) int64 {
+	m.expire(now)
+	_, hi := m.bounds(now, 1)
+	return max(now, m.guess(now, hi), m.backoff())
+}
+
 // backoff is the earliest a guess may go after guesses refused in a row:
 // a told interval (or a millisecond) after the last, doubled for each
-// one before it.
+// one before it, but no later than the quota is back by what the refusals
+// of the round stated (backBy).
 func (m *Model) backoff() int64 {
 	if m.missed == 0 {
 		return 0
@@ -61,7 +85,11 @@ func (m *Model) backoff() int64 {
 		// them instead.)
 		return m.missedAt + max(step, m.pace.interval())
 	}
-	return m.missedAt + step<<min(m.missed-1, 20)
+	at := m.missedAt + step<<min(m.missed-1, 20)
+	if m.backBy > m.missedAt {
+		at = min(at, m.backBy)
+	}
+	return at
 }
 
 // bounds returns the earliest instants at which the j-th next request
@@ -111,6 +139,11 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 	}
 	if m.missed > 0 {
 		qLo = Never // (refused since the last admitted: nothing is certain until one is)
+	}
+	if j == 1 && m.pauseHi > now {
+		// The server said a request goes when its stated wait ends,
+		// whatever the readings of its quota say.
+		qLo, qHi = min(qLo, m.pauseHi), min(qHi, m.pauseHi)
 	}
 	return max(lo, qLo), max(hi, qHi)
 }

@@ -83,9 +83,12 @@
 //	a Transport's first wave                   half the told burst until the first answer          TestFirstWaveWaitsForTheFirstAnswer
 //	told no rate, nothing reported yet         every request a guess, slow start from one          TestLearningStartsWithOneRequest
 //	a guess refused                            window back to one; backoff doubles per round       TestRefusedGuessesBackOff
+//	a refusal's stated wait ends               a request goes: the backoff and the readings wait   TestStatedWaitBoundsTheBackoff,
+//	                                             no longer (Earliest: a fleet's pause, the same)    TestStatedWaitLetsOneGoAtItsEnd
 //	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheKeptRate
 //	no quota reported, refused since admitted  guesses until admitted, then back to the burst      TestNoQuotaRefusalProbesBack
 //	an answer that never comes, or says naught  the request is lost: out of flight, guess freed     TestLostAnswersFreeTheGuesses
+//	no guess left, one unanswered              the next goes when it counts as lost, at the latest  TestUnansweredGuessWakesTheNext
 //	callers silent for MaxWait                 one request goes                                    TestMaxWaitBoundsEveryWait
 //	answers of a burst, in any order           the rate bounds hold the truth                      TestSimRateBoundsHoldTheTruth
 //	any server, any wire                       no stall: a request at least every 30 s             TestSimNeverStalls

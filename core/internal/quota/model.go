@@ -138,6 +138,7 @@ type Model struct {
 	guesses, allowed int
 	missed           int
 	missedAt         int64
+	backBy           int64 // the earliest end of a wait the round's refusals stated
 	refusals         int64 // refusals answered
 	admittedSent     int64 // the latest send of a request admitted
 
@@ -222,8 +223,7 @@ func (m *Model) expire(now int64) {
 		return
 	}
 	m.expireAt = now + m.lostAfter()/4
-	m.guesses -= m.sends.expire(now - m.lostAfter())
-	m.guesses = max(0, m.guesses)
+	m.guesses = m.sends.expire(now - m.lostAfter()) // (a guess the log no longer holds is lost too)
 }
 
 // SetInterval changes the told pace's interval (a new configured rate).

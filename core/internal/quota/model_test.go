@@ -302,3 +302,42 @@ func TestLostAnswersFreeTheGuesses(t *testing.T) {
 		t.Errorf("2 s after a guess whose answer never came nothing may go, want a guess")
 	}
 }
+
+func TestStatedWaitBoundsTheBackoff(t *testing.T) {
+	m := newModel(10*ms, 10)
+	at, first := t0, int64(0)
+	for i := range 8 {
+		go1 := next(m, at, 1)
+		if i == 0 {
+			first = go1
+		}
+		if i > 0 && go1 > first+quota.Second+ms {
+			t.Fatalf("guess %d at %+d ms after a refusal that said the quota is back within 1 s", i+1, (go1-first)/ms)
+		}
+		m.Sent(go1, 1)
+		at = go1 + ms
+		m.Observe(refused(go1, at, quota.Second)) // Retry-After: 1, each time
+	}
+}
+
+func TestStatedWaitLetsOneGoAtItsEnd(t *testing.T) {
+	m := newModel(100*ms, 10)
+	m.Sent(t0, 1)
+	// A quota of 10 whole in 60 s (one per 6 s, by the readings), and
+	// the server says one more goes within a second.
+	r := refused(t0, t0+ms, quota.Second)
+	r.Remaining, r.Limit, r.Reset = 0, 10, 60*quota.Second
+	m.Observe(r)
+	if at := next(m, t0+ms, 1); at > t0+ms+quota.Second {
+		t.Errorf("the next goes at %+d ms, want by the stated wait's end, +1000 ms", (at-t0-ms)/ms)
+	}
+}
+
+func TestUnansweredGuessWakesTheNext(t *testing.T) {
+	m := newModel(0, 0) // every request a guess, one at a time at first
+	m.Sent(t0, 1)
+	at, _ := m.Next(t0+ms, 1, t0+ms)
+	if at > t0+quota.Second {
+		t.Errorf("the next waits until %+d ms for a guess whose answer may never come, want by +1000 ms, when it counts as lost", (at-t0)/ms)
+	}
+}

@@ -42,6 +42,9 @@ func (m *Model) Observe(r Report) Effect {
 		// same round.
 		m.missed++
 		m.missedAt = r.Recv
+		if end := r.Recv + r.Wait; r.Wait > 0 && (m.backBy <= r.Recv || end < m.backBy) {
+			m.backBy = end // (each stated wait, even one rounded up, is a bound)
+		}
 	case !r.Refused:
 		m.missed = 0
 		m.admittedSent = max(m.admittedSent, r.Sent)

@@ -129,21 +129,34 @@ func (l *sendLog) known(seq uint64) uint64 {
 	return l.ref[seq%uint64(len(l.ref))]
 }
 
-// expire marks the guesses still pending that were sent before t as lost
-// and returns how many.
-func (l *sendLog) expire(t int64) int {
+// expire marks the guesses still pending that were sent by t as lost
+// and returns how many of the guesses it holds are still pending.
+func (l *sendLog) expire(t int64) (n int) {
 	size := uint64(len(l.out))
-	n := 0
 	for s := l.n; s > 0 && l.n-s < size; s-- {
 		k := s % size
-		if l.at[k] >= t {
-			continue
-		}
-		if l.gone[k] && l.out[k] == pending {
-			l.out[k], n = lost, n+1
+		switch {
+		case !l.gone[k] || l.out[k] != pending:
+		case l.at[k] <= t:
+			l.out[k] = lost
+		default:
+			n++
 		}
 	}
 	return n
+}
+
+// oldestGuess returns when the oldest guess still pending was sent (Never:
+// none the log holds).
+func (l *sendLog) oldestGuess() int64 {
+	size := uint64(len(l.out))
+	oldest := int64(Never)
+	for s := l.n; s > 0 && l.n-s < size; s-- {
+		if k := s % size; l.gone[k] && l.out[k] == pending {
+			oldest = l.at[k]
+		}
+	}
+	return oldest
 }
 
 // pending reports whether a request after i, up to j or sent by t, is
