@@ -166,15 +166,6 @@ func jsonValue(body []byte, key string) (string, bool) {
 	return "", false
 }
 
-// jsonSeconds reads the member key as a non-negative number of seconds.
-func jsonSeconds(body []byte, key string) (time.Duration, bool) {
-	v, ok := jsonValue(body, key)
-	if !ok {
-		return 0, false
-	}
-	return num.ParseDuration(v, time.Second)
-}
-
 // jsonNumber reads the member key as a non-negative decimal number.
 func jsonNumber(body []byte, key string) (num.Decimal, bool) {
 	v, ok := jsonValue(body, key)
