@@ -213,10 +213,16 @@ func (b *Budget) planLocked(now, after int64, r *reservation, pos, base int64) (
 	s = max(now, after, b.g.earliest(1), at)
 	known = max(now, stated, min(s, earliestOf(base+(pos-1)*b.g.interval, 1, b.g.burst, b.g.interval)))
 	if r != nil {
+		// While the estimate holds the queue (part of s is uncertain), the
+		// calls before this one spent their cost at the estimate's times:
+		// no dimension's turn after them is certain.
+		held := known < s
 		for i, n := range r.n {
 			if n > 0 {
 				d := b.dims.d[i].g.earliest(n)
-				s, known = max(s, d), max(known, d)
+				if s = max(s, d); !held {
+					known = max(known, d)
+				}
 			}
 		}
 	}

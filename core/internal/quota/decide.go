@@ -37,6 +37,11 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 			at = min(at, max(now, oldest+m.lostAfter(), m.expireAt))
 		}
 	}
+	if m.answers && m.heard == 0 && m.firstSent > 0 {
+		// The first wave waits for the first answer no longer than it
+		// may take (bounds).
+		at = min(at, max(now, m.firstSent+m.lostAfter()))
+	}
 	if !m.covered(j) {
 		at = max(at, m.pace.next(now, j, m.sends.last))
 	}

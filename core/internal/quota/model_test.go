@@ -142,6 +142,9 @@ func TestFirstWaveWaitsForTheFirstAnswer(t *testing.T) {
 		t.Errorf("before any answer %d may go at once, want half the told burst, 5", r)
 	}
 	m.Sent(t0, 5)
+	if at := next(m, t0+ms, 1); at > t0+quota.Second {
+		t.Errorf("the rest of the first wave waits until %+d ms for an answer, want by +1000 ms, when the first counts as lost", (at-t0)/ms)
+	}
 	now := t0 + 50*ms
 	m.Observe(ok(t0, now, 5, 10)) // the server holds 5 more
 	if r := m.Ready(now, 10); r < 4 {
