@@ -16,8 +16,8 @@ import (
 // Redis is killed 0.5 s later. The three others learned the pause only
 // from Redis's replies (they never saw the 429), yet their fallbacks must
 // hold it: none admits a call until the pause is over. Their fallbacks also
-// start at the rate the fleet last had (halved by the 429), not the
-// configured one.
+// start at the rate the fleet last had (halved by a bare 429 before the
+// pause: a pause says nothing of the pace), not the configured one.
 func TestFailOpenFleetKeepsAPauseHeardThroughRedis(t *testing.T) {
 	srv := ownRedis(t)
 	key := testKey(t)
@@ -38,6 +38,12 @@ func TestFailOpenFleetKeepsAPauseHeardThroughRedis(t *testing.T) {
 		waits = append(waits, load(b, stop))
 	}
 	time.Sleep(300 * time.Millisecond) // the others are admitting through Redis
+	p, err := budgets[0].Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Observe(http.StatusTooManyRequests, nil) // the pace too fast: the fleet's factor halves
+	p.Release()
 	told, heard := pauseThenKill(t, budgets[0], srv)
 	killed := time.Now()
 	time.Sleep(1500 * time.Millisecond) // still inside the 3 s pause
@@ -49,7 +55,7 @@ func TestFailOpenFleetKeepsAPauseHeardThroughRedis(t *testing.T) {
 		if left := time.Until(told.Add(3 * time.Second)); d < left { // left as the call returned
 			t.Errorf("budget %d: PauseRemaining with Redis down = %v, want the pause heard through Redis (%v left)", i+1, d, left)
 		}
-		// The fleet's factor: halved by the 429, then recovering with the
+		// The fleet's factor: halved by the bare 429, then recovering with the
 		// 200s that answered calls sent before it — how far depends on how
 		// many a loaded machine delivered after the kill, so the check is
 		// that the fallback took the fleet's factor, not the configured
