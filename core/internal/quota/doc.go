@@ -80,6 +80,7 @@
 //	Retry-After longer than a second, or fine  a pause: nothing goes before it, known              TestStatedWaitIsKnown
 //	Retry-After of a whole second or less      a bracket: the estimate may go before its end       TestWholeSecondWaitIsABracket
 //	admitted, sent after the pause began       the pause is over                                   TestAdmittedAfterThePauseEndsIt
+//	refused, sent before one admitted          stale: no wait, no backoff (unknown sends never)    TestRefusalOfAnUnknownSendIsNeverStale
 //	a Transport's first wave                   half the told burst until the first answer          TestFirstWaveWaitsForTheFirstAnswer
 //	told no rate, nothing reported yet         every request a guess, slow start from one          TestLearningStartsWithOneRequest
 //	a guess refused                            window back to one; backoff doubles per round       TestRefusedGuessesBackOff

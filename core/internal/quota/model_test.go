@@ -344,3 +344,14 @@ func TestUnansweredGuessWakesTheNext(t *testing.T) {
 		t.Errorf("the next waits until %+d ms for a guess whose answer may never come, want by +1000 ms, when it counts as lost", (at-t0)/ms)
 	}
 }
+
+func TestRefusalOfAnUnknownSendIsNeverStale(t *testing.T) {
+	m := newModel(10*ms, 10)
+	m.Sent(t0, 1)
+	m.Observe(ok(t0, t0+ms, -1, -1))
+	now := t0 + 2*ms
+	m.Observe(refused(0, now, 60*quota.Second)) // sent: not known
+	if at := next(m, now, 1); at != now+60*quota.Second {
+		t.Errorf("after a refusal of a request sent at an unknown time, the next goes at %+d ms, want at its stated wait's end, +60000 ms", (at-now)/ms)
+	}
+}

@@ -33,7 +33,7 @@ func (m *Model) Observe(r Report) Effect {
 		}
 	}
 	switch {
-	case r.Refused && r.Sent < m.admittedSent:
+	case r.Refused && r.Sent > 0 && r.Sent < m.admittedSent:
 		// (Refused before a request sent later was admitted: stale.)
 	case r.Refused && (m.missed == 0 || guess && r.Sent >= m.missedAt):
 		// Too early: the next guess waits a told interval (or a
@@ -93,7 +93,7 @@ func (m *Model) observeWait(r Report, seq uint64, e Effect) Effect {
 	if wait <= 0 && r.Refused && r.Remaining == 0 && r.Reset > 0 {
 		wait = r.Reset // (a refusal that says when the quota is back says how long to wait)
 	}
-	if wait <= 0 || r.Sent < m.admittedSent {
+	if wait <= 0 || r.Sent > 0 && r.Sent < m.admittedSent {
 		return e // (a refusal of a request sent before one admitted: its wait is past)
 	}
 	hi := r.Recv + wait
