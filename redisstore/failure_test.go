@@ -227,7 +227,7 @@ func TestFailOpenWhenRedisStops(t *testing.T) {
 		}
 	}
 	slices.SortStableFunc(fallback, func(a, b core.Turn) int { return cmp.Compare(a.At, b.At) })
-	queued := checkNoIdleQueue(t, fallback, 20*time.Millisecond)
+	queued := checkNoIdleQueue(t, fallback, 20*time.Millisecond, 0)
 	t.Logf("admitted %d before, %d from the fallback (%d of them queued), %d after; %d failure events, %d recoveries",
 		before, len(fallback), queued, after, ev.failures.Load(), ev.recovers.Load())
 	if err := quotatest.CheckTimes(turnTimes(fallback), 2, 20*time.Millisecond, 0); err != nil {
