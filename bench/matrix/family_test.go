@@ -145,8 +145,8 @@ func familyResults(t *testing.T) *FamilyRun {
 // TestFamily runs the family (a fresh seed each run; -family.seed and
 // -family.draw replay one) and logs its distribution: the table of
 // RenderFamily and the worst draws, each with its replay command. It
-// checks only that the measurement is sane; TestFamilyWants holds
-// headgate to the wants.
+// checks that the measurement is sane and that headgate never sends
+// faster than told; TestFamilyWants holds headgate to the wants.
 func TestFamily(t *testing.T) {
 	run := familyResults(t)
 	for _, r := range run.Draws {
@@ -157,6 +157,9 @@ func TestFamily(t *testing.T) {
 		}
 		if r.Ideal <= 0 {
 			t.Errorf("%s: ideal %v", r.Draw, r.Ideal)
+		}
+		if r.Headgate.ToldBroken > 0 {
+			t.Errorf("%s: headgate sent faster than told: %s", r.Draw, r.Headgate.ToldError)
 		}
 	}
 	t.Logf("%d draws in %v\n\n%s", len(run.Draws), run.Elapsed.Round(time.Millisecond), RenderFamily(run.Seed, run.Draws))
