@@ -56,6 +56,7 @@ type Budget struct {
 	adaptive Adaptive    // the pace's response to refusals reporting no quota; read-only
 	model    quota.Model // the estimate of the server's quota, and the decision (internal/quota); guarded by mu
 	g        gcra        // pacing state at the configured pace; guarded by mu
+	sent     int64       // the told record: the tat of the turns granted so far, at the configured pace (gcra.go); guarded by mu
 	pause    pause       // the server's stated pause; guarded by mu
 	late     rejoining   // refused calls whose kept place was given up before they came back (place_late.go); guarded by mu
 	// waitSince is when callers began waiting with none sent since (0:

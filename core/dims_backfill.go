@@ -55,7 +55,7 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 		}
 	}
 	// The state before the queued reservations, then r first.
-	b.g.rewind(head.turn.tatBefore)
+	b.rewindLocked(head.turn.tatBefore)
 	b.resetDimsLocked(head.res)
 	if t, _, ok := b.reserveLocked(now, now+1, math.MinInt64, r, 1, b.g.tat); !ok || t.sendAt > now {
 		restore()

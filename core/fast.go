@@ -61,6 +61,7 @@ func (b *Budget) lock() {
 	if l := b.lane.Load(); l != nil && l.tat.Load() != closedLane {
 		if t := l.tat.Swap(closedLane); t != closedLane {
 			b.g.tat = t
+			b.sent = max(b.sent, t) // (the lane admits at the configured pace: its tat is the record too)
 			if n := l.granted.Swap(0); n > 0 {
 				b.model.Sent(l.last.Load(), int(n))
 			}

@@ -107,7 +107,8 @@ func (g *gcra) cancel(before, after int64) bool {
 }
 
 // rewind puts g back to tat, the state before the reservations that are to
-// be made again (the queue's, re-timed in order).
+// be made again (the queue's, re-timed in order). The budget rewinds
+// through rewindLocked, never below its told record.
 func (g *gcra) rewind(tat int64) { g.tat = tat }
 
 // repace sets the interval and burst without re-timing anything: for a
@@ -162,3 +163,11 @@ func (g *gcra) floorAfterPause(until, allow int64) {
 	allow = min(max(allow, 1), g.burst)
 	g.tat = max(g.tat, until+(g.burst-allow)*g.interval)
 }
+
+// rewindLocked rewinds the pacing state to tat, but never below b.sent,
+// the record of the turns granted: a state that may have been taken
+// before a turn granted since (a kept place, a call requeued after the
+// pause, one granted ahead of the queue) must not give that turn again.
+// Every turn b.g gives is then one the configured rate and burst allow
+// after every turn granted, in any order.
+func (b *Budget) rewindLocked(tat int64) { b.g.rewind(max(tat, b.sent)) }

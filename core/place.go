@@ -82,7 +82,9 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 	if n := p.next; n != nil {
 		n.turn.tatBefore = p.turn.tatBefore // re-timed from before the place
 	} else {
-		b.g.cancel(p.turn.tatBefore, p.turn.tatAfter) // the last: its turn back
+		if b.g.cancel(p.turn.tatBefore, p.turn.tatAfter) { // the last: its turn back
+			b.rewindLocked(b.g.tat)
+		}
 	}
 	b.queue.remove(p)
 	if p.slot.idx1 > 0 {

@@ -272,6 +272,7 @@ func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation, pos, 
 // went on the estimate's guess changes when the others may go: they are
 // re-timed.
 func (b *Budget) grantLocked(now int64) {
+	b.sent = spend(b.sent, now, 1, b.g.interval)
 	b.lastAt.Store(now)
 	if b.model.Sent(now, 1) && b.queue.head != nil {
 		b.retimeQueueLocked(now)
@@ -469,7 +470,7 @@ func (b *Budget) retimeLocked(now int64) {
 // whose turn has come.
 func (b *Budget) retimeQueueLocked(now int64) {
 	if head := b.queue.head; head != nil {
-		b.g.rewind(head.turn.tatBefore) // the state before the queued reservations
+		b.rewindLocked(head.turn.tatBefore) // the state before the queued reservations
 		if head.res != nil {
 			b.resetDimsLocked(head.res)
 		}
