@@ -12,7 +12,7 @@ RELEASE_VERSION ?= v0.1.0
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CURDIR)/.bin/staticcheck
 
-.PHONY: help ci test core-deps vet lint staticcheck fuzz fuzz-smoke bench matrix family summary bench-modules demo demo-svg tidy-check release-check
+.PHONY: help ci test core-deps vet lint staticcheck fuzz fuzz-smoke bench matrix matrix-wants family summary bench-modules demo demo-svg tidy-check release-check
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -57,6 +57,9 @@ bench: ## the benchmarks (5 rounds, 3-5 min) and the feedback matrix (about 20 m
 matrix: ## the feedback matrix alone (about 20 min; MATRIX=-quick for a one-minute subset): bench/results/matrix.*, docs/BENCHMARKS.md, the README's summary
 	cd bench && $(GO) run ./cmd/matrix -doc ../docs/BENCHMARKS.md $(MATRIX)
 	@$(MAKE) --no-print-directory summary
+
+matrix-wants: ## the regression cells judged by issue 14's wants in virtual time (make test logs their misses; the told bound fails either way)
+	cd bench && $(GO) test -count=1 ./matrix -args -matrix.wants
 
 family: ## the randomized server family (FAMILY=N draws, default 1000; SEED=S replays): its distribution in docs/BENCHMARKS.md, then issue 30's wants judged on 200 draws
 	cd bench && $(GO) run ./cmd/matrix -family $(or $(FAMILY),1000) $(if $(SEED),-seed $(SEED)) -out results/family.json -doc ../docs/BENCHMARKS.md
