@@ -87,8 +87,13 @@ func WithName(name string) Option {
 	return optionFunc(func(c *config) { c.name = name })
 }
 
-// WithMaxPause caps the pause any server response can impose. The default
-// is DefaultMaxPause (one hour); d must be positive.
+// WithMaxPause bounds every wait the server's responses can cause: the
+// pause one response asks for, and any wait the estimate of the quota
+// sets on the responses' word. While callers wait, no stretch with no
+// request sent lasts longer than d plus one interval of the configured
+// pace; a server that still refuses then may pause the budget again, and
+// nothing else stacks. The default is DefaultMaxPause (one hour); d must
+// be positive.
 func WithMaxPause(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d <= 0 || d > maxSpan {
