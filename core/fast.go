@@ -21,7 +21,7 @@ import "sync/atomic"
 //     when the conditions above hold at now: an empty queue above all) and
 //     closes it: every holder of mu takes it with lock, which swaps
 //     closedLane in and carries the tat the lane moved into b.g. So under
-//     mu the lane is always closed, and a caller queued, a pause, a probe
+//     mu the lane is always closed, and a caller queued, a pause, a guess
 //     or a new pace all begin with the lane closed: a call that finds it
 //     closed takes the locked path, behind the queue, in arrival order.
 //   - The lane's step is the GCRA arithmetic of gcra.go (earliestOf,

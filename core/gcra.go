@@ -112,8 +112,7 @@ func (g *gcra) cancel(before, after int64) bool {
 func (g *gcra) rewind(tat int64) { g.tat = tat }
 
 // repace sets the interval and burst without re-timing anything: for a
-// state a server's report sets (hold.go), not one the pacing so far
-// planned.
+// state a server's report sets, not one the pacing so far planned.
 func (g *gcra) repace(interval, burst int64) { g.interval, g.burst = interval, burst }
 
 // charge returns tat after a debt of e ns (at most maxSpan) charged from

@@ -8,7 +8,7 @@ import (
 )
 
 // A refused call keeps its place in line. When a refusal makes the budget
-// wait (a server pause, or the controller's hold), the call it refused will
+// wait (a server pause, or the estimate's wait), the call it refused will
 // be retried when the wait ends — the adapters sleep exactly the budget's
 // PauseRemaining — but by then every caller that arrived during the wait is
 // queued ahead of it. So the refusal leaves a kept place at the head of the
@@ -101,7 +101,7 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 // queue, behind the places already kept, unless the budget is not waiting
 // (nothing to keep a place in) or as many places are kept as a burst holds.
 // Places past what may go at once when the wait ends (one, when it ends
-// with a probe) keep their calls' turns behind the first: their retries
+// with a guess) keep their calls' turns behind the first: their retries
 // adopt them by key whenever they come back.
 func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 	until, allow := b.waitUntilLocked(now), b.g.burst
@@ -208,7 +208,7 @@ const adoptWithin = int64(time.Millisecond)
 
 // adoptable reports whether a call for key arriving at now may adopt the
 // kept place p before its turn: the refused request itself (its key) at
-// any time — a place behind a probe's is still its own when its retry
+// any time — a place behind a guess's is still its own when its retry
 // comes back at the pause's end — and any call it may take at once after
 // the refusal.
 func (p *waiter) adoptable(now int64, key uint64) bool {

@@ -125,7 +125,7 @@ func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key 
 	}
 	if b.queue.n > 0 {
 		// Those ahead whose turn has come go first, before the call
-		// reserves: a probe among them holds the rest, and re-times the
+		// reserves: a guess among them holds the rest, and re-times the
 		// queue, which must not forget a reservation not yet in it.
 		b.dispatchLocked(now)
 	}

@@ -29,9 +29,9 @@ import (
 // shared pace as it does a budget's own. Check covers the store's pause
 // and pace.
 //
-// The budget's own controller (control.go) reads each response and
-// reports its verdict (Report): what the fleet must wait, and whether the
-// pace was too fast. See storePacer.feedback for what a fleet shares.
+// The budget's own estimate of the quota (internal/quota) reads each
+// response and reports what it decided (Report): what the fleet must
+// wait, and whether the pace was too fast. See storePacer.feedback for what a fleet shares.
 //
 // Extra dimensions (WithDimension) are kept in the store by name: a turn
 // reserves the request and every cost at once, at its send time, behind
@@ -108,9 +108,10 @@ type Turn struct {
 }
 
 // A Report is one response's feedback, for Store.Report, as the budget's
-// controller judged it (control.go): Pause is what it makes the whole fleet
-// wait (the server's pause, or its hold until a probe's turn), and Refused
-// is set only for a refusal that shows the pace above the server's.
+// estimate of the quota judged it (internal/quota): Pause is what it makes
+// the whole fleet wait (the server's pause, or after a refusal what the
+// estimate waits, never for answers), and Refused is set only for a
+// refusal that shows the pace above the server's.
 //
 // The store keeps one adaptive factor for the fleet by the controller's
 // rules, applied once across it: a refusal lowers it to the Factor the
