@@ -111,10 +111,6 @@ func (g *gcra) cancel(before, after int64) bool {
 // through rewindLocked, never below its told record.
 func (g *gcra) rewind(tat int64) { g.tat = tat }
 
-// repace sets the interval and burst without re-timing anything: for a
-// state a server's report sets, not one the pacing so far planned.
-func (g *gcra) repace(interval, burst int64) { g.interval, g.burst = interval, burst }
-
 // charge returns tat after a debt of e ns (at most maxSpan) charged from
 // at. It saturates maxSpan past at: a huge usage figure leaves the
 // dimension in debt for 73 years rather than wrapping the debt negative.
