@@ -83,7 +83,8 @@
 //	refused, sent before one admitted          stale: no wait, no backoff (unknown sends never)    TestRefusalOfAnUnknownSendIsNeverStale
 //	a Transport's first wave                   half the told burst until the first answer          TestFirstWaveWaitsForTheFirstAnswer
 //	told no rate, nothing reported yet         every request a guess, slow start from one          TestLearningStartsWithOneRequest
-//	a guess refused                            window back to one; backoff doubles per round       TestRefusedGuessesBackOff
+//	a guess refused                            window back to one; backoff doubles per round       TestRefusedGuessesBackOff,
+//	                                             (refusals at one instant are one round)           TestGuessesRefusedAtOneInstantAreOneRound
 //	a refusal's stated wait ends               a request goes: the backoff and the readings wait   TestStatedWaitBoundsTheBackoff,
 //	                                             no longer (Earliest: a fleet's pause, the same)    TestStatedWaitLetsOneGoAtItsEnd
 //	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheKeptRate

@@ -355,3 +355,37 @@ func TestRefusalOfAnUnknownSendIsNeverStale(t *testing.T) {
 		t.Errorf("after a refusal of a request sent at an unknown time, the next goes at %+d ms, want at its stated wait's end, +60000 ms", (at-now)/ms)
 	}
 }
+
+func TestGuessesRefusedAtOneInstantAreOneRound(t *testing.T) {
+	m := newModel(10*ms, 100)
+	now := t0
+	m.Sent(now, 1)
+	m.Observe(refused(now, now, 0)) // no quota reported: every request a guess from here
+	for range 6 {                   // admitted guesses grow the window
+		now = next(m, now, 1)
+		n := m.Ready(now, 64)
+		for range n {
+			m.Sent(now, 1)
+		}
+		for range n {
+			m.Observe(ok(now, now, -1, -1))
+		}
+	}
+	now += quota.Second
+	n := m.Ready(now, 64)
+	if n < 8 {
+		t.Fatalf("%d guesses may go at once after admitted rounds, want 8 or more", n)
+	}
+	for range n {
+		m.Sent(now, 1)
+	}
+	for range n { // a wire with no latency: every answer at the instant they left
+		m.Observe(refused(now, now, 0))
+	}
+	// One round: the backoff is one told interval, and the pace the
+	// refusals cut holds the next guess a little longer; counted as n
+	// rounds, the backoff would double n times.
+	if at := next(m, now, 1); at > now+quota.Second {
+		t.Errorf("after %d guesses refused at one instant the next goes at %+d ms, want within a second (one round's backoff and the cut pace)", n, (at-now)/ms)
+	}
+}

@@ -35,11 +35,11 @@ func (m *Model) Observe(r Report) Effect {
 	switch {
 	case r.Refused && r.Sent > 0 && r.Sent < m.admittedSent:
 		// (Refused before a request sent later was admitted: stale.)
-	case r.Refused && (m.missed == 0 || guess && r.Sent >= m.missedAt):
+	case r.Refused && (m.missed == 0 || guess && r.Sent > m.missedAt):
 		// Too early: the next guess waits a told interval (or a
 		// millisecond), twice as long after each round of guesses refused
-		// in a row; a guess sent before the last refusal came is of the
-		// same round.
+		// in a row; a guess sent before the last refusal came, or at that
+		// instant, is of the same round.
 		m.missed++
 		m.missedAt = r.Recv
 		if end := r.Recv + r.Wait; r.Wait > 0 && (m.backBy <= r.Recv || end < m.backBy) {
