@@ -220,7 +220,7 @@ func TestPauseShorterThanTheResetEndsWithOneRequest(t *testing.T) {
 			"Retry-After": {"1"}, "X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"3"},
 		})
 		sends := sendTimes(t, b, 3) // (no answer observed)
-		sortDurations(sends)
+		slices.Sort(sends)
 		before := slices.IndexFunc(sends, func(d time.Duration) bool { return d >= time.Second })
 		if before < 0 {
 			before = len(sends)
@@ -244,7 +244,7 @@ func TestPauseEndsWithNoMoreAtOnceThanTheServerHolds(t *testing.T) {
 			"Retry-After": {"2"}, "X-Ratelimit-Limit": {"3"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"2"},
 		})
 		sends := sendAnswered(t, b, 5, http.StatusOK)
-		sortDurations(sends)
+		slices.Sort(sends)
 		t.Logf("sends after the pause: %v", sends)
 		atEnd := 0
 		for _, s := range sends {
@@ -390,7 +390,7 @@ func TestRemainingBoundsTheBurst(t *testing.T) {
 				p, _ := b.Acquire(context.Background())
 				p.Observe(http.StatusOK, http.Header{"X-Ratelimit-Limit": {c.limit}, "X-Ratelimit-Remaining": {c.left}, "X-Ratelimit-Reset": {"10"}})
 				sends := sendTimes(t, b, c.n+3)
-				sortDurations(sends)
+				slices.Sort(sends)
 				if sends[c.n-1] != 0 || sends[c.n] == 0 {
 					t.Errorf("sends %v, want the %d left at once and no more", sends, c.n)
 				}
@@ -488,7 +488,7 @@ func TestUnansweredGuessFreesTheNext(t *testing.T) {
 		p.Observe(http.StatusTooManyRequests, nil) // no wait named, no quota: guesses
 		start := time.Now()
 		sends := sendTimes(t, b, 3) // released, never observed
-		sortDurations(sends)
+		slices.Sort(sends)
 		want := []time.Duration{sends[0], sends[0] + time.Second, sends[0] + 2*time.Second}
 		if sends[0] > time.Second || !slices.Equal(sends, want) {
 			t.Errorf("guesses never answered sent at %v after the refusal, want %v: each freed when the one before counts as lost", sends, want)

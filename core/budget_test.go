@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,7 @@ func TestAcquireThousandCallersFinishWhenGCRAPredicts(t *testing.T) {
 		for i, d := range times {
 			sends[i] = int64(d)
 		}
-		sortInt64(sends)
+		slices.Sort(sends)
 		if err := checkBound(sends, 100, int64(10*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
@@ -76,14 +77,6 @@ func mustDisabled(t *testing.T, opts ...Option) *Budget {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func sortInt64(s []int64) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func TestAcquireServesWaitersInArrivalOrder(t *testing.T) {
@@ -323,19 +316,11 @@ func TestObserverSeesPacedWaitsOutsideTheLock(t *testing.T) {
 			}
 			waits = append(waits, e.Wait)
 		}
-		sortDurations(waits)
+		slices.Sort(waits)
 		if len(waits) != 2 || waits[0] != 500*time.Millisecond || waits[1] != time.Second {
 			t.Fatalf("paced waits %v, want [500ms 1s] (no event for calls that did not wait)", waits)
 		}
 	})
-}
-
-func sortDurations(s []time.Duration) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func TestDisabledBudgetNeverWaits(t *testing.T) {

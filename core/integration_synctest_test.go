@@ -18,18 +18,9 @@ import (
 // (quotatest's Transport) inside a synctest bubble, where scheduling noise
 // cannot move a send time. The loopback runs keep generous bounds.
 
-func newProvider(t *testing.T, cfg quotatest.Config) *quotatest.Provider {
-	t.Helper()
-	p, err := quotatest.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestSynctestPacedAtTheServerLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second,
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second,
 			Headers: quotatest.XRateLimitDelta | quotatest.RetryAfterMillis})
 		b := core.MustBudget(core.PerSecond(100), core.WithBurst(90), core.WithMaxInFlight(100))
 		c := &http.Client{Transport: core.NewTransport(p.Transport(), b)}
@@ -68,7 +59,7 @@ func TestSynctestMisconfiguredAtTwiceTheLimit(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, tc.cfg)
+				p := quotatest.NewTestProvider(t, tc.cfg)
 				b := core.MustBudget(core.PerSecond(200), core.WithBurst(20))
 				c := &http.Client{Transport: core.NewTransport(p.Transport(), b)}
 				res := runBatch(t, c, "http://api.test/v1/items", 500, 100)
@@ -95,7 +86,7 @@ func TestSynctestMisconfiguredAtTwiceTheLimit(t *testing.T) {
 
 func TestSynctestServerPauseHoldsEveryCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 1000, Period: time.Second,
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1000, Period: time.Second,
 			Headers: quotatest.RetryAfterMillis})
 		b := core.MustBudget(core.PerSecond(50))
 		c := &http.Client{Transport: core.NewTransport(p.Transport(), b)}
@@ -151,7 +142,7 @@ func TestSynctestFleetOnOneStoreSpendsOneBudget(t *testing.T) {
 			dur     = 5 * time.Second
 		)
 		interval := time.Second / rate
-		p := newProvider(t, quotatest.Config{Requests: rate, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: rate, Period: time.Second})
 		store := core.NewMemoryStore()
 		stop := time.Now().Add(dur)
 		var wg sync.WaitGroup

@@ -38,7 +38,7 @@ func TestStoreBudgetsShareOneQuota(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		sortInt64(sends)
+		slices.Sort(sends)
 		if err := checkBound(sends, 10, int64(100*time.Millisecond)); err != nil {
 			t.Fatalf("two budgets on one store overspent the quota: %v", err)
 		}

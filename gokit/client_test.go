@@ -30,7 +30,7 @@ func TestServerPauseHonouredByEveryEndpoint(t *testing.T) {
 	for _, w := range []wiring{setClient, delaying, decoderOnly} {
 		t.Run(w.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
 				b := core.MustBudget(core.PerSecond(100), core.WithMaxInFlight(4))
 				items := w.build(b, p.Transport(), "/v1/items", decodeStatus)
 				orders := w.build(b, p.Transport(), "/v1/orders", decodeStatus)
@@ -75,7 +75,7 @@ func TestOneTurnPerCall(t *testing.T) {
 	for _, w := range []wiring{setClient, delaying, erroring} {
 		t.Run(w.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 				turns := newTurnCounter()
 				b := core.MustBudget(core.PerSecond(10), core.WithStore(turns), core.WithMaxInFlight(2))
 				items := w.build(b, p.Transport(), "/v1/items", decodeStatus)
@@ -92,7 +92,7 @@ func TestOneTurnPerCall(t *testing.T) {
 	for _, w := range []wiring{setClient, delaying} {
 		t.Run(w.name+" under lb.Retry", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 				turns := newTurnCounter()
 				b := core.MustBudget(core.PerSecond(10), core.WithStore(turns))
 				items := w.build(b, p.Transport(), "/v1/items", decodeStatus)
@@ -107,7 +107,7 @@ func TestOneTurnPerCall(t *testing.T) {
 	}
 	t.Run("limiter over SetClient spends two: do not combine", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 			turns := newTurnCounter()
 			b := core.MustBudget(core.PerSecond(10), core.WithStore(turns))
 			items := hgkit.NewDelayingLimiter(b)(setClient.build(b, p.Transport(), "/v1/items", decodeStatus))
@@ -133,7 +133,7 @@ func TestBufferedStreamLeaksNoSlot(t *testing.T) {
 	}{{setClient, true}, {delaying, false}, {erroring, false}} {
 		t.Run(tc.w.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 1000, Period: time.Second, BodySize: 100 << 10})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1000, Period: time.Second, BodySize: 100 << 10})
 				b := core.MustBudget(core.PerSecond(1000), core.WithMaxInFlight(2))
 				bodies := trackBodies(p.Transport())
 				buffered := httptransport.BufferedStream(true)
@@ -238,7 +238,7 @@ func TestEveryResponseReachesTheBudget(t *testing.T) {
 	for _, w := range []wiring{setClient, delaying, erroring, feedbackOnly} {
 		t.Run(w.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
 				b := core.MustBudget(core.PerSecond(100))
 				items := w.build(b, p.Transport(), "/v1/items", decodeAny)
 				p.PauseFor(3 * time.Second)
@@ -275,7 +275,7 @@ func TestClientFeedbackPausesABurstWithoutACut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second, Latency: 10 * time.Millisecond})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second, Latency: 10 * time.Millisecond})
 				var opts []core.Option
 				if tc.store {
 					opts = append(opts, core.WithStore(core.NewMemoryStore()))
@@ -309,7 +309,7 @@ func TestClientFeedbackPausesABurstWithoutACut(t *testing.T) {
 // untouched, and passes lanes to the budget's transport.
 func TestSetClientKeepsClientAndLanes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
 		b := core.MustBudget(core.PerSecond(100))
 		exports := core.MustBudget(core.PerSecond(100))
 		user := &http.Client{Transport: p.Transport(), Timeout: time.Second}

@@ -8,12 +8,10 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/go-kit/kit/endpoint"
 	httptransport "github.com/go-kit/kit/transport/http"
-	"github.com/stretchr/testify/require"
 
 	"github.com/headgate-go/headgate/core"
 	"github.com/headgate-go/headgate/core/quotatest"
@@ -22,13 +20,6 @@ import (
 
 // api is the base URL of the in-process provider; its host is ignored.
 const api = "http://api.example"
-
-func newProvider(t *testing.T, cfg quotatest.Config) *quotatest.Provider {
-	t.Helper()
-	p, err := quotatest.New(cfg)
-	require.NoError(t, err)
-	return p
-}
 
 func encodeNothing(context.Context, *http.Request, interface{}) error { return nil }
 

@@ -29,7 +29,7 @@ import (
 func TestDelayingLimiterPacesCalls(t *testing.T) {
 	t.Run("sequential", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
 			b := core.MustBudget(core.PerSecond(5), core.WithMaxInFlight(2))
 			items := delaying.build(b, p.Transport(), "/v1/items", decodeStatus)
 			start := time.Now()
@@ -49,7 +49,7 @@ func TestDelayingLimiterPacesCalls(t *testing.T) {
 	})
 	t.Run("concurrent", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
 			b := core.MustBudget(core.PerSecond(5), core.WithMaxInFlight(3))
 			items := delaying.build(b, p.Transport(), "/v1/items", decodeStatus)
 			start := time.Now()
@@ -79,7 +79,7 @@ func TestDelayingLimiterPacesCalls(t *testing.T) {
 // pause ends.
 func TestDelayingLimiterHonoursDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
 		b := core.MustBudget(core.PerSecond(100), core.WithMaxInFlight(1))
 		items := delaying.build(b, p.Transport(), "/v1/items", decodeStatus)
 
@@ -126,7 +126,7 @@ func TestDelayingLimiterHonoursDeadline(t *testing.T) {
 func TestErroringLimiterError(t *testing.T) {
 	t.Run("paced", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 1, Period: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1, Period: time.Second})
 			b := core.MustBudget(core.PerSecond(1), core.WithName("items"))
 			items := erroring.build(b, p.Transport(), "/v1/items", decodeStatus)
 			_, err := items(t.Context(), nil)
@@ -156,7 +156,7 @@ func TestErroringLimiterError(t *testing.T) {
 	})
 	t.Run("paused", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
 			b := core.MustBudget(core.PerSecond(100))
 			items := erroring.build(b, p.Transport(), "/v1/items", decodeStatus)
 			p.PauseFor(30 * time.Second)
@@ -177,7 +177,7 @@ func TestErroringLimiterError(t *testing.T) {
 	})
 	t.Run("every slot taken", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second, Latency: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second, Latency: time.Second})
 			b := core.MustBudget(core.PerSecond(100), core.WithMaxInFlight(1))
 			items := erroring.build(b, p.Transport(), "/v1/items", decodeStatus)
 			var wg sync.WaitGroup
@@ -211,7 +211,7 @@ func TestErroringLimiterError(t *testing.T) {
 // is free: the whole burst.
 func TestErroringLimiterAdmitsFreeTurns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 3, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 3, Period: time.Second})
 		b := core.MustBudget(core.PerSecond(3))
 		items := erroring.build(b, p.Transport(), "/v1/items", decodeStatus)
 		start := time.Now()
@@ -234,7 +234,7 @@ func TestLimiterReleasesSlotOnEveryPath(t *testing.T) {
 	for _, w := range []wiring{delaying, erroring} {
 		t.Run(w.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 1000, Period: time.Second})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1000, Period: time.Second})
 				b := core.MustBudget(core.PerSecond(1000), core.WithMaxInFlight(1))
 				items := w.build(b, p.Transport(), "/v1/items", decodeStatus)
 				check := func(path string) {
@@ -287,7 +287,7 @@ func TestLimiterReleasesSlotOnEveryPath(t *testing.T) {
 // no race, the cap holds at the provider, and every slot comes back.
 func TestLimitersConcurrentSafe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 50, Period: time.Second, Latency: 5 * time.Millisecond})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 50, Period: time.Second, Latency: 5 * time.Millisecond})
 		b := core.MustBudget(core.PerSecond(50), core.WithMaxInFlight(4))
 		items := retrying(delaying.build(b, p.Transport(), "/v1/items", decodeStatus), time.Minute)
 		orders := hgkit.NewDelayingLimiter(b)(retrying(newClient("/v1/orders", decodeStatus,
@@ -342,7 +342,7 @@ func (p *pushbacks) count(name string) int {
 // one pushback.
 func TestLimiterFeedsOneResponseOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
 		var pb pushbacks
 		b := core.MustBudget(core.PerSecond(100), pb.option("b"))
 		items := delaying.build(b, p.Transport(), "/v1/items", decodeStatus)
@@ -361,7 +361,7 @@ func TestLimiterFeedsOneResponseOnce(t *testing.T) {
 // calls the context holds.
 func TestNestedLimitersFeedEachBudgetOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
 		var pb pushbacks
 		org := core.MustBudget(core.PerSecond(100), pb.option("org"))
 		ep := core.MustBudget(core.PerSecond(100), pb.option("endpoint"))

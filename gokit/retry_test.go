@@ -33,7 +33,7 @@ func TestRetryWaitsForThePause(t *testing.T) {
 	for _, w := range []wiring{setClient, delaying, decoderOnly} {
 		t.Run(w.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
 				b := core.MustBudget(core.PerSecond(100))
 				items := retrying(w.build(b, p.Transport(), "/v1/items", decodeStatus), 10*time.Second)
 				start := time.Now()
@@ -58,7 +58,7 @@ func TestRetryStopsOnBudgetRefusal(t *testing.T) {
 	for _, w := range []wiring{setClient, delaying} {
 		t.Run(w.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
 				b := core.MustBudget(core.PerSecond(100))
 				items := retrying(w.build(b, p.Transport(), "/v1/items", decodeStatus), 5*time.Second)
 				start := time.Now()
@@ -157,7 +157,7 @@ func TestCheckResponse(t *testing.T) {
 // does not unwrap), and it is still an lb.RetryError with every try's error.
 func TestRetryErrorReachesCoresError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second})
 		b := core.MustBudget(core.PerSecond(100))
 		items := hgkit.Retry(3, 5*time.Second, lb.NewRoundRobin(sd.FixedEndpointer{setClient.build(b, p.Transport(), "/v1/items", decodeStatus)}))
 		p.PauseFor(30 * time.Second)

@@ -28,14 +28,6 @@ func newResty(rt http.RoundTripper) *resty.Client {
 	return resty.New().SetTransport(rt).SetLogger(quietLogger{})
 }
 
-// newProvider returns a quotatest provider, failing the test on a bad config.
-func newProvider(t *testing.T, cfg quotatest.Config) *quotatest.Provider {
-	t.Helper()
-	p, err := quotatest.New(cfg)
-	require.NoError(t, err)
-	return p
-}
-
 // leakWatch counts the LeakedBody events of a budget: a body the garbage
 // collector had to free is a leak even if InFlight reads 0 afterwards.
 type leakWatch struct{ leaked atomic.Int64 }

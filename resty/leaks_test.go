@@ -147,7 +147,7 @@ func TestNoSlotLeaks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second, BodySize: 64 << 10})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second, BodySize: 64 << 10})
 				var w leakWatch
 				b := core.MustBudget(core.PerSecond(100), core.WithMaxInFlight(4), w.observer())
 				retries := 2

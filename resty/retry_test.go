@@ -39,7 +39,7 @@ func TestRetryMeetsPauseEnd(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Headers: tc.headers})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Headers: tc.headers})
 				var w leakWatch
 				b := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(8), w.observer())
 				c := newResty(p.Transport()).SetRetryCount(3)
@@ -120,7 +120,7 @@ func TestRetryWaitNotClampedByRetryMaxWaitTime(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 				b := core.MustBudget(core.PerSecond(10))
 				c := newResty(p.Transport()).SetRetryCount(2).SetTimeout(5 * time.Second)
 				if tc.set {
@@ -151,7 +151,7 @@ func TestRetryWaitNotClampedByRetryMaxWaitTime(t *testing.T) {
 func TestDisabledBudgetWaitsTheResponsesRetryAfter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const pause = 30 * time.Second
-		p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 		b, err := core.Disabled()
 		require.NoError(t, err)
 		c := newResty(p.Transport()).SetRetryCount(2)
@@ -175,7 +175,7 @@ func TestPausePastDeadlineFailsAtOnce(t *testing.T) {
 	t.Run("pause learned on the first attempt", func(t *testing.T) {
 		var retryAfter time.Duration // the error's, checked outside the bubble, where t.Skip reports
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 			var w leakWatch
 			b := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(2), w.observer())
 			c := hgresty.Use(newResty(p.Transport()).SetRetryCount(3), b)
@@ -206,7 +206,7 @@ func TestPausePastDeadlineFailsAtOnce(t *testing.T) {
 	})
 	t.Run("pause already in place, with a user condition retrying every error", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 			b := core.MustBudget(core.PerSecond(10))
 			c := newResty(p.Transport()).SetRetryCount(3).
 				AddRetryCondition(func(_ *resty.Response, err error) bool { return err != nil })
@@ -233,7 +233,7 @@ func TestPausePastDeadlineFailsAtOnce(t *testing.T) {
 // even when a condition the user added asks to retry every error.
 func TestBudgetErrorNeverRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 		b := core.MustBudget(core.PerMinute(1))
 		c := newResty(p.Transport()).SetRetryCount(3).
 			AddRetryCondition(func(_ *resty.Response, err error) bool { return err != nil })
@@ -278,7 +278,7 @@ func TestTransportErrorsStillRetried(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 				var w leakWatch
 				b := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(2), w.observer())
 				c := tc.build(p.Transport(), b).SetRetryCount(3)
@@ -301,7 +301,7 @@ func TestResponseChainErrorsNotRetried(t *testing.T) {
 	errHook := errors.New("hook says no")
 	t.Run("OnAfterResponse error", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 			c := hgresty.Use(newResty(p.Transport()).SetRetryCount(3), core.MustBudget(core.PerSecond(10))).
 				OnAfterResponse(func(*resty.Client, *resty.Response) error { return errHook })
 			_, err := c.R().Get(api + "/v1/items")
@@ -311,7 +311,7 @@ func TestResponseChainErrorsNotRetried(t *testing.T) {
 	})
 	t.Run("OnBeforeRequest error", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 			c := hgresty.Use(newResty(p.Transport()).SetRetryCount(3), core.MustBudget(core.PerSecond(10))).
 				OnBeforeRequest(func(*resty.Client, *resty.Request) error { return errHook })
 			_, err := c.R().Get(api + "/v1/items")
@@ -321,7 +321,7 @@ func TestResponseChainErrorsNotRetried(t *testing.T) {
 	})
 	t.Run("truncated body is retried", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 			var w leakWatch
 			b := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(2), w.observer())
 			c := hgresty.Use(newResty(p.Transport()).SetRetryCount(3), b).
@@ -343,8 +343,8 @@ func TestResponseChainErrorsNotRetried(t *testing.T) {
 // requests go on.
 func TestLaneRetryWaitsForItsLane(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		exports := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
-		items := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		exports := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		items := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 		rt := routeTransport{prefix: "/v2/exports", to: exports.Transport(), def: items.Transport()}
 		b := core.MustBudget(core.PerSecond(10))
 		eb := core.MustBudget(core.PerSecond(10))
@@ -384,7 +384,7 @@ func TestLaneRetryWaitsForItsLane(t *testing.T) {
 // within one quota together.
 func TestSharedBudgetAcrossClients(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
 		var w leakWatch
 		b := core.MustBudget(core.PerSecond(5), core.WithMaxInFlight(4), w.observer())
 		one := hgresty.Use(newResty(p.Transport()).SetRetryCount(2), b)
@@ -434,7 +434,7 @@ func TestRetryAfterDefersWhenTheBudgetAsksNoWait(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				first := true // the first attempt gets tc.status with no headers, the retry a 200
-				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second,
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second,
 					Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 						if first {
 							first = false
@@ -510,7 +510,7 @@ func TestRetriesRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Status: tc.status, Headers: tc.headers})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Status: tc.status, Headers: tc.headers})
 				c := hgresty.Use(newResty(p.Transport()).SetRetryCount(2), core.MustBudget(core.PerSecond(10)))
 				p.PauseFor(tc.pause)
 				resp, err := c.R().Get(api + "/v1/items")
@@ -551,7 +551,7 @@ func (rt redirectTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // for the hop to be held in the transport.
 func TestRetryWaitsForTheLaneARedirectLedInto(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		exports := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
+		exports := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second})
 		var mu sync.Mutex
 		var asked []time.Time
 		rt := redirectTransport{from: "/v1/report", to: "/v2/exports/report.csv", next: exports.Transport(), mu: &mu, at: &asked}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"testing"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -39,15 +38,6 @@ func get(ctx context.Context, c *retryablehttp.Client, url string) (int, error) 
 	defer resp.Body.Close()
 	_, err = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, err
-}
-
-func newProvider(t *testing.T, cfg quotatest.Config) *quotatest.Provider {
-	t.Helper()
-	p, err := quotatest.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // arrival is one request the provider saw, at an offset from t0.

@@ -35,7 +35,7 @@ import (
 func TestRetrySentWhenPauseEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var slowCalls atomic.Int32
-		p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second,
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second,
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/v1/slow" && slowCalls.Add(1) == 1 {
 					time.Sleep(500 * time.Millisecond)
@@ -117,7 +117,7 @@ func TestRetryAfterForms(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Headers: quotatest.RetryAfterDate})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Headers: quotatest.RetryAfterDate})
 				b := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(2))
 				c := newClient(reformatRetryAfter{p.Transport(), tc.format}, b)
 				c.RetryWaitMin, c.RetryWaitMax = 10*time.Second, 30*time.Second
@@ -156,7 +156,7 @@ func TestAbsurdRetryAfterCapped(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
 				b := core.MustBudget(core.PerSecond(10), tc.opts...)
 				c := newClient(setRetryAfter{p.Transport(), "1743440400"}, b)
 				t0 := time.Now()
@@ -183,7 +183,7 @@ func TestAbsurdRetryAfterCapped(t *testing.T) {
 func TestPausePastDeadlineFailsAtOnce(t *testing.T) {
 	var retryAfter []time.Duration // the errors', checked outside the bubble, where t.Skip reports
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
 		b := core.MustBudget(core.PerSecond(10), core.WithMaxInFlight(2), core.WithName("api"))
 		c := newClient(p.Transport(), b)
 		var attempts atomic.Int32
@@ -225,7 +225,7 @@ func TestPausePastDeadlineFailsAtOnce(t *testing.T) {
 // as a transport error and sleep into the deadline.
 func TestBudgetErrorNotRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
 		b := core.MustBudget(core.PerSecond(1), core.WithoutAdaptive())
 		c := newClient(p.Transport(), b)
 		var attempts atomic.Int32
@@ -271,7 +271,7 @@ func TestStandardClientPacesEveryAttempt(t *testing.T) {
 				t.Skip(tc.skip)
 			}
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second,
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second,
 					Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 						w.WriteHeader(tc.status)
 					})})
@@ -338,7 +338,7 @@ func TestNoSlotLeaks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Status: http.StatusServiceUnavailable,
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Status: http.StatusServiceUnavailable,
 					Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 						if r.URL.Path == "/v1/down" {
 							w.WriteHeader(http.StatusServiceUnavailable)
@@ -386,7 +386,7 @@ func TestNoSlotLeaks(t *testing.T) {
 // transport.
 func TestUseWrapsTransport(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second,
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second,
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusServiceUnavailable)
 			})})
@@ -464,7 +464,7 @@ func TestUsePanics(t *testing.T) {
 // ever open, and none is at the end. Run under -race.
 func TestUseConcurrentSafe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Latency: 50 * time.Millisecond})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Latency: 50 * time.Millisecond})
 		b := core.MustBudget(core.PerSecond(5), core.WithMaxInFlight(3))
 		c := newClient(p.Transport(), b)
 		var wg sync.WaitGroup

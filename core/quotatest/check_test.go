@@ -167,7 +167,7 @@ func TestCheckTimesMatchesBruteForce(t *testing.T) {
 func TestCheckPacing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// A generous provider, so that the client alone decides the pacing.
-		p := newProvider(t, quotatest.Config{Requests: 1000, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1000, Period: time.Second})
 		c := p.Client()
 		for range 3 {
 			fetch(t, c, http.MethodGet, api)

@@ -45,12 +45,11 @@
 //
 // # Quick start
 //
+// In a test, NewTestProvider builds the Provider and fails the test on an invalid Config:
+//
 //	func TestClientPaces(t *testing.T) {
 //		synctest.Test(t, func(t *testing.T) {
-//			p, err := quotatest.New(quotatest.Config{Requests: 5, Period: time.Second})
-//			if err != nil {
-//				t.Fatal(err)
-//			}
+//			p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
 //			client := newClientUnderTest(p.Transport()) // e.g. a headgate budget over it
 //			for range 20 {
 //				resp, err := client.Get("http://api.example/v1/items")

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -75,6 +76,21 @@ func New(cfg Config) (*Provider, error) {
 		tok:      newTokenLimiter(cfg),
 		faults:   faultState{latency: cfg.Latency},
 	}, nil
+}
+
+// NewTestProvider returns a Provider enforcing cfg for the test t, as New does, and fails
+// t at once (t.Fatal) when cfg is invalid, naming the field: the form a test wants, where
+// a bad configuration is the test's own bug.
+//
+//	p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
+//	client := &http.Client{Transport: p.Transport()}
+func NewTestProvider(t testing.TB, cfg Config) *Provider {
+	t.Helper()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // Outcome is what the provider decided for one arrival.

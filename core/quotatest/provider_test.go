@@ -16,13 +16,33 @@ import (
 // t0 is where every synctest bubble's clock starts.
 var t0 = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newProvider(t *testing.T, cfg quotatest.Config) *quotatest.Provider {
-	t.Helper()
-	p, err := quotatest.New(cfg)
-	if err != nil {
-		t.Fatalf("New(%+v): %v", cfg, err)
+// fatalRecorder is a testing.TB whose Fatal records its message instead of
+// ending the test.
+type fatalRecorder struct {
+	testing.TB
+	fatal string
+}
+
+func (r *fatalRecorder) Fatal(args ...any) { r.fatal = fmt.Sprint(args...) }
+
+// TestNewTestProvider: a valid Config gives the Provider New gives (5 of 10
+// at once admitted at 5/s); an invalid one fails the test at once, naming
+// the field, and gives no Provider.
+func TestNewTestProvider(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
+		c := p.Client()
+		for range 10 {
+			fetch(t, c, http.MethodGet, api)
+		}
+		if p.Admitted() != 5 || p.Refused() != 5 {
+			t.Errorf("admitted %d, refused %d; want 5 and 5", p.Admitted(), p.Refused())
+		}
+	})
+	r := &fatalRecorder{TB: t}
+	if p := quotatest.NewTestProvider(r, quotatest.Config{Period: time.Second}); p != nil || !strings.Contains(r.fatal, "Requests") {
+		t.Errorf("NewTestProvider(no Requests) = %v, failed the test with %q; want nil and a failure naming Requests", p, r.fatal)
 	}
-	return p
 }
 
 // reply is a response read to the end.
@@ -70,7 +90,7 @@ const api = "http://api.example/v1/items"
 
 func TestGCRAAdmitsBurstThenRetryAfter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second})
 		c := p.Client()
 		for i := range 5 {
 			expect(t, c, fmt.Sprintf("burst %d", i), api, 200, map[string]string{"Retry-After": ""})
@@ -92,7 +112,7 @@ func TestGCRAAdmitsBurstThenRetryAfter(t *testing.T) {
 
 func TestFixedWindowAdmitsRequestsPerWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 3, Period: time.Second,
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 3, Period: time.Second,
 			Algorithm: quotatest.FixedWindow, Headers: quotatest.RetryAfterSeconds | quotatest.XRateLimitDelta})
 		c := p.Client()
 		time.Sleep(300 * time.Millisecond) // windows are aligned: this one ends at t0+1s
@@ -190,7 +210,7 @@ func TestHeaderStyles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.style.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 2, Period: 5 * time.Second, Headers: tt.style})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 2, Period: 5 * time.Second, Headers: tt.style})
 				c := p.Client()
 				for i, want := range tt.want {
 					time.Sleep(sleeps[i])
@@ -241,7 +261,7 @@ func TestResetEncodings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.style.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 5, Period: 7 * time.Second, Headers: tt.style})
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: 7 * time.Second, Headers: tt.style})
 				c := p.Client()
 				for i, want := range tt.want {
 					if i == 1 {
@@ -287,7 +307,7 @@ func TestAlgorithmsReport(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.alg.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := newProvider(t, quotatest.Config{Requests: 4, Period: 2 * time.Second, Burst: tt.burst, Algorithm: tt.alg,
+				p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 4, Period: 2 * time.Second, Burst: tt.burst, Algorithm: tt.alg,
 					Headers: quotatest.IETF | quotatest.RetryAfterMillis})
 				c := p.Client()
 				time.Sleep(700 * time.Millisecond) // off the clock's windows
@@ -308,7 +328,7 @@ func TestAlgorithmsReport(t *testing.T) {
 
 func TestRetryAfterDateParses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 3, Period: time.Second, Headers: quotatest.RetryAfterDate})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 3, Period: time.Second, Headers: quotatest.RetryAfterDate})
 		c := p.Client()
 		time.Sleep(1700 * time.Millisecond)
 		for range 3 {
@@ -328,7 +348,7 @@ func TestRetryAfterDateParses(t *testing.T) {
 
 func TestMaxConcurrentRefusesAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 100, Period: time.Second, MaxConcurrent: 2,
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 100, Period: time.Second, MaxConcurrent: 2,
 			Latency: time.Second, Headers: quotatest.RetryAfterSeconds | quotatest.XRateLimitDelta})
 		c := p.Client()
 		done := make(chan int, 2)
@@ -372,7 +392,7 @@ func TestMaxConcurrentRefusesAtOnce(t *testing.T) {
 func TestPauseFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// 2 per 10s: once spent, the next admission is 5s away.
-		p := newProvider(t, quotatest.Config{Requests: 2, Period: 10 * time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 2, Period: 10 * time.Second})
 		c := p.Client()
 		expect(t, c, "spend 1", api, 200, nil)
 		expect(t, c, "spend 2", api, 200, nil)
@@ -411,7 +431,7 @@ func TestPauseFor(t *testing.T) {
 
 func TestRecording(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 1, Period: time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1, Period: time.Second})
 		c := p.Client()
 		fetch(t, c, http.MethodGet, api+"?page=2")
 		time.Sleep(10 * time.Millisecond)
@@ -459,7 +479,7 @@ func TestHandlerServesAdmittedRequests(t *testing.T) {
 			w.WriteHeader(http.StatusCreated)
 			fmt.Fprintf(w, `{"path":%q,"remaining":%q}`, r.URL.Path, w.Header().Get("X-RateLimit-Remaining"))
 		})
-		p := newProvider(t, quotatest.Config{Requests: 3, Period: time.Second,
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 3, Period: time.Second,
 			Headers: quotatest.XRateLimitDelta, Handler: mux})
 		resp, err := p.Client().Get("http://api.example/old")
 		if err != nil {
@@ -498,7 +518,7 @@ func TestBodies(t *testing.T) {
 		}
 		for _, tt := range tests {
 			tt.cfg.Requests, tt.cfg.Period = 1, time.Second
-			r := fetch(t, newProvider(t, tt.cfg).Client(), http.MethodGet, api)
+			r := fetch(t, quotatest.NewTestProvider(t, tt.cfg).Client(), http.MethodGet, api)
 			if r.body != tt.body || r.header.Get("Content-Type") != tt.typ {
 				t.Errorf("Body %q BodySize %d: got %q (%s), want %q (%s)",
 					tt.cfg.Body, tt.cfg.BodySize, r.body, r.header.Get("Content-Type"), tt.body, tt.typ)
@@ -572,15 +592,15 @@ func TestStrings(t *testing.T) {
 		{quotatest.FirstRequestWindow.String(), "FirstRequestWindow"},
 		{quotatest.Algorithm(9).String(), "Algorithm(9)"},
 		{(quotatest.XRateLimitDate | quotatest.ResetRoundedNearest).String(), "XRateLimitDate|ResetRoundedNearest"},
-		{newProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Burst: 2, Algorithm: quotatest.TokenBucket}).String(),
+		{quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Burst: 2, Algorithm: quotatest.TokenBucket}).String(),
 			"quotatest.Provider(TokenBucket 5/1s burst 2, 429 RetryAfterSeconds)"},
-		{newProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Algorithm: quotatest.SlidingLog}).String(),
+		{quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Algorithm: quotatest.SlidingLog}).String(),
 			"quotatest.Provider(SlidingLog 5/1s, 429 RetryAfterSeconds)"},
 		{(quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown).String(), "XRateLimitEpoch|ResetRoundedDown"},
 		{quotatest.HeaderStyle(0).String(), "RetryAfterSeconds"},
 		{(quotatest.XRateLimitEpoch | quotatest.RetryAfterSeconds).String(), "RetryAfterSeconds|XRateLimitEpoch"},
 		{quotatest.RefusedPause.String(), "RefusedPause"},
-		{newProvider(t, quotatest.Config{Requests: 5, Period: time.Second}).String(),
+		{quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second}).String(),
 			"quotatest.Provider(GCRA 5/1s burst 5, 429 RetryAfterSeconds)"},
 	} {
 		if tt.got != tt.want {

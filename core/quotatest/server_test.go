@@ -247,7 +247,7 @@ func TestServerConcurrentSafe(t *testing.T) {
 }
 
 func TestProviderConcurrentSafe(t *testing.T) {
-	p := newProvider(t, quotatest.Config{Requests: 200, Period: time.Second, BodySize: 64, MaxConcurrent: 6,
+	p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 200, Period: time.Second, BodySize: 64, MaxConcurrent: 6,
 		Algorithm: quotatest.FixedWindow, Headers: quotatest.XRateLimitEpoch | quotatest.RetryAfterMillis})
 	ok, refused := hammer(t, p, p.Client(), api, 8, 40)
 	deadline := time.Now().Add(5 * time.Second)

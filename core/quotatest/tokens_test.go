@@ -28,7 +28,7 @@ func fetchTokens(t *testing.T, c *http.Client, n int) reply {
 func TestTokenModeEnforcesTokensAndReportsUsage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// 1000 requests/s never binds; 100 tokens/s with a burst of 100 does.
-		p := newProvider(t, quotatest.Config{Requests: 1000, Period: time.Second, Tokens: 100,
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1000, Period: time.Second, Tokens: 100,
 			Headers: quotatest.RetryAfterMillis | quotatest.XRateLimitDelta})
 		c := p.Client()
 		steps := []struct {

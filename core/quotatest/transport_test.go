@@ -26,7 +26,7 @@ func (b *trackedBody) Close() error { b.closed.Store(true); return nil }
 
 func TestTransportLatency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 1, Period: time.Minute, Latency: 300 * time.Millisecond})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1, Period: time.Minute, Latency: 300 * time.Millisecond})
 		c := p.Client()
 		expect(t, c, "admitted", api, 200, nil)
 		if d := time.Since(t0); d != 300*time.Millisecond {
@@ -51,7 +51,7 @@ func TestTransportLatency(t *testing.T) {
 
 func TestTransportHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Latency: 5 * time.Second})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 5, Period: time.Second, Latency: 5 * time.Second})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
 		body := &trackedBody{Reader: strings.NewReader("payload")}
@@ -86,7 +86,7 @@ func TestTransportHonoursContext(t *testing.T) {
 func TestTransportClosesRequestBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(w, r.Body) })
-		p := newProvider(t, quotatest.Config{Requests: 1, Period: time.Second, Handler: echo})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1, Period: time.Second, Handler: echo})
 		for _, want := range []struct {
 			status int
 			body   string
@@ -120,7 +120,7 @@ func TestTransportClosesRequestBody(t *testing.T) {
 
 func TestTransportSlowBodyStreams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 1, Period: time.Second, Body: []byte("0123456789ab")})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1, Period: time.Second, Body: []byte("0123456789ab")})
 		p.SetSlowBody(4, 100*time.Millisecond)
 		resp, err := p.Client().Get(api)
 		if err != nil {
@@ -147,7 +147,7 @@ func TestTransportSlowBodyStreams(t *testing.T) {
 
 func TestTransportBodyReadHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 1, Period: time.Second, Body: []byte("abc")})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1, Period: time.Second, Body: []byte("abc")})
 		p.SetSlowBody(1, time.Second)
 		ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
 		defer cancel()
@@ -178,7 +178,7 @@ func TestTransportTruncatedBody(t *testing.T) {
 			w.Header().Set("Content-Length", "10")
 			w.Write([]byte("0123456789"))
 		})
-		p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Handler: noLength})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Handler: noLength})
 		p.SetTruncatedBody(true)
 		for _, tt := range []struct{ path, got string }{{"/", "01234"}, {"/handler", "abcd"}} {
 			resp, err := p.Client().Get("http://api.example" + tt.path)
@@ -205,7 +205,7 @@ func TestTransportTruncatedBody(t *testing.T) {
 
 func TestTransportConnectionReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newProvider(t, quotatest.Config{Requests: 1, Period: time.Minute})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1, Period: time.Minute})
 		p.ResetConnections(2)
 		for i := range 2 {
 			if _, err := p.Client().Get(api); !errors.Is(err, syscall.ECONNRESET) {
@@ -239,7 +239,7 @@ func TestTransportCloseCancelsHandler(t *testing.T) {
 				}
 			}
 		})
-		p := newProvider(t, quotatest.Config{Requests: 1, Period: time.Second, Handler: stream})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1, Period: time.Second, Handler: stream})
 		resp, err := p.Client().Get(api)
 		if err != nil {
 			t.Fatal(err)
@@ -264,7 +264,7 @@ func TestTransportCloseCancelsHandler(t *testing.T) {
 func TestTransportBackpressure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const size = 1 << 20
-		p := newProvider(t, quotatest.Config{Requests: 1, Period: time.Second, BodySize: size})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 1, Period: time.Second, BodySize: size})
 		resp, err := p.Client().Get(api)
 		if err != nil {
 			t.Fatal(err)
@@ -298,7 +298,7 @@ func TestTransportNoBody(t *testing.T) {
 				w.Write([]byte("body"))
 			}
 		})
-		p := newProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Handler: h})
+		p := quotatest.NewTestProvider(t, quotatest.Config{Requests: 10, Period: time.Second, Handler: h})
 		for _, tt := range []struct {
 			method, path string
 			status       int
