@@ -45,7 +45,7 @@ type laneState struct {
 	tat      atomic.Int64
 	granted  atomic.Int64 // calls the lane admitted since it opened
 	last     atomic.Int64 // when the last of them was admitted
-	allow    int64        // how many it may admit before it closes by itself; set while closed
+	allow    atomic.Int64 // how many it may admit before it closes by itself; set while closed
 	interval int64        // read-only
 	burst    int64        // read-only
 	tau      int64        // read-only: (burst-1)·interval, so a call may go at tat − tau (earliestOf)
@@ -89,7 +89,7 @@ func (b *Budget) openLaneLocked(now int64) {
 	if allow == 0 {
 		return
 	}
-	l.allow = allow
+	l.allow.Store(allow) // (atomic: a call that read the tat before the lane closed may still read it)
 	l.granted.Store(0)
 	l.tat.Store(b.g.tat)
 }
@@ -115,7 +115,7 @@ func (b *Budget) admitFast(now, deadline int64) bool {
 	}
 	for {
 		tat := l.tat.Load()
-		if tat == closedLane || tat-l.tau > now || l.granted.Load() >= l.allow {
+		if tat == closedLane || tat-l.tau > now || l.granted.Load() >= l.allow.Load() {
 			return false // closed, the call must wait, or the estimate asked again: the locked path decides
 		}
 		if l.tat.CompareAndSwap(tat, spend(tat, now, 1, l.interval)) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"sync"
 	"testing"
@@ -345,4 +346,30 @@ func TestAdmitAllocatesNothing(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("with a cap: %v allocs per call, want 0", n)
 	}
+}
+
+// TestFastLaneReopenedWhileCallsRace races calls through the lane against
+// answers that close and reopen it (each Observe takes the lock and opens
+// the lane again at the estimate): under -race, every field a call reads
+// without the lock is one the reopening may write. No timing is checked;
+// the detector is the assertion.
+func TestFastLaneReopenedWhileCallsRace(t *testing.T) {
+	b := MustBudget(Rate{Requests: 1_000_000_000, Period: time.Second})
+	h := http.Header{"X-Ratelimit-Limit": {"1000000"}, "X-Ratelimit-Remaining": {"999999"}, "X-Ratelimit-Reset": {"1"}}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 200 {
+				p, err := b.Acquire(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				p.Observe(200, h)
+				p.Release()
+			}
+		})
+	}
+	wg.Wait()
 }
