@@ -43,7 +43,7 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 		at = min(at, max(now, m.firstSent+m.lostAfter()))
 	}
 	if !m.covered(j) {
-		at = max(at, m.pace.next(now, j, m.sends.last))
+		at = max(at, m.pace.next(now, j, m.sends.last), m.pace.spanNext(&m.sends, now, j))
 	}
 	known = max(now, min(m.pauseLo, at))
 	if limit := quiet + m.cfg.MaxWait; at > limit {

@@ -89,6 +89,9 @@
 //	                                             no longer (Earliest: a fleet's pause, the same)    TestStatedWaitLetsOneGoAtItsEnd
 //	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheKeptRate
 //	no quota reported, refused since admitted  guesses until admitted, then back to the burst      TestNoQuotaRefusalProbesBack
+//	no quota reported, refused past the told   a burst only while its span holds no more than the  TestRefusalPastTheBurstReadsTheToldRateAsSpans,
+//	  burst in its span, beyond the wire's       server kept in one; the pace goes on                TestSpansLetThePaceGoOn
+//	  reordering
 //	an answer that never comes, or says naught  the request is lost: out of flight, guess freed     TestLostAnswersFreeTheGuesses
 //	no guess left, one unanswered              the next goes when it counts as lost, at the latest  TestUnansweredGuessWakesTheNext
 //	callers silent for MaxWait                 one request goes                                    TestMaxWaitBoundsEveryWait

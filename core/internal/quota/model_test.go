@@ -389,3 +389,70 @@ func TestGuessesRefusedAtOneInstantAreOneRound(t *testing.T) {
 		t.Errorf("after %d guesses refused at one instant the next goes at %+d ms, want within a second (one round's backoff and the cut pace)", n, (at-now)/ms)
 	}
 }
+
+func TestRefusalPastTheBurstReadsTheToldRateAsSpans(t *testing.T) {
+	// Told 44 per 3 s (a sliding log's), which reports no quota: the whole
+	// burst at once is admitted, the next two, at the told interval,
+	// refused — a bucket at the told rate would have admitted them. Then
+	// the pace grows back while requests go at the told interval for two
+	// seconds.
+	const burst = 44
+	iv := 3 * quota.Second / burst
+	m := newModel(iv, burst)
+	m.Sent(t0, burst)
+	for i := range burst {
+		m.Observe(ok(t0, t0+100*ms+int64(i), -1, -1))
+	}
+	for i := range int64(2) {
+		m.Sent(t0+(i+1)*iv, 1)
+	}
+	for i := range int64(2) {
+		m.Observe(refused(t0+(i+1)*iv, t0+(i+1)*iv+100*ms, 3*quota.Second))
+	}
+	now := t0 + 3500*ms
+	sent := 0
+	for ; now < t0+5500*ms; now += iv {
+		m.Sent(now, 1)
+		m.Observe(ok(now, now+ms, -1, -1))
+		sent++
+	}
+	if f := m.Factor(); f < 0.9 {
+		t.Fatalf("factor %.2f after %d admitted in a row, want it grown back near 1", f, sent)
+	}
+	// In the span of 3 s before now, sent were sent: burst - sent more
+	// may go at once, not the whole burst.
+	free := 0
+	for j := int64(1); j <= burst && next(m, now, j) <= now; j++ {
+		free++
+	}
+	if free > burst-sent {
+		t.Errorf("%d may go at once with %d sent in the last 3 s, want at most %d", free, sent, burst-sent)
+	}
+}
+
+func TestSpansLetThePaceGoOn(t *testing.T) {
+	// Told 88 per 3 s, twice a sliding counter's 44: half the told burst
+	// admitted, the rest refused, and two more at the told interval: the
+	// span kept 44. Past a span's 44 the pace goes on at its interval — a
+	// sliding counter returns its quota gradually — not held until the
+	// span's first turns 3 s old. (The requests after it are guesses,
+	// each after the answer to the one before: TestRefusedGuessesBackOff.)
+	const burst = 88
+	iv := 3 * quota.Second / burst
+	m := newModel(iv, burst)
+	m.Sent(t0, burst)
+	for i := range burst {
+		m.Observe(quota.Report{Sent: t0, Recv: t0 + 100*ms + int64(i), Refused: i >= burst/2, Remaining: -1, Limit: -1, Reset: -1})
+	}
+	for i := range int64(2) {
+		m.Sent(t0+(i+1)*iv, 1)
+	}
+	for i := range int64(2) {
+		m.Observe(refused(t0+(i+1)*iv, t0+(i+1)*iv+100*ms, 0))
+	}
+	now := t0 + 200*ms
+	at := next(m, now, 1)
+	if paced := now + int64(float64(iv)/m.Factor()); at > paced+ms {
+		t.Errorf("the next goes at %+d ms, want at the pace, about %+d ms: the span's 44 spent, the pace still goes on", (at-now)/ms, (paced-now)/ms)
+	}
+}

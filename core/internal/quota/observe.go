@@ -61,6 +61,10 @@ func (m *Model) Observe(r Report) Effect {
 			e.Changed = true
 		}
 	}
+	if r.Refused && !m.quotaIn(r) && m.limit < 0 {
+		n, kept := m.sends.within(seq, m.pace.span())
+		m.pace.refusedInSpan(n, kept, m.spread())
+	}
 	if !m.quotaIn(r) && m.limit < 0 || m.foreign {
 		e = m.pace.observe(r, seq, m.sends.n, e, m.foreign)
 	}

@@ -16,17 +16,19 @@ package quota
 // a rate from what the server admitted over the second before it, and
 // growth is relative to that rate.
 type pace struct {
-	cfg     Config
-	factor  float64 // on the told rate (or on base, told none), in [MinRate, 1]
-	plateau float64 // the factor that drew the last cut (CUBIC's W_max)
-	cutSeq  uint64  // requests up to this one left before the cut took effect
-	cutAt   int64   // the last cut's instant; 0: none yet
-	grown   int64   // time spent growing since the cut, ns
-	grewAt  int64   // the last answer that grew the factor
-	base    float64 // told no rate: the interval the factor applies to, ns; 0 before a cut
-	run     int     // admitted since the last cut, of requests sent after it
-	admits  [64]int64
-	nAdmits int
+	cfg      Config
+	factor   float64 // on the told rate (or on base, told none), in [MinRate, 1]
+	plateau  float64 // the factor that drew the last cut (CUBIC's W_max)
+	cutSeq   uint64  // requests up to this one left before the cut took effect
+	cutAt    int64   // the last cut's instant; 0: none yet
+	grown    int64   // time spent growing since the cut, ns
+	grewAt   int64   // the last answer that grew the factor
+	base     float64 // told no rate: the interval the factor applies to, ns; 0 before a cut
+	run      int     // admitted since the last cut, of requests sent after it
+	admits   [64]int64
+	nAdmits  int
+	spans    bool  // a refusal showed the told rate is spans, not a bucket (spanNext)
+	spanKept int64 // the most the server kept in one span then
 }
 
 func newPace(c Config) pace { return pace{cfg: c, factor: 1, plateau: 1} }
@@ -54,6 +56,60 @@ func (p *pace) next(now, j, last int64) int64 {
 		return now
 	}
 	return max(now, last+j*iv)
+}
+
+// spanNext is when the request sent k-th from now (k >= 1) may go once a
+// refusal has shown the told rate read as windows (spans): at the paced
+// interval after the last, or sooner as part of a burst only while no
+// span of the told burst's length (burst × interval) holds more than the
+// server kept in one (nor the burst at the current factor): the request
+// that many before it must have been sent that long before it. So the
+// told burst is not spent at once again into a window the paced requests
+// already spent, while the pace itself goes on (a sliding counter returns
+// its quota gradually, a log or a fixed window at once: the pace's cuts
+// tell them apart). Requests the log no longer holds count as sent long
+// ago; 0 when nothing bounds the request.
+func (p *pace) spanNext(l *sendLog, now, k int64) int64 {
+	if !p.spans {
+		return 0
+	}
+	c := max(1, min(int64(float64(p.cfg.Burst)*p.factor), p.spanKept))
+	length := p.span()
+	ahead := (k - 1) / c // the times the one c before is itself ahead of now
+	at := int64(0)
+	if s := int64(l.n) + k - (ahead+1)*c; s > 0 && l.n-uint64(s) < uint64(len(l.at)) {
+		at = l.at[uint64(s)%uint64(len(l.at))] + length
+	}
+	if ahead > 0 {
+		at = max(now, at) + ahead*length
+	}
+	if l.last > 0 {
+		at = min(at, max(now, l.last+k*int64(float64(p.cfg.Interval)/p.factor)))
+	}
+	return at
+}
+
+// span is the told burst's span, burst × interval; 0 when it bounds
+// nothing (no rate told, or a burst of one: the pace is the span).
+func (p *pace) span() int64 {
+	if p.cfg.Interval == 0 || p.cfg.Burst < 2 {
+		return 0
+	}
+	return p.cfg.Burst * p.cfg.Interval
+}
+
+// refusedInSpan takes a refusal of a request after which n requests, it
+// included, had been sent in the span before it, kept of them admitted,
+// over a wire whose round trips spread that much. Over the told burst by
+// more than the wire can reorder (one request, and one per interval of
+// spread), windows explain the refusal where a bucket at the told rate
+// does not: the pace reads the told rate as spans from then on
+// (spanNext), of at most the most the server kept in one.
+func (p *pace) refusedInSpan(n, kept, spread int64) {
+	if p.enabled() && p.span() > 0 && n > p.cfg.Burst+1+spread/p.cfg.Interval {
+		p.spans = true
+		p.spanKept = max(p.spanKept, kept)
+	}
 }
 
 // observe applies one answer that reported no quota.
