@@ -57,7 +57,7 @@ func (p *Permit) Budget() *Budget { return p.b }
 func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 	// acquireKeyed(ctx, 0), spelled out so that it inlines into the caller:
 	// no frame of a Permit's between the caller and a wait (acquireKeyed).
-	if b.maxInFlight > 0 || b.pacer == nil {
+	if b.cfg.maxInFlight > 0 || b.pacer == nil {
 		return b.acquireCapped(ctx, 0)
 	}
 	sent, err := b.turn(ctx, 0)
@@ -75,7 +75,7 @@ func (b *Budget) Acquire(ctx context.Context) (Permit, error) {
 // and a chain that fits the goroutine's first stack never pays for growing
 // it.
 func (b *Budget) acquireKeyed(ctx context.Context, key uint64) (Permit, error) {
-	if b.maxInFlight > 0 || b.pacer == nil {
+	if b.cfg.maxInFlight > 0 || b.pacer == nil {
 		return b.acquireCapped(ctx, key)
 	}
 	// No slot to guard: the fast lane (fast.go), else the turn.
@@ -132,7 +132,7 @@ func (b *Budget) acquire(ctx context.Context, r *reservation, key uint64) (Permi
 	deadline := b.deadline(ctx)
 	now := b.now()
 	var slot slotRef
-	if _, mem := b.pacer.(memPacer); mem && b.maxInFlight > 0 {
+	if _, mem := b.pacer.(memPacer); mem && b.cfg.maxInFlight > 0 {
 		if r == nil {
 			if ref, ok := b.admitCapped(now, deadline); ok { // the slot and the turn at once: slots.go
 				return Permit{b: b, sent: now, slot: ref, key: key}, nil
@@ -143,7 +143,7 @@ func (b *Budget) acquire(ctx context.Context, r *reservation, key uint64) (Permi
 		}
 		return b.acquireSlotTurn(ctx, now, deadline, r, key) // the slot, then the turn, in arrival order: slots.go
 	}
-	if b.maxInFlight > 0 { // a store's: the slot, then the store's turn
+	if b.cfg.maxInFlight > 0 { // a store's: the slot, then the store's turn
 		at, ref, err := b.acquireSlot(ctx, now, deadline, key)
 		if err != nil {
 			return Permit{}, withDeadline(ctx, err)
@@ -187,9 +187,9 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	}
 	now := b.now()
 	var slot slotRef
-	if b.maxInFlight > 0 {
+	if b.cfg.maxInFlight > 0 {
 		b.lock()
-		if b.freeSlotsLocked() <= b.placesWithoutSlotLocked() || b.slots.head != nil { // (place.go: reserved)
+		if b.freeSlotsLocked() <= b.placesWithoutSlotLocked() || b.slots.waiting.head != nil { // (place.go: reserved)
 			b.unlock()
 			return Permit{}, ErrNoSlot
 		}

@@ -28,15 +28,9 @@ import (
 // call at once, caps nothing and ignores pauses. Build budgets that pace
 // with NewBudget.
 type Budget struct {
-	// Set at construction, read-only after.
-	name        string
-	observer    Observer
-	maxPause    time.Duration
-	profile     ratelimit.Profile // how responses are read (WithProfile)
-	maxInFlight int
-	pacer       pacer     // the mode (pacer.go); nil: never waits (Disabled, the zero Budget)
-	epoch       time.Time // the zero of the budget's monotonic clock
-	dims        *dimSet   // extra dimensions (WithDimension), or nil
+	cfg   settings // set at construction, read-only after
+	pacer pacer    // the mode (pacer.go); nil: never waits (Disabled, the zero Budget)
+	dims  *dimSet  // extra dimensions (WithDimension), or nil
 
 	lane    atomic.Pointer[laneState] // the fast lane (fast.go); nil: none, for good
 	waiters sync.Pool                 // recycled waiters, each with its channel (queue.go)
@@ -44,35 +38,37 @@ type Budget struct {
 	_      [64]byte // (what the admit path reads stays off the line mu's writes move)
 	mu     sync.Mutex
 	lastAt atomic.Int64 // lastSendAtLocked as of the last unlock: a hint read without mu (wake.go; takeTurn, placeWithSlot)
-	// pausedAt is when the server's pause last moved later, on the
-	// budget's clock, at least 1 (0: never): a hint read without mu by a
-	// caller granted its turn before it (pause_held.go).
-	pausedAt atomic.Int64
 
-	rate     Rate        // configured rate; guarded by mu
-	burst    int64       // configured burst; guarded by mu
-	burstSet bool        // WithBurst was given; guarded by mu
-	learning bool        // NewLearningBudget: told no rate; read-only
-	adaptive Adaptive    // the pace's response to refusals reporting no quota; read-only
-	model    quota.Model // the estimate of the server's quota, and the decision (internal/quota); guarded by mu
-	g        gcra        // pacing state at the configured pace; guarded by mu
-	sent     int64       // the told record: the tat of the turns granted so far, at the configured pace (gcra.go); guarded by mu
-	pause    pause       // the server's stated pause; guarded by mu
-	late     rejoining   // refused calls whose kept place was given up before they came back (place_late.go); guarded by mu
-	// waitSince is when callers began waiting with none sent since (0:
-	// none waits): no wait the responses cause lasts past it plus
-	// MaxPause (quota.Model.Next). Guarded by mu.
-	waitSince int64
-	queue     waitQueue   // callers waiting for their turn; guarded by mu
-	ready     waitQueue   // callers granted or failed, to signal once mu is released (wake.go); guarded by mu
-	timer     *time.Timer // grants the queue's turns as they come (wake.go); guarded by mu
-	armed     bool        // timer is set to fire at armedAt; guarded by mu
-	armedAt   int64       // guarded by mu
-	inFlight  int         // open requests holding a slot; guarded by mu
-	slotGen   []uint32    // each slot used so far's generation, bumped when it is freed; guarded by mu
-	freeSlots []int32     // the slots used so far that nobody holds; guarded by mu
-	slots     waitQueue   // callers waiting for a slot; guarded by mu
-	handed    waitQueue   // callers handed a slot, their turns not yet reserved: unlock reserves them (slots.go); guarded by mu
+	// Guarded by mu.
+	pace  pace        // the configured rate and burst (SetRate)
+	model quota.Model // the estimate of the server's quota, and the decision (internal/quota)
+	g     gcra        // pacing state at the configured pace (gcra.go)
+	sent  int64       // the told record: the tat of the turns granted so far, at the configured pace (gcra.go)
+	queue waitQueue   // callers waiting for their turn (queue.go)
+	pause serverPause // the server's stated pause, and the waits it causes (pause.go)
+	wake  wakeup      // the queue's timer, and the callers to signal at unlock (wake.go)
+	slots slotPool    // concurrency slots, WithMaxInFlight (slots.go)
+}
+
+// settings is a budget's configuration: set at construction, read-only
+// after.
+type settings struct {
+	name        string
+	observer    Observer
+	maxPause    time.Duration
+	profile     ratelimit.Profile // how responses are read (WithProfile)
+	maxInFlight int
+	epoch       time.Time // the zero of the budget's monotonic clock
+	learning    bool      // NewLearningBudget: told no rate
+	adaptive    Adaptive  // the pace's response to refusals reporting no quota
+	burstSet    bool      // WithBurst was given
+}
+
+// pace is the configured pace: what SetRate changes. The GCRA state
+// follows it at syncPaceLocked.
+type pace struct {
+	rate  Rate
+	burst int64
 }
 
 // NewBudget returns a budget that paces requests at rate. It returns an
@@ -100,29 +96,31 @@ func newBudget(rate Rate, c config, learning bool) (*Budget, error) {
 		return nil, c.err()
 	}
 	b := &Budget{
-		name:        c.name,
-		observer:    c.observer,
-		maxPause:    c.maxPause,
-		profile:     c.profile,
-		maxInFlight: c.maxInFlight,
-		epoch:       time.Now().Add(-time.Second), // (no instant on its clock is 0, which the estimate reads as none)
-		rate:        rate,
-		burstSet:    c.burstSet,
-		learning:    learning,
-		adaptive:    c.adaptive,
+		cfg: settings{
+			name:        c.name,
+			observer:    c.observer,
+			maxPause:    c.maxPause,
+			profile:     c.profile,
+			maxInFlight: c.maxInFlight,
+			epoch:       time.Now().Add(-time.Second), // (no instant on its clock is 0, which the estimate reads as none)
+			burstSet:    c.burstSet,
+			learning:    learning,
+			adaptive:    c.adaptive,
+		},
+		pace: pace{rate: rate},
 	}
 	b.pacer = memPacer{b}
 	if c.store != nil {
 		b.pacer = &storePacer{b: b, s: c.store, factor: 1}
 	}
-	b.burst = int64(rate.Requests)
+	b.pace.burst = int64(rate.Requests)
 	if c.burstSet {
-		b.burst = int64(c.burst)
+		b.pace.burst = int64(c.burst)
 	}
 	if err := b.checkSpan(rate, "rate"); err != nil {
 		return nil, err
 	}
-	b.g = newGCRA(int64(rate.Interval()), b.burst)
+	b.g = newGCRA(int64(rate.Interval()), b.pace.burst)
 	b.model = quota.New(b.modelConfig())
 	if c.store == nil && len(c.dims) == 0 && c.maxInFlight == 0 {
 		b.lane.Store(newLane(b.g.interval, b.g.burst)) // closed until the first call opens it
@@ -142,12 +140,12 @@ func newBudget(rate Rate, c config, learning bool) (*Budget, error) {
 // (none for a learning budget), the cap on any wait a response causes,
 // and adaptive throttling.
 func (b *Budget) modelConfig() quota.Config {
-	c := quota.Config{Interval: int64(b.rate.Interval()), Burst: b.burst, MaxWait: int64(b.MaxPause())}
-	if b.learning {
+	c := quota.Config{Interval: int64(b.pace.rate.Interval()), Burst: b.pace.burst, MaxWait: int64(b.MaxPause())}
+	if b.cfg.learning {
 		c.Interval, c.Burst = 0, 0
 	}
-	if b.adaptive.Enabled() {
-		c.Decrease, c.MinRate, c.Increase = b.adaptive.Decrease, b.adaptive.MinRate, b.adaptive.Increase
+	if b.cfg.adaptive.Enabled() {
+		c.Decrease, c.MinRate, c.Increase = b.cfg.adaptive.Decrease, b.cfg.adaptive.MinRate, b.cfg.adaptive.Increase
 	}
 	return c
 }
@@ -175,12 +173,8 @@ func Disabled(opts ...Option) (*Budget, error) {
 		return nil, c.err()
 	}
 	return &Budget{
-		name:     c.name,
-		observer: c.observer,
-		maxPause: c.maxPause,
-		profile:  c.profile,
-		epoch:    time.Now(),
-		rate:     Rate{Requests: math.MaxInt32, Period: time.Nanosecond},
+		cfg:  settings{name: c.name, observer: c.observer, maxPause: c.maxPause, profile: c.profile, epoch: time.Now()},
+		pace: pace{rate: Rate{Requests: math.MaxInt32, Period: time.Nanosecond}},
 	}, nil
 }
 
@@ -200,10 +194,10 @@ func NewBudgetOrDisabled(rate Rate, opts ...Option) (*Budget, error) {
 }
 
 // Name returns the name given with WithName.
-func (b *Budget) Name() string { return b.name }
+func (b *Budget) Name() string { return b.cfg.name }
 
 // now reads the budget's monotonic clock: one read, no wall clock.
-func (b *Budget) now() int64 { return int64(time.Since(b.epoch)) }
+func (b *Budget) now() int64 { return int64(time.Since(b.cfg.epoch)) }
 
 // deadline returns the context's deadline on the budget's clock, or never.
 func (b *Budget) deadline(ctx context.Context) int64 {
@@ -211,14 +205,14 @@ func (b *Budget) deadline(ctx context.Context) int64 {
 	if !ok {
 		return never
 	}
-	return int64(d.Sub(b.epoch))
+	return int64(d.Sub(b.cfg.epoch))
 }
 
 // emit reports an event to the observer; never called under mu.
 func (b *Budget) emit(e Event) {
-	if b.observer != nil {
-		e.Budget = b.name
-		b.observer(e)
+	if b.cfg.observer != nil {
+		e.Budget = b.cfg.name
+		b.cfg.observer(e)
 	}
 }
 
@@ -227,7 +221,7 @@ func (b *Budget) emit(e Event) {
 func (b *Budget) InFlight() int {
 	b.lock()
 	defer b.unlock()
-	return b.inFlight
+	return b.slots.inFlight
 }
 
 // PauseRemaining returns what is left of the wait the server stated (its
@@ -248,10 +242,10 @@ func (b *Budget) PauseRemaining() time.Duration {
 func (b *Budget) Rate() Rate {
 	b.lock()
 	defer b.unlock()
-	if b.learning {
+	if b.cfg.learning {
 		return b.learntRateLocked()
 	}
-	return b.rate
+	return b.pace.rate
 }
 
 // learntRateLocked is a learning budget's estimate of the server's rate.
@@ -283,26 +277,26 @@ func (b *Budget) EffectiveRate() Rate {
 
 func (b *Budget) effectiveRateLocked() Rate {
 	if b.pacer == nil {
-		return b.rate
+		return b.pace.rate
 	}
-	if b.learning {
+	if b.cfg.learning {
 		return b.learntRateLocked()
 	}
 	f := b.model.Factor()
-	if r, ok := b.model.Rate(); ok && r < b.rate.PerSecondFloat()*f {
-		f = r / b.rate.PerSecondFloat()
+	if r, ok := b.model.Rate(); ok && r < b.pace.rate.PerSecondFloat()*f {
+		f = r / b.pace.rate.PerSecondFloat()
 	}
 	if sp, ok := b.pacer.(*storePacer); ok {
 		f = sp.factor
 	}
 	if f >= 1 {
-		return b.rate
+		return b.pace.rate
 	}
-	if p := float64(b.rate.Period) / f; p < math.MaxInt64 {
-		return Rate{Requests: b.rate.Requests, Period: time.Duration(p)}
+	if p := float64(b.pace.rate.Period) / f; p < math.MaxInt64 {
+		return Rate{Requests: b.pace.rate.Requests, Period: time.Duration(p)}
 	}
 	// Requests × the slowed interval would overflow: one request per it.
-	if iv := float64(b.rate.Interval()) / f; iv < math.MaxInt64 {
+	if iv := float64(b.pace.rate.Interval()) / f; iv < math.MaxInt64 {
 		return Rate{Requests: 1, Period: time.Duration(iv)}
 	}
 	return Rate{Requests: 1, Period: math.MaxInt64}
@@ -327,9 +321,9 @@ func (b *Budget) SetRate(r Rate) error {
 		return err
 	}
 	old := b.effectiveRateLocked()
-	b.rate = r
-	if !b.burstSet {
-		b.burst = int64(r.Requests)
+	b.pace.rate = r
+	if !b.cfg.burstSet {
+		b.pace.burst = int64(r.Requests)
 	}
 	b.model.SetInterval(int64(r.Interval()))
 	b.retimeLocked(now)
@@ -341,7 +335,7 @@ func (b *Budget) SetRate(r Rate) error {
 
 // MaxPause returns the longest pause a response can impose on the budget
 // (WithMaxPause; DefaultMaxPause by default).
-func (b *Budget) MaxPause() time.Duration { return cmp.Or(b.maxPause, DefaultMaxPause) }
+func (b *Budget) MaxPause() time.Duration { return cmp.Or(b.cfg.maxPause, DefaultMaxPause) }
 
 // maxSpan is the furthest ahead the budget ever plans: 2^61 ns, about 73
 // years, so that sums of its times never overflow.
@@ -356,16 +350,16 @@ func (b *Budget) checkSpan(r Rate, field string) error {
 }
 
 func (b *Budget) checkSpanLocked(r Rate, field string) error {
-	burst := b.burst
-	if !b.burstSet {
+	burst := b.pace.burst
+	if !b.cfg.burstSet {
 		burst = int64(r.Requests)
 	}
 	slowest := 1.0
-	if b.adaptive.Enabled() {
-		slowest = b.adaptive.MinRate
+	if b.cfg.adaptive.Enabled() {
+		slowest = b.cfg.adaptive.MinRate
 	}
 	if float64(r.Interval())*float64(burst)/slowest > maxSpan {
-		if b.burstSet {
+		if b.cfg.burstSet {
 			field = "WithBurst"
 		}
 		return configErrorf(field, "spans more than 73 years at the slowest adaptive pace (burst %d × interval %v ÷ MinRate %g)", burst, r.Interval(), slowest)

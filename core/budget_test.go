@@ -274,7 +274,7 @@ func TestCancellationStormLeavesNothingBehind(t *testing.T) {
 			t.Fatalf("InFlight after the storm = %d, want 0", n)
 		}
 		b.mu.Lock()
-		q, s := b.queue.n, b.slots.head
+		q, s := b.queue.n, b.slots.waiting.head
 		b.mu.Unlock()
 		if q != 0 || s != nil {
 			t.Fatalf("after the storm: %d turn waiters, slot queue empty=%v", q, s == nil)

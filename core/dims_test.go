@@ -349,7 +349,7 @@ func runDimsProperty(t *testing.T, seed uint64, store bool) {
 			}
 		}
 	}
-	check("requests", reqRate, b.burst, func(*propEvent) int64 { return 1 })
+	check("requests", reqRate, b.pace.burst, func(*propEvent) int64 { return 1 })
 	for d := range dims {
 		check(dims[d].name, dims[d].rate, dims[d].burst, func(e *propEvent) int64 { return min(e.used[d], e.est[d]) })
 	}

@@ -46,7 +46,7 @@ func (b *Budget) Observe(status int, h http.Header, sent time.Time) ratelimit.Fe
 func (b *Budget) observe(status int, h http.Header, body []byte, sent int64, retry uint64) ratelimit.Feedback {
 	wall := time.Now()
 	now := b.now()
-	f := readFeedback(status, h, body, wall, b.maxPause, b.profile)
+	f := readFeedback(status, h, body, wall, b.cfg.maxPause, b.cfg.profile)
 	if b.pacer == nil { // never waits, but reports what it hears
 		if f.Pause > 0 {
 			b.emit(Event{Reason: Pushback, Wait: f.Pause, Status: status})
@@ -129,7 +129,7 @@ func (b *Budget) apply(status int, f ratelimit.Feedback, sent, now int64, wall t
 	e := b.model.Observe(reportOf(status, f, sent, now, wall))
 	changed := e.Changed
 	if e.Pause > now && b.pause.extend(e.Pause, status) {
-		b.pausedAt.Store(max(now, 1)) // (pause_held.go)
+		b.pause.movedAt.Store(max(now, 1)) // (pause_held.go)
 		changed = true
 	}
 	if b.shapeDimsLocked(f, now) {
@@ -169,10 +169,10 @@ func (b *Budget) waitUntilLocked(now int64) int64 {
 // request sent, or the moment a caller first waited since (now when none
 // waits). No wait a response causes lasts past it plus MaxPause.
 func (b *Budget) quietLocked(now int64) int64 {
-	if b.waitSince == 0 {
+	if b.pause.waitSince == 0 {
 		return now
 	}
-	return max(b.waitSince, b.model.LastSent())
+	return max(b.pause.waitSince, b.model.LastSent())
 }
 
 // lost tells the estimate that the request sent at sent (on the budget's

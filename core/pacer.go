@@ -69,7 +69,7 @@ func (p memPacer) stamp(sent time.Time) int64 {
 	if sent.IsZero() {
 		return never // "just now": after any cut (observe.go)
 	}
-	return int64(sent.Sub(p.b.epoch))
+	return int64(sent.Sub(p.b.cfg.epoch))
 }
 
 func (p memPacer) pauseLeft() time.Duration {

@@ -1,5 +1,7 @@
 package core
 
+import "sync/atomic"
+
 // pause is a server-requested pause: its end and the status that set it.
 type pause struct {
 	until  int64
@@ -18,3 +20,18 @@ func (p *pause) extend(until int64, status int) bool {
 
 // holds reports whether a turn at sendAt was held back by the pause.
 func (p *pause) holds(now, sendAt int64) bool { return p.until > now && sendAt <= p.until }
+
+// serverPause is a budget's state of the server's pause, guarded by the
+// budget's mu but for movedAt.
+type serverPause struct {
+	pause // the stated pause: its end and status
+	// movedAt is when the pause last moved later, on the budget's clock,
+	// at least 1 (0: never): a hint read without mu by a caller granted
+	// its turn before it (pause_held.go).
+	movedAt atomic.Int64
+	late    rejoining // refused calls whose kept place was given up before they came back (place_late.go)
+	// waitSince is when callers began waiting with none sent since (0:
+	// none waits): no wait the responses cause lasts past it plus
+	// MaxPause (quota.Model.Next).
+	waitSince int64
+}

@@ -39,7 +39,7 @@ func (b *Budget) holdBack(w *waiter) bool {
 // has not ended. (Not with extra dimensions: their reservation was granted
 // with the turn.)
 func (b *Budget) heldLocked(granted, now int64) bool {
-	p := b.pausedAt.Load()
+	p := b.pause.movedAt.Load()
 	return p != 0 && p >= granted && b.pause.until > now && b.dims == nil
 }
 
@@ -81,7 +81,7 @@ func (b *Budget) requeueLocked(w *waiter, now int64) {
 // the budget's error when the call must not be sent; p.sent becomes the
 // turn it was given after the pause.
 func (b *Budget) lastLook(ctx context.Context, p *Permit) error {
-	if b.pausedAt.Load() < p.sent {
+	if b.pause.movedAt.Load() < p.sent {
 		return nil // no pause moved later since the grant (the common case)
 	}
 	return b.holdAtWire(ctx, p)

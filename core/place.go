@@ -91,7 +91,7 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 		b.freeSlotLocked(p.slot)
 	}
 	if p.key != anyKey {
-		b.late.add(p.key) // its retry, late, still goes first (place_late.go)
+		b.pause.late.add(p.key) // its retry, late, still goes first (place_late.go)
 	}
 	b.handFreeSlotsLocked() // its reservation, if it held no slot
 	b.retimeQueueLocked(now)
@@ -324,7 +324,7 @@ func (b *Budget) placeSlotLocked(key uint64) (slotRef, bool) {
 // or 0: the caller first in line for a slot waits for it, since the place
 // holds, or reserves, the slot it waits for.
 func (b *Budget) placeExpiryLocked() int64 {
-	if b.maxInFlight == 0 {
+	if b.cfg.maxInFlight == 0 {
 		return 0
 	}
 	for p := b.queue.head; p != nil && p.kept(); p = p.next {

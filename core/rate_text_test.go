@@ -274,8 +274,8 @@ func TestNewBudgetOrDisabled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.pacer == nil || b.Rate() != PerMinute(600) || b.burst != 2 {
-			t.Fatalf("NewBudgetOrDisabled(600/min) = disabled %v, rate %v, burst %d", b.pacer == nil, b.Rate(), b.burst)
+		if b.pacer == nil || b.Rate() != PerMinute(600) || b.pace.burst != 2 {
+			t.Fatalf("NewBudgetOrDisabled(600/min) = disabled %v, rate %v, burst %d", b.pacer == nil, b.Rate(), b.pace.burst)
 		}
 	})
 	t.Run("invalid rate is an error", func(t *testing.T) {

@@ -31,7 +31,7 @@ import (
 //     re-timing, a cancelled waiter whose turn had come); queued → failed
 //     by retimeLocked when its new turn falls at or after its deadline.
 //     Whoever moves it out of queued removes it from the queue and puts it
-//     on b.ready, whose waiters unlock signals once mu is released (a long
+//     on b.wake.ready, whose waiters unlock signals once mu is released (a long
 //     batch of grants never holds mu while it wakes them); its fields are
 //     final from then on, until its own goroutine, having read them,
 //     recycles it (queue.go). Only its own goroutine takes it out while still
@@ -106,7 +106,7 @@ func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key 
 	b.syncPaceLocked(now)
 	if b.queue.head != nil { // (the queue's head is where places are kept and backfills go)
 		granted, p := b.aheadLocked(w, now, deadline, r, key)
-		if late := b.late.n > 0 && key != 0 && b.late.take(key); late && !granted && p == nil && r == nil {
+		if late := b.pause.late.n > 0 && key != 0 && b.pause.late.take(key); late && !granted && p == nil && r == nil {
 			if w == nil {
 				w = b.newWaiter()
 			}
@@ -120,8 +120,8 @@ func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key 
 			return p, nil
 		}
 	}
-	if b.late.n > 0 && b.queue.head == nil {
-		b.late.n = 0 // nobody left to go ahead of
+	if b.pause.late.n > 0 && b.queue.head == nil {
+		b.pause.late.n = 0 // nobody left to go ahead of
 	}
 	if b.queue.n > 0 {
 		// Those ahead whose turn has come go first, before the call
@@ -129,8 +129,8 @@ func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key 
 		// queue, which must not forget a reservation not yet in it.
 		b.dispatchLocked(now)
 	}
-	if b.queue.n == 0 && b.waitSince == 0 {
-		b.waitSince = now // (the silence a response may cause counts from here: quietLocked)
+	if b.queue.n == 0 && b.pause.waitSince == 0 {
+		b.pause.waitSince = now // (the silence a response may cause counts from here: quietLocked)
 	}
 	t, throttled, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r, int64(b.queue.n)+1, b.baseLocked())
 	if !ok {
@@ -283,7 +283,7 @@ func (b *Budget) grantLocked(now int64) {
 // silence a response may cause counts from the next caller that waits.
 func (b *Budget) idleLocked() {
 	if b.queue.n == 0 {
-		b.waitSince = 0
+		b.pause.waitSince = 0
 	}
 }
 
@@ -315,7 +315,7 @@ func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
 // known since, it is queued again for the pause's end (holdBack,
 // pause_held.go).
 func (b *Budget) doneWaiting(w *waiter) bool {
-	return w.state != granted || b.pausedAt.Load() < w.granted || !b.holdBack(w)
+	return w.state != granted || b.pause.movedAt.Load() < w.granted || !b.holdBack(w)
 }
 
 // leave is wait's way out when the context ends first: a queued w gives its
@@ -330,7 +330,7 @@ func (b *Budget) doneWaiting(w *waiter) bool {
 func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
 	b.lock()
 	if w.state == slotQueued { // a capped call waiting for a slot: it took nothing (slots.go)
-		b.slots.remove(w)
+		b.slots.waiting.remove(w)
 		b.unlock()
 		b.recycle(w)
 		return 0, ctx.Err()
@@ -394,7 +394,7 @@ func (b *Budget) granted(w *waiter) (int64, error) {
 // reportWait emits the events of one wait: the part spent in a server
 // pause, then the part spent waiting for the turn.
 func (b *Budget) reportWait(arrived, pauseEnd, at int64, throttled bool) {
-	if b.observer == nil {
+	if b.cfg.observer == nil {
 		return
 	}
 	from := arrived
@@ -427,7 +427,7 @@ func (b *Budget) dispatchLocked(now int64) {
 		if w.res != nil {
 			b.grantDimsLocked(w.res)
 		}
-		b.ready.push(w) // signalled once mu is released (unlock)
+		b.wake.ready.push(w) // signalled once mu is released (unlock)
 		b.grantLocked(now)
 	}
 	b.idleLocked()
@@ -436,7 +436,7 @@ func (b *Budget) dispatchLocked(now int64) {
 // lateErrorLocked builds the error of a call whose turn at sendAt comes at
 // or after its deadline. The entry point adds the context's deadline.
 func (b *Budget) lateErrorLocked(sendAt, now int64) error {
-	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.name}
+	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.cfg.name}
 	switch {
 	case b.pause.until > now && (sendAt <= b.pause.until || b.queue.head != nil && b.queue.head.place):
 		// (Held back by the pause, or by the places kept at its end.)
@@ -452,7 +452,7 @@ func (b *Budget) lateErrorLocked(sendAt, now int64) error {
 // waiting if a pace changed (SetRate, a quota report for a dimension
 // running out).
 func (b *Budget) syncPaceLocked(now int64) {
-	if int64(b.rate.Interval()) != b.g.interval || b.burst != b.g.burst || b.dimsPaceChangedLocked(now) {
+	if int64(b.pace.rate.Interval()) != b.g.interval || b.pace.burst != b.g.burst || b.dimsPaceChangedLocked(now) {
 		b.retimeLocked(now)
 	}
 }
@@ -477,7 +477,7 @@ func (b *Budget) retimeQueueLocked(now int64) {
 	}
 	// A new pace applies to the turns after now; what could go before it
 	// may still go (gcra.setPace).
-	b.g.setPace(now, int64(b.rate.Interval()), b.burst)
+	b.g.setPace(now, int64(b.pace.rate.Interval()), b.pace.burst)
 	if b.dims != nil {
 		b.setDimsPaceLocked(now, now)
 	}
@@ -496,7 +496,7 @@ func (b *Budget) retimeQueueLocked(now int64) {
 			b.queue.remove(w)
 			pos--
 			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
-			b.ready.push(w)
+			b.wake.ready.push(w)
 		case t != w.turn:
 			w.turn = t
 			w.throttled = w.throttled || throttled

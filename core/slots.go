@@ -15,6 +15,16 @@ type slotRef struct {
 	gen  uint32
 }
 
+// slotPool is a budget's concurrency slots (WithMaxInFlight); guarded by
+// the budget's mu.
+type slotPool struct {
+	inFlight int       // open requests holding a slot
+	gen      []uint32  // each slot used so far's generation, bumped when it is freed
+	free     []int32   // the slots used so far that nobody holds
+	waiting  waitQueue // callers waiting for a slot
+	handed   waitQueue // callers handed a slot, their turns not yet reserved: unlock reserves them
+}
+
 // admitCapped admits a call of a capped in-memory budget (no extra cost)
 // in one critical section when it can go at once: nobody queued for a turn
 // (so no kept place either, place.go), nobody waiting for a slot, a free
@@ -23,7 +33,7 @@ type slotRef struct {
 // false, and the call takes its slot, then its turn, the long way (acquire).
 func (b *Budget) admitCapped(now, deadline int64) (slotRef, bool) {
 	b.lock()
-	if b.queue.head != nil || b.slots.head != nil || b.freeSlotsLocked() == 0 {
+	if b.queue.head != nil || b.slots.waiting.head != nil || b.freeSlotsLocked() == 0 {
 		b.unlock()
 		return slotRef{}, false
 	}
@@ -84,7 +94,7 @@ func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *re
 		return Permit{}, withDeadline(ctx, err)
 	default:
 		w.state, w.deadline, w.arrived, w.res, w.key = slotQueued, deadline, now, rr, key
-		b.slots.push(w)
+		b.slots.waiting.push(w)
 	}
 	var sent int64
 	var err error
@@ -125,21 +135,21 @@ func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *re
 // retries, who come first; or the one its own kept place took meanwhile
 // (placeSlotLocked, place.go).
 func (b *Budget) slotNowLocked(key uint64) (slotRef, bool) {
-	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.head == nil {
+	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.waiting.head == nil {
 		return b.takeSlotLocked(), true
 	}
 	return b.placeSlotLocked(key)
 }
 
 // handSlotLocked hands ref, a slot freed, to sw, which waits for one. An
-// in-memory budget's caller is queued on b.handed, and its turn reserved
+// in-memory budget's caller is queued on b.slots.handed, and its turn reserved
 // before mu is released (unlock, handedTurnsLocked); a store's is
 // signalled, and takes its turn itself (acquireSlot).
 func (b *Budget) handSlotLocked(sw *waiter, ref slotRef) {
-	b.slots.remove(sw)
+	b.slots.waiting.remove(sw)
 	sw.slot = ref
 	if _, mem := b.pacer.(memPacer); mem {
-		b.handed.push(sw)
+		b.slots.handed.push(sw)
 		return
 	}
 	sw.state = granted
@@ -155,8 +165,8 @@ func (b *Budget) handSlotLocked(sw *waiter, ref slotRef) {
 //go:noinline
 func (b *Budget) handedTurnsLocked() {
 	now := b.now()
-	for w := b.handed.head; w != nil; w = b.handed.head {
-		b.handed.remove(w)
+	for w := b.slots.handed.head; w != nil; w = b.slots.handed.head {
+		b.slots.handed.remove(w)
 		key, ref := w.key, w.slot
 		w.state, w.key = queued, 0 // (in the turn queue a key marks a kept place: its request's key is callKey)
 		q, err := b.turnLocked(w, now, w.deadline, w.res, key)
@@ -164,10 +174,10 @@ func (b *Budget) handedTurnsLocked() {
 		case err != nil:
 			w.state, w.err, w.slot = failed, err, slotRef{}
 			b.freeSlotLocked(ref)
-			b.ready.push(w)
+			b.wake.ready.push(w)
 		case q == nil:
 			w.state, w.granted, w.arrived = granted, now, now
-			b.ready.push(w)
+			b.wake.ready.push(w)
 		}
 	}
 }
@@ -183,7 +193,7 @@ func (b *Budget) waitSlot(ctx context.Context, sw *waiter) bool {
 			timer   *time.Timer
 			expired <-chan time.Time
 		)
-		if at := b.placeExpiryLocked(); at > 0 && b.slots.head == sw {
+		if at := b.placeExpiryLocked(); at > 0 && b.slots.waiting.head == sw {
 			timer = time.NewTimer(time.Duration(max(0, at-b.now())))
 			expired = timer.C
 		}
@@ -228,7 +238,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint6
 		return 0, slotRef{}, err
 	}
 	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline, key: key, state: slotQueued}
-	b.slots.push(sw)
+	b.slots.waiting.push(sw)
 	b.waitSlot(ctx, sw)
 	b.lock()
 	switch {
@@ -242,7 +252,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint6
 		b.unlock()
 		b.releaseSlot(sw.slot)
 	default:
-		b.slots.remove(sw)
+		b.slots.waiting.remove(sw)
 		b.unlock()
 	}
 	return 0, slotRef{}, ctx.Err()
@@ -251,22 +261,22 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint6
 // slotFreeLocked reports whether a slot is free: one freed, or one never
 // used yet (slots are allocated lazily, so a huge cap costs nothing up front).
 func (b *Budget) slotFreeLocked() bool {
-	return len(b.freeSlots) > 0 || len(b.slotGen) < b.maxInFlight
+	return len(b.slots.free) > 0 || len(b.slots.gen) < b.cfg.maxInFlight
 }
 
 // freeSlotsLocked is how many slots are free.
 func (b *Budget) freeSlotsLocked() int {
-	return len(b.freeSlots) + b.maxInFlight - len(b.slotGen)
+	return len(b.slots.free) + b.cfg.maxInFlight - len(b.slots.gen)
 }
 
 // handFreeSlotsLocked gives free slots to the callers waiting for one, as
 // far as the kept places' reservations allow.
 func (b *Budget) handFreeSlotsLocked() {
-	for sw := b.slots.head; sw != nil && b.freeSlotsLocked() > b.placesWithoutSlotLocked(); sw = b.slots.head {
+	for sw := b.slots.waiting.head; sw != nil && b.freeSlotsLocked() > b.placesWithoutSlotLocked(); sw = b.slots.waiting.head {
 		b.handSlotLocked(sw, b.takeSlotLocked())
 	}
 	// The slots reserved for the places go to their retries, when they wait.
-	for p := b.queue.head; p != nil && p.kept() && b.slots.head != nil && b.slotFreeLocked(); p = p.next {
+	for p := b.queue.head; p != nil && p.kept() && b.slots.waiting.head != nil && b.slotFreeLocked(); p = p.next {
 		if sw := b.retryWaitingLocked(p); sw != nil {
 			b.handSlotLocked(sw, b.takeSlotLocked())
 		}
@@ -280,7 +290,7 @@ func (b *Budget) retryWaitingLocked(p *waiter) *waiter {
 	if !p.place || p.slot.idx1 != 0 || p.key == anyKey {
 		return nil
 	}
-	for sw := b.slots.head; sw != nil; sw = sw.next {
+	for sw := b.slots.waiting.head; sw != nil; sw = sw.next {
 		if sw.key == p.key {
 			return sw
 		}
@@ -290,14 +300,14 @@ func (b *Budget) retryWaitingLocked(p *waiter) *waiter {
 
 // takeSlotLocked takes a free slot: a freed one, or else a new one.
 func (b *Budget) takeSlotLocked() slotRef {
-	if len(b.freeSlots) == 0 {
-		b.slotGen = append(b.slotGen, 0)
-		b.freeSlots = append(b.freeSlots, int32(len(b.slotGen)-1))
+	if len(b.slots.free) == 0 {
+		b.slots.gen = append(b.slots.gen, 0)
+		b.slots.free = append(b.slots.free, int32(len(b.slots.gen)-1))
 	}
-	i := b.freeSlots[len(b.freeSlots)-1]
-	b.freeSlots = b.freeSlots[:len(b.freeSlots)-1]
-	b.inFlight++
-	return slotRef{idx1: i + 1, gen: b.slotGen[i]}
+	i := b.slots.free[len(b.slots.free)-1]
+	b.slots.free = b.slots.free[:len(b.slots.free)-1]
+	b.slots.inFlight++
+	return slotRef{idx1: i + 1, gen: b.slots.gen[i]}
 }
 
 // releaseSlot frees a slot, handing it to the first caller waiting for one.
@@ -313,28 +323,28 @@ func (b *Budget) releaseSlot(ref slotRef) {
 // (place.go).
 func (b *Budget) freeSlotLocked(ref slotRef) {
 	i := ref.idx1 - 1
-	if b.slotGen[i] != ref.gen {
+	if b.slots.gen[i] != ref.gen {
 		return
 	}
-	b.slotGen[i]++
+	b.slots.gen[i]++
 	// (Only while callers wait for a slot: the first of them gives the
 	// place up if its retry never comes, acquireSlot.)
-	for p := b.queue.head; p != nil && p.kept() && b.slots.head != nil; p = p.next {
+	for p := b.queue.head; p != nil && p.kept() && b.slots.waiting.head != nil; p = p.next {
 		if p.place && p.slot.idx1 == 0 {
 			if sw := b.retryWaitingLocked(p); sw != nil { // its retry: the slot is its
-				b.handSlotLocked(sw, slotRef{idx1: ref.idx1, gen: b.slotGen[i]})
+				b.handSlotLocked(sw, slotRef{idx1: ref.idx1, gen: b.slots.gen[i]})
 				return
 			}
-			p.slot = slotRef{idx1: ref.idx1, gen: b.slotGen[i]}
+			p.slot = slotRef{idx1: ref.idx1, gen: b.slots.gen[i]}
 			return
 		}
 	}
-	if sw := b.slots.head; sw != nil {
-		b.handSlotLocked(sw, slotRef{idx1: ref.idx1, gen: b.slotGen[i]})
+	if sw := b.slots.waiting.head; sw != nil {
+		b.handSlotLocked(sw, slotRef{idx1: ref.idx1, gen: b.slots.gen[i]})
 		return
 	}
-	b.freeSlots = append(b.freeSlots, i)
-	b.inFlight--
+	b.slots.free = append(b.slots.free, i)
+	b.slots.inFlight--
 }
 
 // failSlotWaitersLocked fails at once every caller waiting for a slot whose
@@ -343,10 +353,10 @@ func (b *Budget) failSlotWaitersLocked(now int64) {
 	if b.pause.until <= now {
 		return
 	}
-	for w := b.slots.head; w != nil; {
+	for w := b.slots.waiting.head; w != nil; {
 		next := w.next
 		if b.pause.until >= w.deadline {
-			b.slots.remove(w)
+			b.slots.waiting.remove(w)
 			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now)
 			w.signal()
 		}

@@ -175,7 +175,7 @@ func TestWithMaxInFlightBoundedAndLazy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewBudget(WithMaxInFlight(MaxInt32)) = %v", err)
 	}
-	if n := cap(b.slotGen) + cap(b.freeSlots); n != 0 {
+	if n := cap(b.slots.gen) + cap(b.slots.free); n != 0 {
 		t.Errorf("NewBudget(WithMaxInFlight(MaxInt32)) allocated %d slots up front, want 0", n)
 	}
 	p1, err1 := b.Acquire(context.Background())
@@ -185,8 +185,8 @@ func TestWithMaxInFlightBoundedAndLazy(t *testing.T) {
 	}
 	p1.Release()
 	p3, _ := b.Acquire(context.Background()) // reuses the freed slot
-	if len(b.slotGen) != 2 {
-		t.Errorf("after a release and a third Acquire, %d slots exist, want 2 (the freed one reused)", len(b.slotGen))
+	if len(b.slots.gen) != 2 {
+		t.Errorf("after a release and a third Acquire, %d slots exist, want 2 (the freed one reused)", len(b.slots.gen))
 	}
 	p2.Release()
 	p3.Release()

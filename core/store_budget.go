@@ -79,7 +79,7 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		reason = Throttled
 	}
 	if !t.Granted {
-		e := &RateLimitError{RetryAfter: t.Wait, Reason: reason, Budget: b.name}
+		e := &RateLimitError{RetryAfter: t.Wait, Reason: reason, Budget: b.cfg.name}
 		if t.Paused {
 			e.Reason, e.StatusCode = Paused, t.Status
 		}
@@ -127,7 +127,7 @@ func (p *storePacer) takeOnce(ctx context.Context, now, deadline int64, r *reser
 		if at := now + int64(left/f); left >= 1 && at >= deadline {
 			// Stretched to or past the deadline: it fails at once, as a
 			// call in memory re-timed past its deadline does.
-			e := &RateLimitError{RetryAfter: time.Duration(at - now), Reason: Paced, Budget: b.name}
+			e := &RateLimitError{RetryAfter: time.Duration(at - now), Reason: Paced, Budget: b.cfg.name}
 			if f < 1 {
 				e.Reason = Throttled
 			}
@@ -250,7 +250,7 @@ func (p *storePacer) pace() Pace {
 	b := p.b
 	b.lock()
 	defer b.unlock()
-	return Pace{Interval: b.rate.Interval(), Burst: int(b.burst), Adaptive: b.adaptive, Dims: p.dims}
+	return Pace{Interval: b.pace.rate.Interval(), Burst: int(b.pace.burst), Adaptive: b.cfg.adaptive, Dims: p.dims}
 }
 
 // feedback is apply for a budget whose state is in a Store. The budget's
@@ -303,12 +303,12 @@ func (p *storePacer) feedback(status int, f ratelimit.Feedback, sent, _ int64, w
 		r.Pause = time.Duration(until - now)
 	}
 	if !windowed {
-		r.Remaining, r.Limit, r.Reset = f.Remaining, f.Limit, min(f.Reset, b.maxPause)
+		r.Remaining, r.Limit, r.Reset = f.Remaining, f.Limit, min(f.Reset, b.cfg.maxPause)
 	}
 	for _, q := range f.Quotas { // a Quota whose Name, or else Unit, is a dimension's
 		for _, d := range p.dims {
 			if q.Name == d.Name || (q.Unit == d.Name && !p.hasDim(q.Name)) {
-				r.Quotas = append(r.Quotas, DimQuota{Name: d.Name, Remaining: q.Remaining, Limit: q.Limit, Reset: min(q.Reset, b.maxPause)})
+				r.Quotas = append(r.Quotas, DimQuota{Name: d.Name, Remaining: q.Remaining, Limit: q.Limit, Reset: min(q.Reset, b.cfg.maxPause)})
 				break
 			}
 		}
@@ -390,7 +390,7 @@ func (p *storePacer) check(ctx context.Context, now, deadline int64) error {
 		}
 		return nil
 	}
-	e := &RateLimitError{RetryAfter: t.Wait, Reason: Paced, Budget: b.name}
+	e := &RateLimitError{RetryAfter: t.Wait, Reason: Paced, Budget: b.cfg.name}
 	switch {
 	case t.Paused:
 		e.Reason, e.StatusCode = Paused, t.Status

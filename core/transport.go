@@ -224,7 +224,7 @@ func freeLeaked(s *slotHolder) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			log.Printf("headgate: budget %q: the observer panicked on LeakedBody: %v", s.b.name, r)
+			log.Printf("headgate: budget %q: the observer panicked on LeakedBody: %v", s.b.cfg.name, r)
 		}
 	}()
 	s.b.emit(Event{Reason: LeakedBody})

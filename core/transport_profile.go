@@ -20,7 +20,7 @@ func (p *Permit) observeResponse(resp *http.Response) {
 		return
 	}
 	var prefix []byte
-	if n := p.b.profile.BodyPrefix(resp.StatusCode, resp.Header); n > 0 &&
+	if n := p.b.cfg.profile.BodyPrefix(resp.StatusCode, resp.Header); n > 0 &&
 		resp.StatusCode != http.StatusSwitchingProtocols &&
 		resp.Body != nil && resp.Body != http.NoBody {
 		buf := make([]byte, n)

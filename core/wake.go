@@ -19,7 +19,7 @@ import "time"
 // Every holder of the budget's mu releases it this way (lock, fast.go,
 // takes it).
 func (b *Budget) unlock() {
-	if b.handed.head != nil {
+	if b.slots.handed.head != nil {
 		b.handedTurnsLocked() // callers handed a slot take their turns first (slots.go)
 	}
 	if b.queue.head != nil {
@@ -27,18 +27,18 @@ func (b *Budget) unlock() {
 			// (Set here, not in armLocked: a frame less under a runtime
 			// timer operation, which often runs on a fresh goroutine's
 			// first stack, whose growth costs more than the operation.)
-			if b.timer == nil {
-				b.timer = time.AfterFunc(d, b.onTimer)
+			if b.wake.timer == nil {
+				b.wake.timer = time.AfterFunc(d, b.onTimer)
 			} else {
-				b.timer.Reset(d)
+				b.wake.timer.Reset(d)
 			}
 		}
 	}
 	if at := b.lastSendAtLocked(); b.lastAt.Load() != at {
 		b.lastAt.Store(at) // (read without mu, as a hint: takeTurn)
 	}
-	w := b.ready.head
-	b.ready = waitQueue{}
+	w := b.wake.ready.head
+	b.wake.ready = waitQueue{}
 	b.mu.Unlock()
 	for w != nil {
 		next := w.next // (read before the signal: w is its goroutine's from then on)
@@ -58,15 +58,15 @@ func (b *Budget) armLocked() (time.Duration, bool) {
 	if h == nil {
 		return 0, false // (an armed timer fires once for nothing)
 	}
-	if u := b.dimsShapeEndLocked(); b.armed && b.armedAt <= h.turn.sendAt && (!h.place || b.armedAt <= h.expire) && (u == 0 || b.armedAt <= u) {
+	if u := b.dimsShapeEndLocked(); b.wake.armed && b.wake.armedAt <= h.turn.sendAt && (!h.place || b.wake.armedAt <= h.expire) && (u == 0 || b.wake.armedAt <= u) {
 		return 0, false // set to fire no later than anything the queue waits for (no clock read)
 	}
 	now := b.now()
 	at := b.wakeAtLocked(now)
-	if at == never || b.armed && b.armedAt <= at {
+	if at == never || b.wake.armed && b.wake.armedAt <= at {
 		return 0, false
 	}
-	b.armed, b.armedAt = true, at
+	b.wake.armed, b.wake.armedAt = true, at
 	return time.Duration(max(0, at-now)), true
 }
 
@@ -95,9 +95,18 @@ func (b *Budget) wakeAtLocked(now int64) int64 {
 // granted, in order.
 func (b *Budget) onTimer() {
 	b.lock()
-	b.armed = false
+	b.wake.armed = false
 	now := b.now()
 	b.syncPaceLocked(now)
 	b.dispatchLocked(now)
 	b.unlock()
+}
+
+// wakeup is the queue's timer and the callers to signal when mu is
+// released; guarded by the budget's mu.
+type wakeup struct {
+	ready   waitQueue   // callers granted or failed, to signal once mu is released
+	timer   *time.Timer // grants the queue's turns as they come
+	armed   bool        // timer is set to fire at armedAt
+	armedAt int64
 }
