@@ -71,6 +71,56 @@ type pace struct {
 	burst int64
 }
 
+// lock takes mu and closes the fast lane, carrying the tat it moved into
+// b.g and counting the calls it admitted in the estimate (on the lane, at
+// the last one's instant). Every holder of the budget's mu takes it this
+// way.
+func (b *Budget) lock() {
+	b.mu.Lock()
+	if l := b.lane.Load(); l != nil && l.tat.Load() != closedLane {
+		if t := l.tat.Swap(closedLane); t != closedLane {
+			b.g.tat = t
+			b.sent = max(b.sent, t) // (the lane admits at the configured pace: its tat is the record too)
+			if n := l.granted.Swap(0); n > 0 {
+				b.model.Sent(l.last.Load(), int(n))
+			}
+		}
+	}
+}
+
+// unlock reserves the turns of the callers handed a slot, sets the queue's
+// timer for the queue as it is (wake.go), releases mu and signals the
+// callers granted or failed meanwhile. Every holder of the budget's mu
+// releases it this way.
+func (b *Budget) unlock() {
+	if b.slots.handed.head != nil {
+		b.handedTurnsLocked() // callers handed a slot take their turns first (slots.go)
+	}
+	if b.queue.head != nil {
+		if d, set := b.armLocked(); set {
+			// (Set here, not in armLocked: a frame less under a runtime
+			// timer operation, which often runs on a fresh goroutine's
+			// first stack, whose growth costs more than the operation.)
+			if b.wake.timer == nil {
+				b.wake.timer = time.AfterFunc(d, b.onTimer)
+			} else {
+				b.wake.timer.Reset(d)
+			}
+		}
+	}
+	if at := b.lastSendAtLocked(); b.lastAt.Load() != at {
+		b.lastAt.Store(at) // (read without mu, as a hint: takeTurn)
+	}
+	w := b.wake.ready.head
+	b.wake.ready = waitQueue{}
+	b.mu.Unlock()
+	for w != nil {
+		next := w.next // (read before the signal: w is its goroutine's from then on)
+		w.signal()
+		w = next
+	}
+}
+
 // NewBudget returns a budget that paces requests at rate. It returns an
 // error when the rate or an option is invalid (a zero or negative rate, a
 // negative cap, a NaN factor…): every fault found, each naming its field,

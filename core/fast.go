@@ -52,23 +52,6 @@ type laneState struct {
 	_        [8]byte
 }
 
-// lock takes mu and closes the fast lane, carrying the tat it moved into
-// b.g and counting the calls it admitted in the estimate (on the lane, at
-// the last one's instant). Every holder of the budget's mu takes it this
-// way.
-func (b *Budget) lock() {
-	b.mu.Lock()
-	if l := b.lane.Load(); l != nil && l.tat.Load() != closedLane {
-		if t := l.tat.Swap(closedLane); t != closedLane {
-			b.g.tat = t
-			b.sent = max(b.sent, t) // (the lane admits at the configured pace: its tat is the record too)
-			if n := l.granted.Swap(0); n > 0 {
-				b.model.Sent(l.last.Load(), int(n))
-			}
-		}
-	}
-}
-
 // openLaneLocked opens the fast lane at now if nothing but the GCRA step
 // stands between a call and its turn: nobody queued, no pause, and the
 // estimate of the server's quota lets at least one call go now (internal/

@@ -8,7 +8,7 @@ import "context"
 // milliseconds on a loaded machine, a window's burst of 99 on two CPUs —
 // and the refusal that begins the pause may be applied meanwhile. Such a
 // call does not go into the known pause: on waking it finds that the
-// pause moved later since its grant (Budget.pausedAt, a hint read without
+// pause moved later since its grant (Budget.pause.movedAt, a hint read without
 // mu) and waits again, first in line behind the kept places (it was
 // granted before anyone who queued since), for the pause's end.
 

@@ -4,7 +4,7 @@ package core
 // only deadline, wake, state, err, slot, key and res are used, until the
 // slot it is handed moves it to the turn queue: slots.go). Its fields are
 // guarded by the budget's mu; once it is granted or failed they are final,
-// and its own goroutine reads them after the signal (scheduler.go, wait).
+// and its own goroutine reads them after the signal (wait.go).
 type waiter struct {
 	turn      turn
 	deadline  int64

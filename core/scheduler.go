@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"math"
 	"time"
 )
@@ -55,16 +54,6 @@ import (
 // never see it: to the scheduler, a call through the lane is one granted
 // before the lock was taken.
 //
-// retimeLocked re-reserves the whole queue: it requires invariant 1 and
-// that each waiter's turn is the one it last reserved; it rewinds the state
-// to the head's tatBefore, brings the pace to the effective one at now
-// (behind any pause, floored so a pause ends with no more than the server
-// holds), and reserves each waiter again in order. It guarantees that
-// every waiter whose turn came is granted, every waiter whose new turn
-// passes its deadline is failed and its reservation not made again, the
-// rest hold their new turns (the queue's timer is set for them when mu is
-// released), and invariants 1 and 2 hold again.
-
 // takeTurn reserves the call's turn — with r's cost in the extra
 // dimensions, for a budget that has them. It returns the time the turn was
 // given, or the queued waiter w that the caller waits on (wait). It, and
@@ -287,131 +276,6 @@ func (b *Budget) idleLocked() {
 	}
 }
 
-// wait blocks until w is granted, fails, or its context ends. It sleeps on
-// w.wake alone: the queue's timer (wake.go) grants the turns as they come,
-// and whoever moves w out of queued signals it once, after setting its
-// state, so w's fields are read here without mu once the signal came.
-// Every way out recycles w (queue.go): the caller never touches it again.
-func (b *Budget) wait(ctx context.Context, w *waiter) (int64, error) {
-	done := ctx.Done()
-	for {
-		if done == nil {
-			<-w.wake // (a context that never ends: no select to pay for)
-		} else {
-			select {
-			case <-w.wake:
-			case <-done:
-				return b.leave(ctx, w)
-			}
-		}
-		if b.doneWaiting(w) {
-			return b.granted(w)
-		}
-	}
-}
-
-// doneWaiting reports whether w, its signal received, is done waiting:
-// failed, or granted and not held back. Granted before a pause that became
-// known since, it is queued again for the pause's end (holdBack,
-// pause_held.go).
-func (b *Budget) doneWaiting(w *waiter) bool {
-	return w.state != granted || b.pause.movedAt.Load() < w.granted || !b.holdBack(w)
-}
-
-// leave is wait's way out when the context ends first: a queued w gives its
-// reservation back (and the slot it holds, a capped call's) and leaves the
-// queue; one waiting for a slot leaves the slot queue, having taken
-// nothing; one moved out of either meanwhile takes its signal, as if the
-// context had not ended. (Its own function, not inlined: wait's frame,
-// under which 100k parked callers sleep, stays small enough for a
-// goroutine's first stack.)
-//
-//go:noinline
-func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
-	b.lock()
-	if w.state == slotQueued { // a capped call waiting for a slot: it took nothing (slots.go)
-		b.slots.waiting.remove(w)
-		b.unlock()
-		b.recycle(w)
-		return 0, ctx.Err()
-	}
-	if w.state == queued {
-		now := b.now()
-		// w is checked again: syncPaceLocked may re-time the queue,
-		// which can grant or fail w, and a turn that has come is
-		// taken rather than given back.
-		b.syncPaceLocked(now)
-		if w.state == queued && w.turn.sendAt <= now {
-			b.dispatchLocked(now)
-		}
-		if w.state == queued {
-			if n := w.next; n != nil {
-				// The state before w becomes the state before the one
-				// behind it: nothing moves now, and a re-timing, or the
-				// last waiter leaving, gives w's turn back too.
-				n.turn.tatBefore = w.turn.tatBefore
-			}
-			b.queue.remove(w)
-			b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
-			if w.res != nil {
-				b.cancelDimsLocked(w.res)
-			}
-			if w.slot.idx1 > 0 {
-				b.freeSlotLocked(w.slot) // the slot a capped call was handed for this turn
-			}
-			b.unlock()
-			b.recycle(w) // out while queued: nobody signals it
-			return 0, ctx.Err()
-		}
-	}
-	b.unlock()
-	<-w.wake // moved out of queued meanwhile: its signal is there
-	return b.granted(w)
-}
-
-// granted is what wait returns for w, signalled granted or failed, and
-// its signal received: w is recycled before the observer hears of the wait.
-// A capped call's w granted with its slot is left to its caller, which
-// reports the waits while it holds the slot (acquireSlotTurn); a failed
-// one's slot is freed.
-func (b *Budget) granted(w *waiter) (int64, error) {
-	if w.state == granted && w.slot.idx1 > 0 {
-		return w.granted, nil
-	}
-	state, err, at, slot := w.state, w.err, w.granted, w.slot
-	arrived, pauseEnd, throttled := w.arrived, w.pauseEnd, w.throttled
-	b.recycle(w)
-	if state == failed {
-		if slot.idx1 > 0 {
-			b.releaseSlot(slot)
-		}
-		return 0, err
-	}
-	b.reportWait(arrived, pauseEnd, at, throttled)
-	return at, nil
-}
-
-// reportWait emits the events of one wait: the part spent in a server
-// pause, then the part spent waiting for the turn.
-func (b *Budget) reportWait(arrived, pauseEnd, at int64, throttled bool) {
-	if b.cfg.observer == nil {
-		return
-	}
-	from := arrived
-	if pauseEnd > arrived {
-		end := min(pauseEnd, at)
-		b.emit(Event{Reason: Paused, Wait: time.Duration(end - arrived)})
-		from = end
-	}
-	if at > from {
-		r := Paced
-		if throttled {
-			r = Throttled
-		}
-		b.emit(Event{Reason: r, Wait: time.Duration(at - from)})
-	}
-}
-
 // dispatchLocked grants every queued waiter whose turn has come, in order.
 func (b *Budget) dispatchLocked(now int64) {
 	for w := b.queue.head; w != nil && w.turn.sendAt <= now; w = b.queue.head {
@@ -445,71 +309,4 @@ func (b *Budget) lateErrorLocked(sendAt, now int64) error {
 		e.Reason = Throttled
 	}
 	return e
-}
-
-// syncPaceLocked brings the pacing state to the configured pace and the
-// extra dimensions to theirs at now, re-timing the callers already
-// waiting if a pace changed (SetRate, a quota report for a dimension
-// running out).
-func (b *Budget) syncPaceLocked(now int64) {
-	if int64(b.pace.rate.Interval()) != b.g.interval || b.pace.burst != b.g.burst || b.dimsPaceChangedLocked(now) {
-		b.retimeLocked(now)
-	}
-}
-
-// retimeLocked recomputes the turn of every waiting caller, in order, at
-// the effective pace and behind any pause. A caller whose new turn comes at
-// or after its deadline fails at once. Callers whose turn has come are
-// dispatched first.
-func (b *Budget) retimeLocked(now int64) {
-	b.dispatchLocked(now)
-	b.retimeQueueLocked(now)
-}
-
-// retimeQueueLocked is retimeLocked without first granting the callers
-// whose turn has come.
-func (b *Budget) retimeQueueLocked(now int64) {
-	if head := b.queue.head; head != nil {
-		b.rewindLocked(head.turn.tatBefore) // the state before the queued reservations
-		if head.res != nil {
-			b.resetDimsLocked(head.res)
-		}
-	}
-	// A new pace applies to the turns after now; what could go before it
-	// may still go (gcra.setPace).
-	b.g.setPace(now, int64(b.pace.rate.Interval()), b.pace.burst)
-	if b.dims != nil {
-		b.setDimsPaceLocked(now, now)
-	}
-	b.failSlotWaitersLocked(now)
-	after := int64(math.MinInt64) // the send time of the caller re-timed last
-	pos, base := int64(0), b.g.tat
-	for w := b.queue.head; w != nil; {
-		next := w.next
-		pos++
-		t, throttled, ok := b.reserveLocked(now, w.deadline, after, w.res, pos, base)
-		switch {
-		case !ok:
-			if w.res != nil {
-				b.dims.untrack(w.res)
-			}
-			b.queue.remove(w)
-			pos--
-			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
-			b.wake.ready.push(w)
-		case t != w.turn:
-			w.turn = t
-			w.throttled = w.throttled || throttled
-			if w.place {
-				w.expire = t.sendAt + b.placeGraceLocked()
-			} else if b.pause.until > now { // the pause holds it back, whatever follows
-				w.pauseEnd = b.pause.until
-			}
-		}
-		if ok {
-			after = t.sendAt
-		}
-		w = next
-	}
-	b.idleLocked()
 }

@@ -109,7 +109,7 @@ func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *re
 	if err != nil {
 		return Permit{}, withDeadline(ctx, err)
 	}
-	// Granted: w holds the slot, and granted left it to us (scheduler.go).
+	// Granted: w holds the slot, and granted left it to us (wait.go).
 	p := Permit{b: b, sent: sent, slot: w.slot, res: r, key: key}
 	handed, pauseEnd, throttled := w.arrived, w.pauseEnd, w.throttled // (its turn's wait began when it was handed the slot)
 	b.recycle(w)

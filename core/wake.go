@@ -14,39 +14,6 @@ import "time"
 // queue, as it left it, needs attention: no change to the queue can leave
 // it asleep.
 
-// unlock reserves the turns of the callers handed a slot, sets the queue's
-// timer for the queue as it is and releases mu.
-// Every holder of the budget's mu releases it this way (lock, fast.go,
-// takes it).
-func (b *Budget) unlock() {
-	if b.slots.handed.head != nil {
-		b.handedTurnsLocked() // callers handed a slot take their turns first (slots.go)
-	}
-	if b.queue.head != nil {
-		if d, set := b.armLocked(); set {
-			// (Set here, not in armLocked: a frame less under a runtime
-			// timer operation, which often runs on a fresh goroutine's
-			// first stack, whose growth costs more than the operation.)
-			if b.wake.timer == nil {
-				b.wake.timer = time.AfterFunc(d, b.onTimer)
-			} else {
-				b.wake.timer.Reset(d)
-			}
-		}
-	}
-	if at := b.lastSendAtLocked(); b.lastAt.Load() != at {
-		b.lastAt.Store(at) // (read without mu, as a hint: takeTurn)
-	}
-	w := b.wake.ready.head
-	b.wake.ready = waitQueue{}
-	b.mu.Unlock()
-	for w != nil {
-		next := w.next // (read before the signal: w is its goroutine's from then on)
-		w.signal()
-		w = next
-	}
-}
-
 // armLocked says whether the queue's timer must be set, and to fire after
 // how long, to fire by wakeAtLocked; it notes the timer set (unlock sets
 // it). A timer already set to fire sooner is left alone (it fires, finds
