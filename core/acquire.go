@@ -114,7 +114,7 @@ func (b *Budget) turn(ctx context.Context, key uint64) (int64, error) {
 		w   *waiter
 		err error
 	)
-	if _, mem := b.pacer.(memPacer); !mem {
+	if !b.pacer.scheduled() {
 		now, err = b.pacer.turn(ctx, now, deadline, nil, key)
 	} else if now, w, err = b.takeTurn(now, deadline, nil, key); w != nil {
 		now, err = b.wait(ctx, w)
@@ -132,7 +132,7 @@ func (b *Budget) acquire(ctx context.Context, r *reservation, key uint64) (Permi
 	deadline := b.deadline(ctx)
 	now := b.now()
 	var slot slotRef
-	if _, mem := b.pacer.(memPacer); mem && b.cfg.maxInFlight > 0 {
+	if b.cfg.maxInFlight > 0 && b.pacer.scheduled() {
 		if r == nil {
 			if ref, ok := b.admitCapped(now, deadline); ok { // the slot and the turn at once: slots.go
 				return Permit{b: b, sent: now, slot: ref, key: key}, nil

@@ -161,7 +161,7 @@ func newBudget(rate Rate, c config, learning bool) (*Budget, error) {
 	}
 	b.pacer = memPacer{b}
 	if c.store != nil {
-		b.pacer = &storePacer{b: b, s: c.store, factor: 1}
+		b.pacer = newStorePacer(b, c.store, c.dims)
 	}
 	b.pace.burst = int64(rate.Requests)
 	if c.burstSet {
@@ -177,11 +177,6 @@ func newBudget(rate Rate, c config, learning bool) (*Budget, error) {
 	}
 	if len(c.dims) > 0 {
 		b.dims = newDimSet(c.dims, c.backfill)
-		if sp, ok := b.pacer.(*storePacer); ok {
-			for _, d := range c.dims {
-				sp.dims = append(sp.dims, DimPace{Name: d.name, Interval: d.rate.Interval(), Burst: d.burst})
-			}
-		}
 	}
 	return b, nil
 }
@@ -332,13 +327,7 @@ func (b *Budget) effectiveRateLocked() Rate {
 	if b.cfg.learning {
 		return b.learntRateLocked()
 	}
-	f := b.model.Factor()
-	if r, ok := b.model.Rate(); ok && r < b.pace.rate.PerSecondFloat()*f {
-		f = r / b.pace.rate.PerSecondFloat()
-	}
-	if sp, ok := b.pacer.(*storePacer); ok {
-		f = sp.factor
-	}
+	f := b.pacer.factorLocked()
 	if f >= 1 {
 		return b.pace.rate
 	}

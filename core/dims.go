@@ -370,13 +370,5 @@ func (p *Permit) releaseCost() {
 // settle settles the permit's reservation at actual units per dimension:
 // in the budget, or through its Store.
 func (p *Permit) settle(actual []int64) {
-	b := p.b
-	if sp, ok := b.pacer.(*storePacer); ok {
-		sp.settle(p.res, actual)
-		return
-	}
-	now := b.now()
-	b.lock()
-	b.settleLocked(p.res, actual, now)
-	b.unlock()
+	p.b.pacer.settle(p.res, actual)
 }

@@ -35,6 +35,17 @@ type pacer interface {
 	// pauseLeft is how long until a call may go: the server's pause, or the
 	// wait the estimate of its quota sets (PauseRemaining).
 	pauseLeft() time.Duration
+	// settle settles a granted reservation's costs at actual units per
+	// extra dimension (nil: none, giving the estimate back), once.
+	settle(r *reservation, actual []int64)
+	// factorLocked is the factor, in (0, 1], by which the pace is slowed
+	// now (EffectiveRate); the budget's mu is held.
+	factorLocked() float64
+	// scheduled reports whether the turns come from the budget's own
+	// scheduler, under its mu (memPacer): the entry points then take the
+	// turn, a capped call's slot with it, and the wire's last look from
+	// the scheduler directly.
+	scheduled() bool
 }
 
 // memPacer is the in-memory mode: the budget's own GCRA state, queue and
@@ -71,6 +82,26 @@ func (p memPacer) stamp(sent time.Time) int64 {
 	}
 	return int64(sent.Sub(p.b.cfg.epoch))
 }
+
+func (p memPacer) settle(r *reservation, actual []int64) {
+	now := p.b.now()
+	p.b.lock()
+	p.b.settleLocked(r, actual, now)
+	p.b.unlock()
+}
+
+// factorLocked is the adaptive factor, or the rate the server's reports
+// show when that is slower.
+func (p memPacer) factorLocked() float64 {
+	b := p.b
+	f := b.model.Factor()
+	if r, ok := b.model.Rate(); ok && r < b.pace.rate.PerSecondFloat()*f {
+		f = r / b.pace.rate.PerSecondFloat()
+	}
+	return f
+}
+
+func (memPacer) scheduled() bool { return true }
 
 func (p memPacer) pauseLeft() time.Duration {
 	now := p.b.now()

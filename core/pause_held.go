@@ -92,7 +92,7 @@ func (b *Budget) lastLook(ctx context.Context, p *Permit) error {
 //
 //go:noinline
 func (b *Budget) holdAtWire(ctx context.Context, p *Permit) error {
-	if _, mem := b.pacer.(memPacer); !mem {
+	if !b.pacer.scheduled() {
 		return nil
 	}
 	deadline := b.deadline(ctx)

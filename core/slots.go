@@ -148,7 +148,7 @@ func (b *Budget) slotNowLocked(key uint64) (slotRef, bool) {
 func (b *Budget) handSlotLocked(sw *waiter, ref slotRef) {
 	b.slots.waiting.remove(sw)
 	sw.slot = ref
-	if _, mem := b.pacer.(memPacer); mem {
+	if b.pacer.scheduled() {
 		b.slots.handed.push(sw)
 		return
 	}

@@ -35,6 +35,16 @@ type storePacer struct {
 	factor  float64 // the fleet's factor, as the store last reported it
 }
 
+// newStorePacer is b's mode on store s, with the extra dimensions dims
+// configured.
+func newStorePacer(b *Budget, s Store, dims []dimConfig) *storePacer {
+	p := &storePacer{b: b, s: s, factor: 1}
+	for _, d := range dims {
+		p.dims = append(p.dims, DimPace{Name: d.name, Interval: d.rate.Interval(), Burst: d.burst})
+	}
+	return p
+}
+
 // turn is Acquire's turn when the state is in a Store: one call to Take
 // (with r's costs in the extra dimensions, when r is not nil), then a wait
 // for the turn; a cancelled wait refunds the turn.
@@ -399,6 +409,11 @@ func (p *storePacer) check(ctx context.Context, now, deadline int64) error {
 	}
 	return e
 }
+
+// factorLocked is the fleet's factor, as the store last reported it.
+func (p *storePacer) factorLocked() float64 { return p.factor }
+
+func (*storePacer) scheduled() bool { return false }
 
 func (p *storePacer) pauseLeft() time.Duration {
 	st, err := p.s.Status(context.Background())
