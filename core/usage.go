@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/headgate-go/headgate/core/internal/usage"
 )
 
 // WithUsage makes the Transport commit, for every 2xx response to a request
@@ -59,7 +61,7 @@ func (t *Transport) readUsage(resp *http.Response, cost *costHolder) io.ReadClos
 	if !sse && mt != "application/json" && !strings.HasSuffix(mt, "+json") {
 		return resp.Body
 	}
-	return &usageBody{rc: resp.Body, cost: cost, dim: dim, scan: usageScan{sse: sse}}
+	return &usageBody{rc: resp.Body, cost: cost, dim: dim, scan: usage.Scan{SSE: sse}}
 }
 
 // usageBody reads the usage from a body as it is read, and commits it when
@@ -70,13 +72,13 @@ type usageBody struct {
 	dim  int // index of the usage's dimension
 
 	mu   sync.Mutex // Close may come while a Read runs
-	scan usageScan  // guarded by mu
+	scan usage.Scan // guarded by mu
 }
 
 func (b *usageBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	b.mu.Lock()
-	b.scan.write(p[:n])
+	b.scan.Write(p[:n])
 	b.mu.Unlock()
 	if err == io.EOF {
 		b.commit(true)
@@ -95,7 +97,7 @@ func (b *usageBody) Close() error {
 // dimensions at their estimates; without a usage it does nothing.
 func (b *usageBody) commit(ended bool) {
 	b.mu.Lock()
-	ok, total := b.scan.seen() && (ended || b.scan.final), b.scan.total()
+	ok, total := b.scan.Seen() && (ended || b.scan.Final()), b.scan.Total()
 	b.mu.Unlock()
 	if !ok {
 		return

@@ -1,6 +1,8 @@
-package core
+// Package usage reads the token usage an LLM provider reports in a
+// response body, as the body is read.
+package usage
 
-// usageScan reads the token usage an LLM provider reports in a response
+// A Scan reads the token usage an LLM provider reports in a response
 // body fed to it piece by piece as the caller reads it: a JSON document, or
 // a stream of server-sent events whose data lines are JSON documents. It
 // keeps a few counters and at most one short key, never the body, and costs
@@ -15,8 +17,8 @@ package core
 // read updates the fields it holds, so a stream's counts are the latest
 // ones: Anthropic's message_delta reports cumulative counts over the input
 // its message_start reported.
-type usageScan struct {
-	sse bool // the body is text/event-stream
+type Scan struct {
+	SSE bool // the body is text/event-stream
 
 	// Server-sent event framing (sse only).
 	line     uint8 // lineField, lineDataStart, lineData or lineSkip
@@ -50,7 +52,7 @@ type usageScan struct {
 	lastSeen uint16
 	// final is false while the latest usage is only a stream's opening
 	// report (Anthropic's message_start, under "message"), which a stream
-	// cut short may never complete.
+	// cut short may never complete (Final).
 	final bool
 }
 
@@ -77,11 +79,11 @@ const (
 	maxUsage   = int64(1) << 53 // a count saturates here, never wraps
 )
 
-// seen reports whether a usage object has been read.
-func (s *usageScan) seen() bool { return s.lastSeen != 0 }
+// Seen reports whether a usage object has been read.
+func (s *Scan) Seen() bool { return s.lastSeen != 0 }
 
-// total returns the tokens the latest usage reports.
-func (s *usageScan) total() int64 {
+// Total returns the tokens the latest usage reports.
+func (s *Scan) Total() int64 {
 	if s.lastSeen&1 != 0 {
 		return s.last[0]
 	}
@@ -92,9 +94,13 @@ func (s *usageScan) total() int64 {
 	return sum
 }
 
-// write feeds the next bytes of the body.
-func (s *usageScan) write(p []byte) {
-	if !s.sse {
+// Final reports whether the latest usage read is more than a stream's
+// opening report.
+func (s *Scan) Final() bool { return s.final }
+
+// Write feeds the next bytes of the body.
+func (s *Scan) Write(p []byte) {
+	if !s.SSE {
 		for _, c := range p {
 			s.json(c)
 		}
@@ -108,7 +114,7 @@ func (s *usageScan) write(p []byte) {
 // sseByte reads one byte of an event stream: the data lines go to the JSON
 // tokenizer, and each event (ended by a blank line) is a document of its
 // own. Lines end with LF, CR or CRLF.
-func (s *usageScan) sseByte(c byte) {
+func (s *Scan) sseByte(c byte) {
 	if c == '\n' && s.lastCR {
 		s.lastCR = false
 		return
@@ -149,14 +155,14 @@ func (s *usageScan) sseByte(c byte) {
 }
 
 // resetJSON forgets a document's structure, keeping what was read.
-func (s *usageScan) resetJSON() {
+func (s *Scan) resetJSON() {
 	s.depth, s.objects, s.expectKey, s.inString, s.escape, s.inKey, s.inNum = 0, 0, false, false, false, false, false
 	s.keyAt, s.usageAt, s.curSeen = [4]uint8{}, 0, 0
 }
 
 // json reads one byte of JSON. Malformed JSON is read as far as it makes
 // sense and never fails: at worst a usage is missed.
-func (s *usageScan) json(c byte) {
+func (s *Scan) json(c byte) {
 	if s.inString {
 		s.stringByte(c)
 		return
@@ -192,7 +198,7 @@ func (s *usageScan) json(c byte) {
 	}
 }
 
-func (s *usageScan) stringByte(c byte) {
+func (s *Scan) stringByte(c byte) {
 	switch {
 	case s.escape:
 		s.escape = false
@@ -215,7 +221,7 @@ func (s *usageScan) stringByte(c byte) {
 }
 
 // endKey records the key just read at the current depth.
-func (s *usageScan) endKey() {
+func (s *Scan) endKey() {
 	if s.depth < 1 || s.depth >= len(s.keyAt) {
 		return
 	}
@@ -238,7 +244,7 @@ func (s *usageScan) endKey() {
 }
 
 // endNumber stores a number that is the value of a usage field.
-func (s *usageScan) endNumber() {
+func (s *Scan) endNumber() {
 	s.inNum = false
 	if s.usageAt == 0 || s.depth != s.usageAt || s.numBad {
 		return
@@ -249,12 +255,12 @@ func (s *usageScan) endNumber() {
 	}
 }
 
-func (s *usageScan) isObject(d int) bool {
+func (s *Scan) isObject(d int) bool {
 	return d >= 1 && d <= 64 && s.objects&(1<<(d-1)) != 0
 }
 
 // open enters an object or an array, noting a usage object.
-func (s *usageScan) open(object bool) {
+func (s *Scan) open(object bool) {
 	d := s.depth
 	if object && s.usageAt == 0 && (d == 1 || d == 2) && s.isObject(d) && s.keyAt[d] == keyUsage {
 		s.usageAt = d + 1
@@ -276,7 +282,7 @@ func (s *usageScan) open(object bool) {
 }
 
 // close leaves an object or an array; leaving a usage object records it.
-func (s *usageScan) close() {
+func (s *Scan) close() {
 	if s.depth == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package core
+package usage
 
 import (
 	"strings"
@@ -55,21 +55,21 @@ func TestUsageScan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, split := range []bool{false, true} {
-			s := usageScan{sse: tt.sse}
+			s := Scan{SSE: tt.sse}
 			if split {
 				for i := range len(tt.body) {
-					s.write([]byte(tt.body[i : i+1]))
+					s.Write([]byte(tt.body[i : i+1]))
 				}
 			} else {
-				s.write([]byte(tt.body))
+				s.Write([]byte(tt.body))
 			}
 			got := int64(0)
-			if s.seen() {
-				got = s.total()
+			if s.Seen() {
+				got = s.Total()
 			}
-			if got != tt.want || s.seen() != tt.seen || (s.seen() && s.final != tt.final) {
+			if got != tt.want || s.Seen() != tt.seen || (s.Seen() && s.final != tt.final) {
 				t.Errorf("%s (byte by byte %v): total %d, seen %v, final %v; want %d, %v, %v",
-					tt.name, split, got, s.seen(), s.final, tt.want, tt.seen, tt.final)
+					tt.name, split, got, s.Seen(), s.final, tt.want, tt.seen, tt.final)
 			}
 		}
 	}
@@ -83,15 +83,15 @@ func FuzzUsageScan(f *testing.F) {
 		f.Add([]byte(b), false, uint16(7))
 	}
 	f.Fuzz(func(t *testing.T, body []byte, sse bool, cut uint16) {
-		whole, parts := usageScan{sse: sse}, usageScan{sse: sse}
-		whole.write(body)
+		whole, parts := Scan{SSE: sse}, Scan{SSE: sse}
+		whole.Write(body)
 		c := min(int(cut), len(body))
-		parts.write(body[:c])
-		parts.write(body[c:])
-		if whole.seen() != parts.seen() || whole.total() != parts.total() || whole.final != parts.final {
-			t.Fatalf("whole: %v %d %v, in two at %d: %v %d %v", whole.seen(), whole.total(), whole.final, c, parts.seen(), parts.total(), parts.final)
+		parts.Write(body[:c])
+		parts.Write(body[c:])
+		if whole.Seen() != parts.Seen() || whole.Total() != parts.Total() || whole.final != parts.final {
+			t.Fatalf("whole: %v %d %v, in two at %d: %v %d %v", whole.Seen(), whole.Total(), whole.final, c, parts.Seen(), parts.Total(), parts.final)
 		}
-		if tot := whole.total(); tot < 0 || tot > maxUsage {
+		if tot := whole.Total(); tot < 0 || tot > maxUsage {
 			t.Fatalf("total %d out of [0, %d]", tot, maxUsage)
 		}
 	})
