@@ -111,8 +111,7 @@ func (b *Budget) unlock() {
 	if at := b.lastSendAtLocked(); b.lastAt.Load() != at {
 		b.lastAt.Store(at) // (read without mu, as a hint: takeTurn)
 	}
-	w := b.wake.ready.head
-	b.wake.ready = waitQueue{}
+	w := b.wake.takeReady()
 	b.mu.Unlock()
 	for w != nil {
 		next := w.next // (read before the signal: w is its goroutine's from then on)

@@ -128,8 +128,7 @@ func (b *Budget) apply(status int, f ratelimit.Feedback, sent, now int64, wall t
 	oldRate := b.effectiveRateLocked()
 	e := b.model.Observe(reportOf(status, f, sent, now, wall))
 	changed := e.Changed
-	if e.Pause > now && b.pause.extend(e.Pause, status) {
-		b.pause.movedAt.Store(max(now, 1)) // (pause_held.go)
+	if e.Pause > now && b.pause.moveLater(e.Pause, status, now) {
 		changed = true
 	}
 	if b.shapeDimsLocked(f, now) {

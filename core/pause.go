@@ -35,3 +35,23 @@ type serverPause struct {
 	// MaxPause (quota.Model.Next).
 	waitSince int64
 }
+
+// moveLater extends the stated pause to until, noting at now that it
+// moved (movedAt) when it did, and reports whether it did.
+func (p *serverPause) moveLater(until int64, status int, now int64) bool {
+	if !p.extend(until, status) {
+		return false
+	}
+	p.movedAt.Store(max(now, 1)) // (pause_held.go)
+	return true
+}
+
+// waiting notes that callers wait at now, unless they already did.
+func (p *serverPause) waiting(now int64) {
+	if p.waitSince == 0 {
+		p.waitSince = now // (the silence a response may cause counts from here: quietLocked)
+	}
+}
+
+// idle notes that no caller waits.
+func (p *serverPause) idle() { p.waitSince = 0 }

@@ -19,6 +19,9 @@ package core
 // arrival order, and the note is no help (the kept place's own slot was
 // freed when it was given up).
 
+// clear forgets every key noted.
+func (r *rejoining) clear() { r.n = 0 }
+
 // take reports whether key is noted, and forgets it if it is.
 func (r *rejoining) take(key uint64) bool {
 	for i, k := range r.keys[:r.n] {

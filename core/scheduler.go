@@ -110,7 +110,7 @@ func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key 
 		}
 	}
 	if b.pause.late.n > 0 && b.queue.head == nil {
-		b.pause.late.n = 0 // nobody left to go ahead of
+		b.pause.late.clear() // nobody left to go ahead of
 	}
 	if b.queue.n > 0 {
 		// Those ahead whose turn has come go first, before the call
@@ -118,8 +118,8 @@ func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key 
 		// queue, which must not forget a reservation not yet in it.
 		b.dispatchLocked(now)
 	}
-	if b.queue.n == 0 && b.pause.waitSince == 0 {
-		b.pause.waitSince = now // (the silence a response may cause counts from here: quietLocked)
+	if b.queue.n == 0 {
+		b.pause.waiting(now)
 	}
 	t, throttled, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r, int64(b.queue.n)+1, b.baseLocked())
 	if !ok {
@@ -272,7 +272,7 @@ func (b *Budget) grantLocked(now int64) {
 // silence a response may cause counts from the next caller that waits.
 func (b *Budget) idleLocked() {
 	if b.queue.n == 0 {
-		b.pause.waitSince = 0
+		b.pause.idle()
 	}
 }
 

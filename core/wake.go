@@ -77,3 +77,11 @@ type wakeup struct {
 	armed   bool        // timer is set to fire at armedAt
 	armedAt int64
 }
+
+// takeReady empties ready and returns its waiters, linked by next, for
+// unlock to signal once mu is released.
+func (w *wakeup) takeReady() *waiter {
+	h := w.ready.head
+	w.ready = waitQueue{}
+	return h
+}
