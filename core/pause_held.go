@@ -4,13 +4,12 @@ import "context"
 
 // A call granted its turn before a server pause became known may not have
 // gone yet when it does. A burst's turns are granted at one instant, but
-// its callers wake and reach the wire one after another — over
-// milliseconds on a loaded machine, a window's burst of 99 on two CPUs —
-// and the refusal that begins the pause may be applied meanwhile. Such a
-// call does not go into the known pause: on waking it finds that the
-// pause moved later since its grant (Budget.pause.movedAt, a hint read without
-// mu) and waits again, first in line behind the kept places (it was
-// granted before anyone who queued since), for the pause's end.
+// its callers wake and reach the wire one after another, and the refusal
+// that begins the pause may be applied meanwhile. Such a call does not go
+// into the known pause: on waking it finds that the pause moved later
+// since its grant (Budget.pause.movedAt, a hint read without mu) and
+// waits again, first in line behind the kept places (it was granted
+// before anyone who queued since), for the pause's end.
 
 // holdBack queues w again, granted at w.granted, when the server's pause
 // moved later since and has not ended, and reports whether it did. w's

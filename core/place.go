@@ -303,9 +303,7 @@ func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64, key uin
 // wait behind the others for a slot while its place held one, and at the
 // wait's end the place — its turn come, its retry not there — holds
 // everyone behind it until it is given up, their requests never going to
-// free a slot (the pause at a sliding window's turn, 980 ms, under -race
-// with four Ps: the burst after the pause left 20 ms late, once in a few
-// hundred runs). With the slot, the retry adopts its place (adoptPlaceLocked).
+// free a slot. With the slot, the retry adopts its place (adoptPlaceLocked).
 func (b *Budget) placeSlotLocked(key uint64) (slotRef, bool) {
 	if key == 0 || key == anyKey {
 		return slotRef{}, false

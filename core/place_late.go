@@ -1,23 +1,21 @@
 package core
 
 // A late retry still goes first. A kept place waits for its refused
-// call's retry one interval of the pace past its turn (placeGrace, 20 ms at
-// most) and is then given up, so that a call that never comes back costs
-// the others little. But on a loaded machine a retry layer's timer can
-// wake later than that (over loopback, on two CPUs running two batches,
-// resty's retry came 45 ms after the pause's end): it then found some
-// hundred callers queued during the pause ahead of it and went ~1 s late,
-// behind all of them. So a place given up notes its key (givePlaceUpLocked,
-// at most maxRejoin of them), and the call for that key that comes while
-// others still wait goes first in line behind the kept places, as a call
-// held back by the pause does (requeueLocked): the callers who queued
-// during the pause wait one turn more, not the refused call a hundred.
-// The notes are dropped once nobody waits (takeTurn): there is nobody
-// left to go ahead of. A note names the request (its method and URL), as a
-// kept place does: another caller's identical request arriving first
-// takes it. With WithMaxInFlight a late retry first waits for a slot, in
-// arrival order, and the note is no help (the kept place's own slot was
-// freed when it was given up).
+// call's retry one interval of the pace past its turn (placeGrace) and is
+// then given up, so that a call that never comes back costs the others
+// little. A retry that wakes later than that (a loaded machine's timer)
+// would find the callers queued during the pause ahead of it. So a place
+// given up notes its key (givePlaceUpLocked, at most maxRejoin of them),
+// and the call for that key that comes while others still wait goes first
+// in line behind the kept places, as a call held back by the pause does
+// (requeueLocked): the callers who queued during the pause wait one turn
+// more, not the refused call behind all of them. The notes are dropped
+// once nobody waits (turnLocked): there is nobody left to go ahead of. A
+// note names the request (its method and URL), as a kept place does:
+// another caller's identical request arriving first takes it. With
+// WithMaxInFlight a late retry first waits for a slot, in arrival order,
+// and the note is no help (the kept place's own slot was freed when it was
+// given up).
 
 // clear forgets every key noted.
 func (r *rejoining) clear() { r.n = 0 }

@@ -65,8 +65,7 @@ import (
 // inlined (newWaiter, spare, dimSet.newReservation) — because a queued
 // caller's unlock may set the queue's timer below it (wake.go): on a fresh
 // goroutine's first stack, a deeper chain grows that stack inside the
-// runtime's timer heap, which cost a drain of 100k callers more than the
-// timer operations themselves (bench: BenchmarkWaiters/drain).
+// runtime's timer heap.
 func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent int64, w *waiter, err error) {
 	if r == nil && b.dims != nil {
 		r = b.dims.newReservation(nil) // a request with no extra cost
