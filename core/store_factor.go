@@ -8,7 +8,7 @@ import (
 
 // fleetFactor is the adaptive factor a Store shares across its fleet
 // (MemoryStore runs it; redisstore's report script is its port). It
-// follows the rules of a budget's controller (control_factor.go), applied
+// follows the rules of a budget's estimate (internal/quota, pace.go), applied
 // once across the fleet:
 //
 //   - a refusal the reporting budget's controller found above the
