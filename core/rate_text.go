@@ -2,9 +2,8 @@ package core
 
 import (
 	"encoding"
-	"strconv"
-	"strings"
-	"time"
+
+	"github.com/headgate-go/headgate/core/internal/ratetext"
 )
 
 // This file holds the text form of a Rate, for configuration files and
@@ -15,13 +14,6 @@ var (
 	_ encoding.TextAppender    = Rate{}
 	_ encoding.TextUnmarshaler = (*Rate)(nil)
 )
-
-// rateUnits are the period words ParseRate reads besides Go durations.
-var rateUnits = map[string]time.Duration{
-	"s": time.Second, "sec": time.Second, "second": time.Second,
-	"m": time.Minute, "min": time.Minute, "minute": time.Minute,
-	"h": time.Hour, "hr": time.Hour, "hour": time.Hour,
-}
 
 // ParseRate reads a rate in its text form, <count>/<period>: "600/min",
 // "5/s", "5000/h", "10/100ms" (Rate.UnmarshalText gives the grammar).
@@ -35,67 +27,15 @@ var rateUnits = map[string]time.Duration{
 // (UnmarshalText reads "" as the zero Rate) and build the budget with
 // NewBudgetOrDisabled.
 func ParseRate(s string) (Rate, error) {
-	count, period, ok := strings.Cut(s, "/")
-	count, period = trimBlank(count), trimBlank(period)
-	switch {
-	case trimBlank(s) == "":
-		return Rate{}, rateError(s, "it is empty; write e.g. \"5/s\", \"300/min\" or \"10/100ms\"")
-	case !ok:
-		return Rate{}, rateError(s, "the period is missing; write <count>/<period>, e.g. \"5/s\", \"300/min\" or \"10/100ms\"")
-	case count == "":
-		return Rate{}, rateError(s, "the count before the slash is missing")
-	case period == "":
-		return Rate{}, rateError(s, "the period after the slash is missing")
-	}
-	n, err := parseCount(s, count)
-	if err != nil {
-		return Rate{}, err
-	}
-	d, err := parsePeriod(s, period)
-	if err != nil {
-		return Rate{}, err
+	n, d, why := ratetext.Parse(s)
+	if why != "" {
+		return Rate{}, rateError(s, why)
 	}
 	r := Rate{Requests: n, Period: d}
 	if r.Interval() <= 0 {
 		return Rate{}, rateError(s, "it is faster than one request per nanosecond")
 	}
 	return r, nil
-}
-
-// parseCount reads the count: digits only, no sign, positive, within int.
-func parseCount(in, s string) (int, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < '0' || c > '9' {
-			return 0, rateError(in, "the count "+strconv.Quote(s)+" is not a positive whole number")
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, strconv.IntSize)
-	if err != nil { // digits only: the only error left is the range
-		return 0, rateError(in, "the count "+s+" is too large")
-	}
-	if n == 0 {
-		return 0, rateError(in, "the count must be positive, got 0")
-	}
-	return int(n), nil
-}
-
-// parsePeriod reads the period: a unit word or a Go duration, positive.
-func parsePeriod(in, s string) (time.Duration, error) {
-	if d, ok := rateUnits[s]; ok {
-		return d, nil
-	}
-	p := s
-	if c := s[0]; c != '.' && (c < '0' || c > '9') && c != '+' && c != '-' {
-		p = "1" + s // a bare unit: one of it
-	}
-	d, err := time.ParseDuration(p)
-	if err != nil {
-		return 0, rateError(in, "the period "+strconv.Quote(s)+" is not a duration (s, min, h, or a Go duration such as 100ms or 1m30s)")
-	}
-	if d <= 0 {
-		return 0, rateError(in, "the period must be positive, got "+d.String())
-	}
-	return d, nil
 }
 
 // rateError reports invalid rate text, quoting it (cut short if long).
@@ -106,9 +46,6 @@ func rateError(in, why string) error {
 	}
 	return configErrorf("rate", "%q is invalid: %s", in, why)
 }
-
-// trimBlank trims the spaces and tabs around s.
-func trimBlank(s string) string { return strings.Trim(s, " \t") }
 
 // AppendText appends the rate's text form (String) to b. It implements
 // encoding.TextAppender. The zero Rate appends nothing; any other invalid
