@@ -37,7 +37,7 @@ type Budget struct {
 
 	_      [64]byte // (what the admit path reads stays off the line mu's writes move)
 	mu     sync.Mutex
-	lastAt atomic.Int64 // lastSendAtLocked as of the last unlock: a hint read without mu (wake.go; takeTurn, placeWithSlot)
+	lastAt atomic.Int64 // lastSendAtLocked as of the last unlock (or the last grant): a hint read without mu by takeTurn and placeWithSlot
 
 	// Guarded by mu.
 	pace  pace        // the configured rate and burst (SetRate)
