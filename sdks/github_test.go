@@ -83,11 +83,10 @@ func gitHubRun(c *github.Client, n int, bypass bool) (failed, attempts int) {
 }
 
 // TestGitHub runs many concurrent calls through go-github and a budget of
-// GitHub's primary limit: at most two refused — the probes, one after the
-// other, by which the budget learns that the quota comes in windows
-// (core/control.go: a probe refused before a continuous server could have
-// refilled a token proves nothing, and one more follows) — and through
-// go-github alone: many are.
+// GitHub's primary limit: at most two refused — the guesses, one after
+// the other, by which the budget learns that the quota comes in windows
+// (core/internal/quota: a guess refused widens the estimate, and the next
+// waits longer) — and through go-github alone: many are.
 func TestGitHub(t *testing.T) {
 	for _, withHeadgate := range []bool{true, false} {
 		t.Run(map[bool]string{true: "headgate", false: "alone"}[withHeadgate], func(t *testing.T) {

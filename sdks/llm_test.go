@@ -148,7 +148,7 @@ func checkLLM(t *testing.T, api *fake.API, res llmResult, commit bool, latency t
 func checkPause(t *testing.T, api *fake.API, pausedAt time.Time, pause, late time.Duration, exact bool) {
 	t.Helper()
 	end := pausedAt.Add(pause)
-	most := workers + 2 // in real time, calls already sent when the budget heard, and the probes of the quota's model (core/control.go)
+	most := workers + 2 // in real time, calls already sent when the budget heard, and the guesses of the quota's model (core/internal/quota)
 	if exact {
 		most = 3 // calls the budget let go at that same instant
 	}

@@ -125,7 +125,8 @@ func TestPauseScenario(t *testing.T) {
 		// one request, the one that finds it, and sends nothing more into
 		// it. (The pause is 2 s: a Retry-After of 1 s is a coarse bound the
 		// budget cannot tell from a GCRA server's next token, and it lets
-		// one probe find out; see core's control.go.)
+		// one request go before its end to find out: core/internal/quota's
+		// rule "Retry-After of a whole second or less".)
 		if !r.told {
 			t.Errorf("%s: no 429 of the pause reached the client", c.name)
 		}
