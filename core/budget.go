@@ -10,6 +10,8 @@ import (
 
 	"github.com/headgate-go/headgate/core/internal/quota"
 	"github.com/headgate-go/headgate/core/ratelimit"
+
+	"github.com/headgate-go/headgate/core/internal/gcra"
 )
 
 // A Budget is a client-side rate budget: every request spends from it. A
@@ -42,8 +44,8 @@ type Budget struct {
 	// Guarded by mu.
 	pace  pace        // the configured rate and burst (SetRate)
 	model quota.Model // the estimate of the server's quota, and the decision (internal/quota)
-	g     gcra        // pacing state at the configured pace (gcra.go)
-	sent  int64       // the told record: the tat of the turns granted so far, at the configured pace (gcra.go)
+	g     gcra.State  // pacing state at the configured pace (internal/gcra)
+	sent  int64       // the told record: the tat of the turns granted so far, at the configured pace (scheduler.go: rewindLocked)
 	queue waitQueue   // callers waiting for their turn (queue.go)
 	pause serverPause // the server's stated pause, and the waits it causes (pause.go)
 	wake  wakeup      // the queue's timer, and the callers to signal at unlock (wake.go)
@@ -79,7 +81,7 @@ func (b *Budget) lock() {
 	b.mu.Lock()
 	if l := b.lane.Load(); l != nil && l.tat.Load() != closedLane {
 		if t := l.tat.Swap(closedLane); t != closedLane {
-			b.g.tat = t
+			b.g.TAT = t
 			b.sent = max(b.sent, t) // (the lane admits at the configured pace: its tat is the record too)
 			if n := l.granted.Swap(0); n > 0 {
 				b.model.Sent(l.last.Load(), int(n))
@@ -169,10 +171,10 @@ func newBudget(rate Rate, c config, learning bool) (*Budget, error) {
 	if err := b.checkSpan(rate, "rate"); err != nil {
 		return nil, err
 	}
-	b.g = newGCRA(int64(rate.Interval()), b.pace.burst)
+	b.g = gcra.New(int64(rate.Interval()), b.pace.burst)
 	b.model = quota.New(b.modelConfig())
 	if c.store == nil && len(c.dims) == 0 && c.maxInFlight == 0 {
-		b.lane.Store(newLane(b.g.interval, b.g.burst)) // closed until the first call opens it
+		b.lane.Store(newLane(b.g.Interval, b.g.Burst)) // closed until the first call opens it
 	}
 	if len(c.dims) > 0 {
 		b.dims = newDimSet(c.dims, c.backfill)
@@ -375,9 +377,15 @@ func (b *Budget) SetRate(r Rate) error {
 // (WithMaxPause; DefaultMaxPause by default).
 func (b *Budget) MaxPause() time.Duration { return cmp.Or(b.cfg.maxPause, DefaultMaxPause) }
 
-// maxSpan is the furthest ahead the budget ever plans: 2^61 ns, about 73
-// years, so that sums of its times never overflow.
-const maxSpan = 1 << 61
+// Times on the budget's clock (internal/gcra): never is no deadline and
+// nothing to wait for, idle the tat of a state nobody has spent from, and
+// maxSpan the furthest ahead the budget ever plans (about 73 years), so
+// that sums of its times never overflow.
+const (
+	never   = gcra.Never
+	idle    = gcra.Idle
+	maxSpan = gcra.MaxSpan
+)
 
 // checkSpan rejects a rate whose burst, at the slowest pace adaptive
 // throttling may reach, spans more than maxSpan. field names the culprit.

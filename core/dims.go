@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"strconv"
+
+	"github.com/headgate-go/headgate/core/internal/gcra"
 )
 
 // Several dimensions (LLM-style quotas).
@@ -97,9 +99,9 @@ func WithDimension(name string, r Rate, opts ...DimensionOption) Option {
 type dim struct {
 	shape    shape // what the server's last quota report for it allows (dims_pace.go); guarded by mu
 	name     string
-	interval int64 // configured emission interval, per unit
-	burst    int64 // configured burst, in units
-	g        gcra  // at the effective pace; guarded by the budget's mu
+	interval int64      // configured emission interval, per unit
+	burst    int64      // configured burst, in units
+	g        gcra.State // at the effective pace; guarded by the budget's mu
 }
 
 // dimSet holds a budget's extra dimensions.
@@ -114,7 +116,7 @@ func newDimSet(cfgs []dimConfig, backfill bool) *dimSet {
 	for i, c := range cfgs {
 		iv := int64(c.rate.Interval())
 		s.d[i] = dim{name: c.name, interval: iv, burst: c.burst,
-			g: newGCRA(iv, c.burst)}
+			g: gcra.New(iv, c.burst)}
 	}
 	return s
 }
@@ -242,7 +244,7 @@ func (b *Budget) spendDimsLocked(s int64, r *reservation) {
 	r.sendAt = s
 	for i := range b.dims.d {
 		r.slack[i] = math.MaxInt64
-		r.tatBefore[i], r.tatAfter[i] = b.dims.d[i].g.reserveN(s, r.n[i])
+		r.tatBefore[i], r.tatAfter[i] = b.dims.d[i].g.ReserveN(s, r.n[i])
 	}
 	if r.hasCost() {
 		b.dims.track(r)
@@ -270,7 +272,7 @@ func (b *Budget) grantDimsLocked(r *reservation) {
 // dimension where nobody reserved after it.
 func (b *Budget) cancelDimsLocked(r *reservation) {
 	for i := range b.dims.d {
-		b.dims.d[i].g.cancel(r.tatBefore[i], r.tatAfter[i])
+		b.dims.d[i].g.Cancel(r.tatBefore[i], r.tatAfter[i])
 	}
 	b.dims.untrack(r)
 	r.settled = true
@@ -280,7 +282,7 @@ func (b *Budget) cancelDimsLocked(r *reservation) {
 // head of the queue, for retimeLocked to re-reserve the queue in order.
 func (b *Budget) resetDimsLocked(r *reservation) {
 	for i := range b.dims.d {
-		b.dims.d[i].g.rewind(r.tatBefore[i])
+		b.dims.d[i].g.Rewind(r.tatBefore[i])
 	}
 }
 
@@ -301,22 +303,22 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 			// Charged at its send time, like the estimate; a huge usage
 			// figure saturates the debt at maxSpan instead of wrapping it.
 			e := int64(maxSpan)
-			if delta < maxSpan/g.interval {
-				e = delta * g.interval
+			if delta < maxSpan/g.Interval {
+				e = delta * g.Interval
 			}
-			g.charge(r.sendAt, e)
+			g.Charge(r.sendAt, e)
 			for w := b.queue.head; w != nil; w = w.next {
 				if w.res != nil { // keep re-timing and cancels true to the charge
-					w.res.tatBefore[i] = charge(w.res.tatBefore[i], r.sendAt, e)
-					w.res.tatAfter[i] = charge(w.res.tatAfter[i], r.sendAt, e)
+					w.res.tatBefore[i] = gcra.Charge(w.res.tatBefore[i], r.sendAt, e)
+					w.res.tatAfter[i] = gcra.Charge(w.res.tatAfter[i], r.sendAt, e)
 				}
 			}
 		case delta < 0: // underspend: give back what no later reservation relied on
-			give := min(-delta*g.interval, r.slack[i])
+			give := min(-delta*g.Interval, r.slack[i])
 			if give <= 0 {
 				continue
 			}
-			g.giveBack(give)
+			g.GiveBack(give)
 			gave = true
 			for p := b.dims.pending.head; p != nil; p = p.next {
 				p.slack[i] = max(0, p.slack[i]-give)

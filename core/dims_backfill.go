@@ -1,6 +1,10 @@
 package core
 
-import "math"
+import (
+	"math"
+
+	"github.com/headgate-go/headgate/core/internal/gcra"
+)
 
 // WithBackfill lets a request go before callers already waiting when that
 // delays none of them (conservative backfilling, for budgets with
@@ -20,7 +24,7 @@ func WithBackfill() Option {
 // was. Otherwise it changes nothing and reports false.
 func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 	type saved struct {
-		turn                       turn
+		turn                       gcra.Turn
 		tatBefore, tatAfter, slack []int64
 		sendAt                     int64
 	}
@@ -29,10 +33,10 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 		return false
 	}
 	k := len(b.dims.d)
-	gTat := b.g.tat
+	gTat := b.g.TAT
 	dTat := make([]int64, k)
 	for i := range b.dims.d {
-		dTat[i] = b.dims.d[i].g.tat
+		dTat[i] = b.dims.d[i].g.TAT
 	}
 	snap := make([]saved, 0, b.queue.n)
 	for w := head; w != nil; w = w.next {
@@ -40,9 +44,9 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 			append([]int64(nil), w.res.tatAfter...), append([]int64(nil), w.res.slack...), w.res.sendAt})
 	}
 	restore := func() {
-		b.g.rewind(gTat)
+		b.g.Rewind(gTat)
 		for i := range b.dims.d {
-			b.dims.d[i].g.rewind(dTat[i])
+			b.dims.d[i].g.Rewind(dTat[i])
 		}
 		j := 0
 		for w := head; w != nil; w = w.next {
@@ -55,9 +59,9 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 		}
 	}
 	// The state before the queued reservations, then r first.
-	b.rewindLocked(head.turn.tatBefore)
+	b.rewindLocked(head.turn.TATBefore)
 	b.resetDimsLocked(head.res)
-	if t, _, ok := b.reserveLocked(now, now+1, math.MinInt64, r, 1, b.g.tat); !ok || t.sendAt > now {
+	if t, _, ok := b.reserveLocked(now, now+1, math.MinInt64, r, 1, b.g.TAT); !ok || t.SendAt > now {
 		restore()
 		if ok {
 			b.dims.untrack(r)
@@ -67,13 +71,13 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 	after := now
 	j := 0
 	for w := head; w != nil; w = w.next {
-		t, _, ok := b.reserveLocked(now, never, after, w.res, int64(j)+2, head.turn.tatBefore)
-		if !ok || t.sendAt != snap[j].turn.sendAt {
+		t, _, ok := b.reserveLocked(now, never, after, w.res, int64(j)+2, head.turn.TATBefore)
+		if !ok || t.SendAt != snap[j].turn.SendAt {
 			restore()
 			b.dims.untrack(r)
 			return false
 		}
-		w.turn, after = t, t.sendAt
+		w.turn, after = t, t.SendAt
 		j++
 	}
 	return true

@@ -49,7 +49,7 @@ func (b *Budget) dimsPaceChangedLocked(now int64) bool {
 	}
 	for i := range b.dims.d {
 		d := &b.dims.d[i]
-		if iv, bu := b.dimPaceLocked(i, now); iv != d.g.interval || bu != d.g.burst {
+		if iv, bu := b.dimPaceLocked(i, now); iv != d.g.Interval || bu != d.g.Burst {
 			return true
 		}
 	}
@@ -57,21 +57,22 @@ func (b *Budget) dimsPaceChangedLocked(now int64) bool {
 }
 
 // setDimsPaceLocked brings every dimension to its effective pace at now,
-// like setPace for requests (for retimeLocked). setPace keeps the units a
-// dimension holds (up to the new burst), so what a pending reservation can
-// still give back is kept in units too: its slack, measured at the old
-// interval, is converted to the new one, rounded down and capped at the new
-// burst. (Zeroing it instead would make every quota report, which most
-// LLM responses carry, cancel the give-back of every call in flight.)
+// like gcra.State.SetPace for requests (for retimeLocked). SetPace keeps
+// the units a dimension holds (up to the new burst), so what a pending
+// reservation can still give back is kept in units too: its slack,
+// measured at the old interval, is converted to the new one, rounded down
+// and capped at the new burst. (Zeroing it instead would make every quota
+// report, which most LLM responses carry, cancel the give-back of every
+// call in flight.)
 func (b *Budget) setDimsPaceLocked(now, at int64) {
 	for i := range b.dims.d {
 		d := &b.dims.d[i]
 		iv, bu := b.dimPaceLocked(i, now)
-		if iv == d.g.interval && bu == d.g.burst {
+		if iv == d.g.Interval && bu == d.g.Burst {
 			continue
 		}
-		old := d.g.interval
-		d.g.setPace(at, iv, bu)
+		old := d.g.Interval
+		d.g.SetPace(at, iv, bu)
 		for p := b.dims.pending.head; p != nil; p = p.next {
 			if p.slack[i] != math.MaxInt64 {
 				p.slack[i] = min(p.slack[i]/old, bu) * iv

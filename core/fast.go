@@ -1,6 +1,10 @@
 package core
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/headgate-go/headgate/core/internal/gcra"
+)
 
 // The fast lane: an admission without the lock, for the common case.
 //
@@ -24,8 +28,8 @@ import "sync/atomic"
 //     mu the lane is always closed, and a caller queued, a pause, a guess
 //     or a new pace all begin with the lane closed: a call that finds it
 //     closed takes the locked path, behind the queue, in arrival order.
-//   - The lane's step is the GCRA arithmetic of gcra.go (earliestOf,
-//     spend) on the pace the lane was opened at, which is immutable in a
+//   - The lane's step is the GCRA arithmetic of internal/gcra (EarliestOf,
+//     Spend) on the pace the lane was opened at, which is immutable in a
 //     laneState: a new pace gets a new laneState, so a call that read the
 //     old one can only fail its swap (the old one stays closed).
 //
@@ -48,7 +52,7 @@ type laneState struct {
 	allow    atomic.Int64 // how many it may admit before it closes by itself; set while closed
 	interval int64        // read-only
 	burst    int64        // read-only
-	tau      int64        // read-only: (burst-1)·interval, so a call may go at tat − tau (earliestOf)
+	tau      int64        // read-only: (burst-1)·interval, so a call may go at tat − tau (gcra.EarliestOf)
 	_        [8]byte
 }
 
@@ -64,8 +68,8 @@ func (b *Budget) openLaneLocked(now int64) {
 	if l == nil || b.queue.n > 0 || b.pause.until > now {
 		return
 	}
-	if l.interval != b.g.interval || l.burst != b.g.burst {
-		l = newLane(b.g.interval, b.g.burst) // the pace changed (SetRate)
+	if l.interval != b.g.Interval || l.burst != b.g.Burst {
+		l = newLane(b.g.Interval, b.g.Burst) // the pace changed (SetRate)
 		b.lane.Store(l)
 	}
 	allow := b.model.Ready(now, maxLaneAllow)
@@ -74,7 +78,7 @@ func (b *Budget) openLaneLocked(now int64) {
 	}
 	l.allow.Store(allow) // (atomic: a call that read the tat before the lane closed may still read it)
 	l.granted.Store(0)
-	l.tat.Store(b.g.tat)
+	l.tat.Store(b.g.TAT)
 }
 
 // maxLaneAllow bounds what the fast lane admits between two locked calls:
@@ -101,7 +105,7 @@ func (b *Budget) admitFast(now, deadline int64) bool {
 		if tat == closedLane || tat-l.tau > now || l.granted.Load() >= l.allow.Load() {
 			return false // closed, the call must wait, or the estimate asked again: the locked path decides
 		}
-		if l.tat.CompareAndSwap(tat, spend(tat, now, 1, l.interval)) {
+		if l.tat.CompareAndSwap(tat, gcra.Spend(tat, now, 1, l.interval)) {
 			l.granted.Add(1)
 			l.last.Store(now)
 			return true

@@ -54,10 +54,10 @@ func (b *Budget) requeueLocked(w *waiter, now int64) {
 	case last != nil:
 		b.queue.insertAfter(last, w) // (re-timed with the queue)
 	case h != nil:
-		w.turn.tatBefore = h.turn.tatBefore // (the state before the queued reservations)
+		w.turn.TATBefore = h.turn.TATBefore // (the state before the queued reservations)
 		b.queue.pushFront(w)
 	default:
-		w.turn.tatBefore = b.g.tat
+		w.turn.TATBefore = b.g.TAT
 		b.queue.pushFront(w)
 	}
 	b.retimeQueueLocked(now) // (not retimeLocked: w's old turn has come, and would be granted again)

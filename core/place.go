@@ -5,6 +5,8 @@ import (
 	"math"
 	"net/http"
 	"time"
+
+	"github.com/headgate-go/headgate/core/internal/gcra"
 )
 
 // A refused call keeps its place in line. When a refusal makes the budget
@@ -74,16 +76,16 @@ func (p *waiter) takes(key uint64) bool { return key == 0 || p.key == anyKey || 
 
 // placeGraceLocked is how long a kept place waits past its turn: one
 // interval of the effective pace, at most maxPlaceGrace.
-func (b *Budget) placeGraceLocked() int64 { return min(b.g.interval, maxPlaceGrace) }
+func (b *Budget) placeGraceLocked() int64 { return min(b.g.Interval, maxPlaceGrace) }
 
 // givePlaceUpLocked removes the kept place p, whose retry did not come in
 // time, and gives its turn to the callers behind it.
 func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 	if n := p.next; n != nil {
-		n.turn.tatBefore = p.turn.tatBefore // re-timed from before the place
+		n.turn.TATBefore = p.turn.TATBefore // re-timed from before the place
 	} else {
-		if b.g.cancel(p.turn.tatBefore, p.turn.tatAfter) { // the last: its turn back
-			b.rewindLocked(b.g.tat)
+		if b.g.Cancel(p.turn.TATBefore, p.turn.TATAfter) { // the last: its turn back
+			b.rewindLocked(b.g.TAT)
 		}
 	}
 	b.queue.remove(p)
@@ -104,7 +106,7 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 // with a guess) keep their calls' turns behind the first: their retries
 // adopt them by key whenever they come back.
 func (b *Budget) keepPlaceLocked(now int64, key uint64) {
-	until, allow := b.waitUntilLocked(now), b.g.burst
+	until, allow := b.waitUntilLocked(now), b.g.Burst
 	if until <= now || b.dims != nil {
 		return
 	}
@@ -113,7 +115,7 @@ func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 	for w := b.queue.head; w != nil && w.kept(); w = w.next {
 		last, n = w, n+1
 	}
-	if n >= max(allow, b.g.burst) {
+	if n >= max(allow, b.g.Burst) {
 		return // as many places as a burst, the most a pause refuses at once
 	}
 	b.insertPlaceLocked(now, key, last)
@@ -122,12 +124,12 @@ func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 // insertPlaceLocked keeps a place for key behind last, the end of the
 // run of kept places at the head (nil: none), and returns it.
 func (b *Budget) insertPlaceLocked(now int64, key uint64, last *waiter) *waiter {
-	p := &waiter{place: true, key: key, deadline: never, arrived: now, turn: turn{sendAt: never}}
+	p := &waiter{place: true, key: key, deadline: never, arrived: now, turn: gcra.Turn{SendAt: never}}
 	if last == nil {
 		if h := b.queue.head; h != nil {
-			p.turn.tatBefore = h.turn.tatBefore
+			p.turn.TATBefore = h.turn.TATBefore
 		} else {
-			p.turn.tatBefore = b.g.tat
+			p.turn.TATBefore = b.g.TAT
 		}
 		b.queue.pushFront(p)
 		return p
@@ -141,10 +143,10 @@ func (b *Budget) insertPlaceLocked(now int64, key uint64, last *waiter) *waiter 
 // call holds a slot of its own already: a slot the place kept is freed.
 func (b *Budget) claimPlaceLocked(now int64, key uint64) bool {
 	p := b.queue.head
-	for p != nil && p.kept() && p.turn.sendAt <= now && !(p.place && p.takes(key)) {
+	for p != nil && p.kept() && p.turn.SendAt <= now && !(p.place && p.takes(key)) {
 		p = p.next
 	}
-	if p == nil || !p.place || p.turn.sendAt > now {
+	if p == nil || !p.place || p.turn.SendAt > now {
 		return false
 	}
 	b.takePlaceLocked(p, now)
@@ -159,7 +161,7 @@ func (b *Budget) claimPlaceLocked(now int64, key uint64) bool {
 // before the call took a slot: a place that kept a slot gives the call
 // both, so the retry waits for neither.
 func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
-	for p := b.queue.head; p != nil && p.kept() && p.turn.sendAt <= now; p = p.next {
+	for p := b.queue.head; p != nil && p.kept() && p.turn.SendAt <= now; p = p.next {
 		if !p.place || !p.takes(key) {
 			continue
 		}
@@ -184,17 +186,17 @@ func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
 func (b *Budget) takePlaceLocked(p *waiter, now int64) {
 	head := b.queue.head
 	b.queue.remove(p)
-	if p.turn.sendAt < now {
-		before := p.turn.tatBefore
+	if p.turn.SendAt < now {
+		before := p.turn.TATBefore
 		if head != p {
-			before = head.turn.tatBefore
+			before = head.turn.TATBefore
 		}
-		tat := spend(before, now, 1, b.g.interval)
+		tat := gcra.Spend(before, now, 1, b.g.Interval)
 		if h := b.queue.head; h != nil {
-			h.turn.tatBefore = tat
+			h.turn.TATBefore = tat
 			b.retimeQueueLocked(now)
 		} else {
-			b.g.rewind(max(b.g.tat, tat))
+			b.g.Rewind(max(b.g.TAT, tat))
 		}
 	}
 	b.grantLocked(now)
@@ -233,10 +235,10 @@ func (b *Budget) adoptPlaceLocked(w *waiter, now, deadline int64, withSlot bool,
 		if !p.place || !p.takes(key) {
 			continue
 		}
-		if withSlot && p.slot.idx1 == 0 && b.slotFreeLocked() && p.adoptable(now, key) && p.turn.sendAt < deadline {
+		if withSlot && p.slot.idx1 == 0 && b.slotFreeLocked() && p.adoptable(now, key) && p.turn.SendAt < deadline {
 			p.slot = b.takeSlotLocked() // the one reserved for it
 		}
-		if withSlot && p.slot.idx1 == 0 || !p.adoptable(now, key) || p.turn.sendAt >= deadline {
+		if withSlot && p.slot.idx1 == 0 || !p.adoptable(now, key) || p.turn.SendAt >= deadline {
 			continue
 		}
 		if w == nil {

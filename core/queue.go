@@ -1,12 +1,14 @@
 package core
 
+import "github.com/headgate-go/headgate/core/internal/gcra"
+
 // waiter is a call queued for its turn, or for a concurrency slot (then
 // only deadline, wake, state, err, slot, key and res are used, until the
 // slot it is handed moves it to the turn queue: slots.go). Its fields are
 // guarded by the budget's mu; once it is granted or failed they are final,
 // and its own goroutine reads them after the signal (wait.go).
 type waiter struct {
-	turn      turn
+	turn      gcra.Turn
 	deadline  int64
 	arrived   int64
 	pauseEnd  int64 // the pause that decided its turn, 0 for none

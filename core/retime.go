@@ -19,7 +19,7 @@ import "math"
 // waiting if a pace changed (SetRate, a quota report for a dimension
 // running out).
 func (b *Budget) syncPaceLocked(now int64) {
-	if int64(b.pace.rate.Interval()) != b.g.interval || b.pace.burst != b.g.burst || b.dimsPaceChangedLocked(now) {
+	if int64(b.pace.rate.Interval()) != b.g.Interval || b.pace.burst != b.g.Burst || b.dimsPaceChangedLocked(now) {
 		b.retimeLocked(now)
 	}
 }
@@ -37,20 +37,20 @@ func (b *Budget) retimeLocked(now int64) {
 // whose turn has come.
 func (b *Budget) retimeQueueLocked(now int64) {
 	if head := b.queue.head; head != nil {
-		b.rewindLocked(head.turn.tatBefore) // the state before the queued reservations
+		b.rewindLocked(head.turn.TATBefore) // the state before the queued reservations
 		if head.res != nil {
 			b.resetDimsLocked(head.res)
 		}
 	}
 	// A new pace applies to the turns after now; what could go before it
-	// may still go (gcra.setPace).
-	b.g.setPace(now, int64(b.pace.rate.Interval()), b.pace.burst)
+	// may still go (gcra.State.SetPace).
+	b.g.SetPace(now, int64(b.pace.rate.Interval()), b.pace.burst)
 	if b.dims != nil {
 		b.setDimsPaceLocked(now, now)
 	}
 	b.failSlotWaitersLocked(now)
 	after := int64(math.MinInt64) // the send time of the caller re-timed last
-	pos, base := int64(0), b.g.tat
+	pos, base := int64(0), b.g.TAT
 	for w := b.queue.head; w != nil; {
 		next := w.next
 		pos++
@@ -62,19 +62,19 @@ func (b *Budget) retimeQueueLocked(now int64) {
 			}
 			b.queue.remove(w)
 			pos--
-			w.state, w.err = failed, b.lateErrorLocked(t.sendAt, now)
+			w.state, w.err = failed, b.lateErrorLocked(t.SendAt, now)
 			b.wake.ready.push(w)
 		case t != w.turn:
 			w.turn = t
 			w.throttled = w.throttled || throttled
 			if w.place {
-				w.expire = t.sendAt + b.placeGraceLocked()
+				w.expire = t.SendAt + b.placeGraceLocked()
 			} else if b.pause.until > now { // the pause holds it back, whatever follows
 				w.pauseEnd = b.pause.until
 			}
 		}
 		if ok {
-			after = t.sendAt
+			after = t.SendAt
 		}
 		w = next
 	}

@@ -3,6 +3,8 @@ package core
 import (
 	"math"
 	"time"
+
+	"github.com/headgate-go/headgate/core/internal/gcra"
 )
 
 // The scheduler: how a call of an in-memory budget gets its turn.
@@ -15,7 +17,7 @@ import (
 //
 //  1. The queued reservations are the contiguous tail of the GCRA
 //     timeline. Every waiter in b.queue reserved after every call already
-//     granted, in queue order, so head.turn.tatBefore (and head.res's
+//     granted, in queue order, so head.turn.TATBefore (and head.res's
 //     tatBefore per dimension) is the state before all of them. A new call
 //     reserves after the queue's tail (lastSendAtLocked); if its turn has
 //     come, so has every queued turn before it, and dispatchLocked empties
@@ -123,9 +125,9 @@ func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key 
 	t, throttled, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r, int64(b.queue.n)+1, b.baseLocked())
 	if !ok {
 		b.idleLocked()
-		return nil, b.lateErrorLocked(t.sendAt, now)
+		return nil, b.lateErrorLocked(t.SendAt, now)
 	}
-	if t.sendAt <= now && b.queue.n == 0 { // (a place kept ahead: it waits behind it, in the queue's reservations)
+	if t.SendAt <= now && b.queue.n == 0 { // (a place kept ahead: it waits behind it, in the queue's reservations)
 		if r != nil {
 			b.grantDimsLocked(r)
 		}
@@ -183,7 +185,7 @@ func (b *Budget) lastSendAtLocked() int64 {
 	if b.queue.tail == nil {
 		return math.MinInt64
 	}
-	return b.queue.tail.turn.sendAt
+	return b.queue.tail.turn.SendAt
 }
 
 // planLocked returns the earliest instant at or after now and after at
@@ -198,8 +200,8 @@ func (b *Budget) lastSendAtLocked() int64 {
 // dimensions. It changes nothing: Check asks it alone.
 func (b *Budget) planLocked(now, after int64, r *reservation, pos, base int64) (s, known int64) {
 	at, stated := b.model.Next(now, pos, b.quietLocked(now))
-	s = max(now, after, b.g.earliest(1), at)
-	known = max(now, stated, min(s, earliestOf(base+(pos-1)*b.g.interval, 1, b.g.burst, b.g.interval)))
+	s = max(now, after, b.g.Earliest(1), at)
+	known = max(now, stated, min(s, gcra.EarliestOf(base+(pos-1)*b.g.Interval, 1, b.g.Burst, b.g.Interval)))
 	if r != nil {
 		// While the estimate holds the queue (part of s is uncertain), the
 		// calls before this one spent their cost at the estimate's times:
@@ -207,7 +209,7 @@ func (b *Budget) planLocked(now, after int64, r *reservation, pos, base int64) (
 		held := known < s
 		for i, n := range r.n {
 			if n > 0 {
-				d := b.dims.d[i].g.earliest(n)
+				d := b.dims.d[i].g.Earliest(n)
 				if s = max(s, d); !held {
 					known = max(known, d)
 				}
@@ -222,37 +224,45 @@ func (b *Budget) planLocked(now, after int64, r *reservation, pos, base int64) (
 // estimate made them wait.
 func (b *Budget) baseLocked() int64 {
 	if h := b.queue.head; h != nil {
-		return h.turn.tatBefore
+		return h.turn.TATBefore
 	}
-	return b.g.tat
+	return b.g.TAT
 }
+
+// rewindLocked rewinds the pacing state to tat, but never below b.sent,
+// the record of the turns granted: a state that may have been taken
+// before a turn granted since (a kept place, a call requeued after the
+// pause, one granted ahead of the queue) must not give that turn again.
+// Every turn b.g gives is then one the configured rate and burst allow
+// after every turn granted, in any order.
+func (b *Budget) rewindLocked(tat int64) { b.g.Rewind(max(tat, b.sent)) }
 
 // reserveLocked is the one reservation of the in-memory state: it plans
 // the send time s of the pos-th call from now (planLocked) and, unless
 // what of the wait is certain ends at or after deadline, spends one
 // request and r's cost in every extra dimension at s, all at once. When it
-// does not, nothing changes and ok is false; t.sendAt then says when the
+// does not, nothing changes and ok is false; t.SendAt then says when the
 // certain part of the wait ends, when that failed the call, or else when
 // s would have been. A wait the estimate set is not certain: a call waits
 // it out, or its context ends first — but a call that can wait for
 // nothing (TryAcquire's deadline, now+1) fails when s is not now, certain
 // or not. throttled: the estimate holds the call past its turn at the
 // configured pace.
-func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation, pos, base int64) (t turn, throttled, ok bool) {
+func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation, pos, base int64) (t gcra.Turn, throttled, ok bool) {
 	var known int64
-	t.sendAt, known = b.planLocked(now, after, r, pos, base)
+	t.SendAt, known = b.planLocked(now, after, r, pos, base)
 	if known >= deadline {
-		t.sendAt = known
+		t.SendAt = known
 		return t, false, false
 	}
-	if t.sendAt >= deadline && deadline-now <= 1 {
+	if t.SendAt >= deadline && deadline-now <= 1 {
 		return t, false, false
 	}
-	t.tatBefore, t.tatAfter = b.g.reserveN(t.sendAt, 1)
+	t.TATBefore, t.TATAfter = b.g.ReserveN(t.SendAt, 1)
 	if r != nil {
-		b.spendDimsLocked(t.sendAt, r)
+		b.spendDimsLocked(t.SendAt, r)
 	}
-	return t, t.sendAt > known && t.sendAt > b.pause.until, true
+	return t, t.SendAt > known && t.SendAt > b.pause.until, true
 }
 
 // grantLocked counts a call granted at now (every grant, on every path
@@ -260,7 +270,7 @@ func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation, pos, 
 // went on the estimate's guess changes when the others may go: they are
 // re-timed.
 func (b *Budget) grantLocked(now int64) {
-	b.sent = spend(b.sent, now, 1, b.g.interval)
+	b.sent = gcra.Spend(b.sent, now, 1, b.g.Interval)
 	b.lastAt.Store(now)
 	if b.model.Sent(now, 1) && b.queue.head != nil {
 		b.retimeQueueLocked(now)
@@ -277,7 +287,7 @@ func (b *Budget) idleLocked() {
 
 // dispatchLocked grants every queued waiter whose turn has come, in order.
 func (b *Budget) dispatchLocked(now int64) {
-	for w := b.queue.head; w != nil && w.turn.sendAt <= now; w = b.queue.head {
+	for w := b.queue.head; w != nil && w.turn.SendAt <= now; w = b.queue.head {
 		if w.place {
 			if now < w.expire {
 				return // kept for a refused call's retry: the others wait behind it

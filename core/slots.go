@@ -38,11 +38,11 @@ func (b *Budget) admitCapped(now, deadline int64) (slotRef, bool) {
 		return slotRef{}, false
 	}
 	b.syncPaceLocked(now)
-	if s, _ := b.planLocked(now, math.MinInt64, nil, 1, b.g.tat); s > now {
+	if s, _ := b.planLocked(now, math.MinInt64, nil, 1, b.g.TAT); s > now {
 		b.unlock()
 		return slotRef{}, false // its turn has not come
 	}
-	if _, _, ok := b.reserveLocked(now, deadline, math.MinInt64, nil, 1, b.g.tat); !ok {
+	if _, _, ok := b.reserveLocked(now, deadline, math.MinInt64, nil, 1, b.g.TAT); !ok {
 		b.unlock()
 		return slotRef{}, false // at its deadline: the long way fails it
 	}

@@ -26,7 +26,7 @@ type storePacer struct {
 	// (b.now), advancing at the shared factor as this budget last saw it
 	// — so a call waits for the progress its turn was due at, and a change
 	// of the factor re-times every waiting call as the store re-timed its
-	// queue (gcra.setPace); changed is closed (and replaced) when the
+	// queue (gcra.State.SetPace); changed is closed (and replaced) when the
 	// factor changes, to wake them. Guarded by the budget's lock.
 	prog    float64
 	progAt  int64

@@ -1,6 +1,10 @@
 package core
 
-import "math"
+import (
+	"math"
+
+	"github.com/headgate-go/headgate/core/internal/gcra"
+)
 
 // storeDim is an extra dimension a MemoryStore keeps: its GCRA and what
 // an underspend may give back, by the rule of a budget in memory (see
@@ -17,7 +21,7 @@ import "math"
 // reservations' slack. At most maxSlackMarks are kept: the reservations
 // before a dropped mark (below floor) give nothing back.
 type storeDim struct {
-	g     gcra
+	g     gcra.State
 	seq   int64       // the number the next reservation with a cost gets
 	floor int64       // reservations numbered below it give nothing back
 	marks []slackMark // seq and slack increasing
@@ -29,15 +33,15 @@ type slackMark struct{ seq, slack int64 }
 // state (redisstore keeps them in its state key, with the rest).
 const maxSlackMarks = 32
 
-// setPace brings d to interval and burst at at (gcra.setPace), converting
+// setPace brings d to interval and burst at at (gcra.State.SetPace), converting
 // the marks as setDimsPaceLocked converts a reservation's slack: in units,
 // rounded down, capped at the new burst.
 func (d *storeDim) setPace(at, interval, burst int64) {
-	if interval == d.g.interval && burst == d.g.burst {
+	if interval == d.g.Interval && burst == d.g.Burst {
 		return
 	}
-	old := d.g.interval
-	d.g.setPace(at, interval, burst)
+	old := d.g.Interval
+	d.g.SetPace(at, interval, burst)
 	for i := range d.marks {
 		d.marks[i].slack = min(d.marks[i].slack/old, burst) * interval
 	}
@@ -46,7 +50,7 @@ func (d *storeDim) setPace(at, interval, burst int64) {
 // reserve spends n units sent at sendAt and returns the tat before and
 // after, and the reservation's number (-1 for n = 0: nothing to settle).
 func (d *storeDim) reserve(sendAt, n int64) (before, after, seq int64) {
-	before, after = d.g.reserveN(sendAt, n)
+	before, after = d.g.ReserveN(sendAt, n)
 	if n == 0 {
 		return before, after, -1
 	}
@@ -65,7 +69,7 @@ func (d *storeDim) reserve(sendAt, n int64) (before, after, seq int64) {
 
 // cancel gives reservation seq back if nobody reserved after it.
 func (d *storeDim) cancel(before, after, seq int64) {
-	if d.g.cancel(before, after) && len(d.marks) > 0 && d.marks[len(d.marks)-1].seq == seq {
+	if d.g.Cancel(before, after) && len(d.marks) > 0 && d.marks[len(d.marks)-1].seq == seq {
 		d.marks = d.marks[:len(d.marks)-1]
 	}
 }
@@ -92,16 +96,16 @@ func (d *storeDim) settle(sendAt, n, actual, seq int64) {
 	switch delta := actual - n; {
 	case delta > 0:
 		e := int64(maxSpan)
-		if delta < maxSpan/g.interval {
-			e = delta * g.interval
+		if delta < maxSpan/g.Interval {
+			e = delta * g.Interval
 		}
-		g.charge(sendAt, e)
+		g.Charge(sendAt, e)
 	case delta < 0:
-		give := min(-delta*g.interval, d.slack(seq))
+		give := min(-delta*g.Interval, d.slack(seq))
 		if give <= 0 {
 			return
 		}
-		g.giveBack(give)
+		g.GiveBack(give)
 		for i := range d.marks {
 			d.marks[i].slack = max(0, d.marks[i].slack-give)
 		}

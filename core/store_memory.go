@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/headgate-go/headgate/core/ratelimit"
+
+	"github.com/headgate-go/headgate/core/internal/gcra"
 )
 
 // MemoryStore is a Store in memory: the budgets built on one MemoryStore
@@ -17,7 +19,7 @@ type MemoryStore struct {
 	epoch time.Time
 
 	mu    sync.Mutex
-	g     gcra        // guarded by mu
+	g     gcra.State  // guarded by mu
 	f     fleetFactor // guarded by mu
 	pause pause       // guarded by mu
 	// dims are the extra dimensions by name, created by the first Take or
@@ -35,7 +37,7 @@ type MemoryStore struct {
 
 // NewMemoryStore returns an empty MemoryStore: an idle quota, no pause.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{epoch: time.Now(), g: newGCRA(0, 0), f: newFleetFactor(), last: idle}
+	return &MemoryStore{epoch: time.Now(), g: gcra.New(0, 0), f: newFleetFactor(), last: idle}
 }
 
 func (s *MemoryStore) now() int64 { return int64(time.Since(s.epoch)) }
@@ -45,11 +47,11 @@ func (s *MemoryStore) now() int64 { return int64(time.Since(s.epoch)) }
 // does (controller.pace).
 func (s *MemoryStore) paceLocked(p Pace, now int64) {
 	interval, burst := s.shape.slow(now, int64(float64(p.Interval)/s.f.factor), int64(p.Burst))
-	if s.g.interval == 0 {
-		s.g.interval, s.g.burst = interval, burst
+	if s.g.Interval == 0 {
+		s.g.Interval, s.g.Burst = interval, burst
 		return
 	}
-	s.g.setPace(max(now, s.pause.until), interval, burst) // never stretches a pause
+	s.g.SetPace(max(now, s.pause.until), interval, burst) // never stretches a pause
 }
 
 // dimsLocked brings the extra dimensions of p to their configured pace at
@@ -66,7 +68,7 @@ func (s *MemoryStore) dimsLocked(p Pace, now int64) []*storeDim {
 		iv, bu := s.dimShapes[d.Name].slow(now, int64(d.Interval), d.Burst)
 		g := s.dims[d.Name]
 		if g == nil {
-			g = &storeDim{g: gcra{tat: idle, interval: iv, burst: bu}}
+			g = &storeDim{g: gcra.State{TAT: idle, Interval: iv, Burst: bu}}
 			s.dims[d.Name] = g
 		}
 		g.setPace(max(now, s.pause.until), iv, bu)
@@ -94,27 +96,27 @@ func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Tu
 		notBefore = max(notBefore, s.last)
 		for i, g := range gs {
 			if n := costAt(p.Cost, i); n > 0 {
-				notBefore = max(notBefore, g.g.earliest(n))
+				notBefore = max(notBefore, g.g.Earliest(n))
 			}
 		}
 	}
-	var t turn
+	var t gcra.Turn
 	var ok bool
 	if gs == nil {
-		t, ok = s.g.reserve(now, notBefore, deadline)
+		t, ok = s.g.Reserve(now, notBefore, deadline)
 	} else {
-		t, ok = s.g.reserveAt(now, notBefore, deadline)
+		t, ok = s.g.ReserveAt(now, notBefore, deadline)
 	}
 	tok := ""
 	if ok {
 		tok = memoryToken(t)
 		if gs != nil {
-			tok = s.reserveDimsLocked(tok, t.sendAt, p, gs)
+			tok = s.reserveDimsLocked(tok, t.SendAt, p, gs)
 		}
 	}
 	return Turn{
-		Granted: ok, Wait: time.Duration(t.sendAt - now), At: t.sendAt,
-		Paused: s.pause.holds(now, t.sendAt), Status: s.pause.status, Factor: s.f.factor,
+		Granted: ok, Wait: time.Duration(t.SendAt - now), At: t.SendAt,
+		Paused: s.pause.holds(now, t.SendAt), Status: s.pause.status, Factor: s.f.factor,
 		Token: tok,
 	}, nil
 }
@@ -156,7 +158,7 @@ func (s *MemoryStore) Refund(_ context.Context, t Turn) error {
 	if !ok {
 		return nil
 	}
-	last := s.g.cancel(r.tatBefore, r.tatAfter) // nobody took a turn after it
+	last := s.g.Cancel(r.tatBefore, r.tatAfter) // nobody took a turn after it
 	if r.dims == nil {
 		return nil
 	}
@@ -197,7 +199,7 @@ func (s *MemoryStore) Report(_ context.Context, r Report) (StoreStatus, error) {
 	s.paceLocked(r.Pace, now)
 	s.dimsLocked(r.Pace, now) // re-paced now, as a budget re-paces on a report
 	if r.Pause > 0 && s.pause.extend(now+int64(r.Pause), r.Status) {
-		s.g.floorAfterPause(s.pause.until, int64(cmpOr(r.Allow, r.Pace.Burst)))
+		s.g.FloorAfterPause(s.pause.until, int64(cmpOr(r.Allow, r.Pace.Burst)))
 	}
 	return s.statusLocked(now), nil
 }
@@ -238,8 +240,8 @@ func (s *MemoryStore) Adopt(st StoreStatus) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st.Pause > 0 && s.pause.extend(now+int64(st.Pause), st.PauseStatus) && s.g.interval > 0 {
-		s.g.floorAfterPause(s.pause.until, 1) // what the server holds then is not known here
+	if st.Pause > 0 && s.pause.extend(now+int64(st.Pause), st.PauseStatus) && s.g.Interval > 0 {
+		s.g.FloorAfterPause(s.pause.until, 1) // what the server holds then is not known here
 	}
 	s.f.adopt(st.Factor, now)
 }
@@ -249,12 +251,12 @@ func (s *MemoryStore) statusLocked(now int64) StoreStatus {
 }
 
 // memoryToken is a MemoryStore turn's refund token: the GCRA state before
-// and after the reservation, 16 bytes; a turn with extra dimensions has
+// and after the reservation, 16 bytes; a gcra.Turn with extra dimensions has
 // more (reserveDimsLocked).
-func memoryToken(t turn) string {
+func memoryToken(t gcra.Turn) string {
 	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(t.tatBefore))
-	binary.BigEndian.PutUint64(b[8:], uint64(t.tatAfter))
+	binary.BigEndian.PutUint64(b[:8], uint64(t.TATBefore))
+	binary.BigEndian.PutUint64(b[8:], uint64(t.TATAfter))
 	return string(b[:])
 }
 

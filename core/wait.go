@@ -63,7 +63,7 @@ func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
 		// which can grant or fail w, and a turn that has come is
 		// taken rather than given back.
 		b.syncPaceLocked(now)
-		if w.state == queued && w.turn.sendAt <= now {
+		if w.state == queued && w.turn.SendAt <= now {
 			b.dispatchLocked(now)
 		}
 		if w.state == queued {
@@ -71,10 +71,10 @@ func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
 				// The state before w becomes the state before the one
 				// behind it: nothing moves now, and a re-timing, or the
 				// last waiter leaving, gives w's turn back too.
-				n.turn.tatBefore = w.turn.tatBefore
+				n.turn.TATBefore = w.turn.TATBefore
 			}
 			b.queue.remove(w)
-			b.g.cancel(w.turn.tatBefore, w.turn.tatAfter)
+			b.g.Cancel(w.turn.TATBefore, w.turn.TATAfter)
 			if w.res != nil {
 				b.cancelDimsLocked(w.res)
 			}

@@ -25,7 +25,7 @@ func (b *Budget) armLocked() (time.Duration, bool) {
 	if h == nil {
 		return 0, false // (an armed timer fires once for nothing)
 	}
-	if u := b.dimsShapeEndLocked(); b.wake.armed && b.wake.armedAt <= h.turn.sendAt && (!h.place || b.wake.armedAt <= h.expire) && (u == 0 || b.wake.armedAt <= u) {
+	if u := b.dimsShapeEndLocked(); b.wake.armed && b.wake.armedAt <= h.turn.SendAt && (!h.place || b.wake.armedAt <= h.expire) && (u == 0 || b.wake.armedAt <= u) {
 		return 0, false // set to fire no later than anything the queue waits for (no clock read)
 	}
 	now := b.now()
@@ -44,10 +44,10 @@ func (b *Budget) armLocked() (time.Duration, bool) {
 // when the queue is re-timed to the faster one. never: nothing to wait for.
 func (b *Budget) wakeAtLocked(now int64) int64 {
 	h := b.queue.head
-	at := h.turn.sendAt
+	at := h.turn.SendAt
 	if h.place {
 		at = h.expire
-		if h.turn.sendAt == never {
+		if h.turn.SendAt == never {
 			at = never // not yet timed: re-timed before the lock is released
 		}
 	}

@@ -59,8 +59,8 @@ import "github.com/redis/go-redis/v9"
 //	ARGV[4]           the rebase threshold, seconds
 //
 // The GCRA, pause, shared-factor and quota-shape arithmetic is the same as core's
-// (gcra.reserve, gcra.reserveAt, gcra.cancel, gcra.settle, gcra.setPace,
-// gcra.floorAfterPause, fleetFactor.observe, cubic, pause.extend, shapeOf, shape.slow),
+// (gcra.Reserve, gcra.ReserveAt, gcra.Cancel, gcra.settle, gcra.SetPace,
+// gcra.FloorAfterPause, fleetFactor.observe, cubic, pause.extend, shapeOf, shape.slow),
 // operation for operation, so that a Redis store and a
 // core.MemoryStore decide alike; store_test.go checks it step by step.
 const prologue = head + machinery
@@ -278,7 +278,7 @@ end
 // this path does not rely on it). The general path would change nothing
 // but tat there, so this reads the head alone (one GET, one struct.unpack),
 // writes tat in place (one SETRANGE; with the expiry, when it moves: xp)
-// and returns take's reply (gcra.reserve behind the pause, as below).
+// and returns take's reply (gcra.Reserve behind the pause, as below).
 // Otherwise it leaves the clock it read (sec, nsec) to the general path,
 // which reads the whole state.
 //
@@ -332,7 +332,7 @@ if ARGV[8] == '0' then
 end
 `
 
-// takeScript reserves the next turn (gcra.reserve behind the pause) and,
+// takeScript reserves the next turn (gcra.Reserve behind the pause) and,
 // with extra dimensions, every cost at the turn's send time (the
 // MemoryStore's Take, decision for decision).
 //
@@ -401,7 +401,7 @@ save(s)
 return struct.pack('<' .. string.rep('d', #out), unpack(out))
 `)
 
-// refundScript gives a turn back if nobody reserved after it (gcra.cancel),
+// refundScript gives a turn back if nobody reserved after it (gcra.Cancel),
 // in the requests and in each extra dimension on its own.
 //
 //	ARGV[5], ARGV[6] tat before   ARGV[7], ARGV[8] tat after (seconds, ns)
@@ -479,7 +479,7 @@ return 1
 // reportScript applies one response: the shared factor (core's
 // fleetFactor.observe, cubic), the quota reports (shapeOf; a pause that
 // lasts until the reset covers the report's window), the pace, then the
-// pause (pause.extend, gcra.floorAfterPause).
+// pause (pause.extend, gcra.FloorAfterPause).
 //
 //	ARGV[5] the configured interval, ns   ARGV[6] the burst
 //	ARGV[7] adaptive on (1/0)   ARGV[8] Decrease   ARGV[9] MinRate   ARGV[10] Increase

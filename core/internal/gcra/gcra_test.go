@@ -1,7 +1,6 @@
-package core
+package gcra
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -10,7 +9,7 @@ import (
 
 const sec = int64(time.Second)
 
-// gcraStep is one call on a gcra: a reservation at now (with a deadline),
+// gcraStep is one call on a State: a reservation at now (with a deadline),
 // or the cancellation of the turn reserved at step cancel.
 type gcraStep struct {
 	now      int64
@@ -20,12 +19,12 @@ type gcraStep struct {
 	wantOK   bool
 }
 
-func runGCRA(t *testing.T, g *gcra, steps []gcraStep) {
+func runGCRA(t *testing.T, g *State, steps []gcraStep) {
 	t.Helper()
-	turns := make([]turn, len(steps))
+	turns := make([]Turn, len(steps))
 	for i, s := range steps {
 		if s.cancel > 0 {
-			got := g.cancel(turns[s.cancel-1].tatBefore, turns[s.cancel-1].tatAfter)
+			got := g.Cancel(turns[s.cancel-1].TATBefore, turns[s.cancel-1].TATAfter)
 			if got != s.wantOK {
 				t.Fatalf("step %d: cancel(step %d) = %v, want %v", i+1, s.cancel, got, s.wantOK)
 			}
@@ -33,24 +32,30 @@ func runGCRA(t *testing.T, g *gcra, steps []gcraStep) {
 		}
 		dl := s.deadline
 		if dl == 0 {
-			dl = never
+			dl = Never
 		}
-		tr, ok := g.reserve(s.now, 0, dl)
-		if ok != s.wantOK || tr.sendAt != s.want {
+		tr, ok := g.Reserve(s.now, 0, dl)
+		if ok != s.wantOK || tr.SendAt != s.want {
 			t.Fatalf("step %d: reserve(now=%v, deadline=%v) = (%v, %v), want (%v, %v)",
-				i+1, time.Duration(s.now), time.Duration(dl), time.Duration(tr.sendAt), ok, time.Duration(s.want), s.wantOK)
+				i+1, time.Duration(s.now), time.Duration(dl), time.Duration(tr.SendAt), ok, time.Duration(s.want), s.wantOK)
 		}
 		turns[i] = tr
 	}
 }
 
-func testGCRA(r Rate, burst int) *gcra {
-	return &gcra{tat: math.MinInt64 / 2, interval: int64(r.Interval()), burst: int64(burst)}
+// rate is a count per period, as core.Rate, for the tables below.
+type rate struct {
+	n   int
+	per time.Duration
+}
+
+func testGCRA(r rate, burst int) *State {
+	return &State{TAT: math.MinInt64 / 2, Interval: int64(r.per) / int64(r.n), Burst: int64(burst)}
 }
 
 func TestGCRAIdleBurstThenPace(t *testing.T) {
-	// Rate{3, 3s} on an idle budget: three at once, then one a second.
-	runGCRA(t, testGCRA(Rate{3, 3 * time.Second}, 3), []gcraStep{
+	// rate{3, 3s} on an idle budget: three at once, then one a second.
+	runGCRA(t, testGCRA(rate{3, 3 * time.Second}, 3), []gcraStep{
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 0, wantOK: true},
@@ -61,7 +66,7 @@ func TestGCRAIdleBurstThenPace(t *testing.T) {
 }
 
 func TestGCRARefillsWhileIdle(t *testing.T) {
-	runGCRA(t, testGCRA(Rate{3, 3 * time.Second}, 3), []gcraStep{
+	runGCRA(t, testGCRA(rate{3, 3 * time.Second}, 3), []gcraStep{
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 0, wantOK: true},
@@ -75,7 +80,7 @@ func TestGCRARefillsWhileIdle(t *testing.T) {
 }
 
 func TestGCRACancelLastGivesTurnToNext(t *testing.T) {
-	runGCRA(t, testGCRA(Rate{1, time.Second}, 1), []gcraStep{
+	runGCRA(t, testGCRA(rate{1, time.Second}, 1), []gcraStep{
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 1 * sec, wantOK: true}, // A
 		{cancel: 2, wantOK: true},             // A gives its turn back
@@ -84,7 +89,7 @@ func TestGCRACancelLastGivesTurnToNext(t *testing.T) {
 }
 
 func TestGCRACancelMiddleMovesNothing(t *testing.T) {
-	runGCRA(t, testGCRA(Rate{1, time.Second}, 1), []gcraStep{
+	runGCRA(t, testGCRA(rate{1, time.Second}, 1), []gcraStep{
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 1 * sec, wantOK: true}, // A
 		{now: 0, want: 2 * sec, wantOK: true}, // B
@@ -96,7 +101,7 @@ func TestGCRACancelMiddleMovesNothing(t *testing.T) {
 }
 
 func TestGCRADeadlineAtTurnGivesItBack(t *testing.T) {
-	runGCRA(t, testGCRA(Rate{1, time.Second}, 1), []gcraStep{
+	runGCRA(t, testGCRA(rate{1, time.Second}, 1), []gcraStep{
 		{now: 0, want: 0, wantOK: true},
 		{now: 0, want: 1 * sec, wantOK: true},
 		{now: 0, deadline: 2 * sec, want: 2 * sec, wantOK: false}, // turn at the deadline: not sent
@@ -108,33 +113,33 @@ func TestGCRASetPace(t *testing.T) {
 	ms := int64(time.Millisecond)
 	cases := []struct {
 		name               string
-		rate               Rate
+		rate               rate
 		burst              int
 		reserved           int     // turns taken at t=0 before the change
 		interval, newBurst int64   // the new pace
 		want               []int64 // the next turns after the change, all asked at t=0
 	}{
-		{"raise re-times the wait, no burst", Rate{1, time.Second}, 1, 1, 100 * ms, 10,
+		{"raise re-times the wait, no burst", rate{1, time.Second}, 1, 1, 100 * ms, 10,
 			[]int64{100 * ms, 200 * ms, 300 * ms}},
-		{"lower stretches the wait", Rate{1, time.Second}, 1, 1, 2 * sec, 1,
+		{"lower stretches the wait", rate{1, time.Second}, 1, 1, 2 * sec, 1,
 			[]int64{2 * sec, 4 * sec}},
-		{"idle keeps only what was available", Rate{1, time.Second}, 1, 0, 100 * ms, 10,
+		{"idle keeps only what was available", rate{1, time.Second}, 1, 0, 100 * ms, 10,
 			[]int64{0, 100 * ms, 200 * ms}},
-		{"partly spent burst", Rate{4, time.Second}, 4, 2, 100 * ms, 10,
+		{"partly spent burst", rate{4, time.Second}, 4, 2, 100 * ms, 10,
 			[]int64{0, 0, 100 * ms}},
-		{"smaller burst caps what goes at once", Rate{10, time.Second}, 10, 0, 100 * ms, 3,
+		{"smaller burst caps what goes at once", rate{10, time.Second}, 10, 0, 100 * ms, 3,
 			[]int64{0, 0, 0, 100 * ms}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g := testGCRA(c.rate, c.burst)
 			for range c.reserved {
-				g.reserve(0, 0, never)
+				g.Reserve(0, 0, Never)
 			}
-			g.setPace(0, c.interval, c.newBurst)
+			g.SetPace(0, c.interval, c.newBurst)
 			for i, want := range c.want {
-				if tr, _ := g.reserve(0, 0, never); tr.sendAt != want {
-					t.Fatalf("turn %d after setPace(%v, %d) at %v, want %v", i, time.Duration(c.interval), c.newBurst, time.Duration(tr.sendAt), time.Duration(want))
+				if tr, _ := g.Reserve(0, 0, Never); tr.SendAt != want {
+					t.Fatalf("turn %d after setPace(%v, %d) at %v, want %v", i, time.Duration(c.interval), c.newBurst, time.Duration(tr.SendAt), time.Duration(want))
 				}
 			}
 		})
@@ -142,12 +147,12 @@ func TestGCRASetPace(t *testing.T) {
 }
 
 func TestGCRAFloorAfterPause(t *testing.T) {
-	g := testGCRA(Rate{10, time.Second}, 10)
-	g.floorAfterPause(5*sec, 3)
+	g := testGCRA(rate{10, time.Second}, 10)
+	g.FloorAfterPause(5*sec, 3)
 	var got []int64
 	for range 5 {
-		tr, _ := g.reserve(0, 5*sec, never)
-		got = append(got, tr.sendAt)
+		tr, _ := g.Reserve(0, 5*sec, Never)
+		got = append(got, tr.SendAt)
 	}
 	want := []int64{5 * sec, 5 * sec, 5 * sec, 5*sec + sec/10, 5*sec + 2*sec/10}
 	for i := range want {
@@ -165,9 +170,9 @@ func TestGCRAPropertyBound(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 42))
 		burst := 1 + rng.IntN(5)
 		interval := int64(time.Duration(1+rng.IntN(100)) * time.Millisecond)
-		g := &gcra{tat: math.MinInt64 / 2, interval: interval, burst: int64(burst)}
+		g := &State{TAT: math.MinInt64 / 2, Interval: interval, Burst: int64(burst)}
 		type res struct {
-			t         turn
+			t         Turn
 			cancelled bool
 			givenBack bool
 		}
@@ -179,7 +184,7 @@ func TestGCRAPropertyBound(t *testing.T) {
 			case 0: // cancel a waiter whose turn has not come
 				var pending []*res
 				for _, r := range live {
-					if !r.cancelled && r.t.sendAt > now {
+					if !r.cancelled && r.t.SendAt > now {
 						pending = append(pending, r)
 					}
 				}
@@ -191,26 +196,26 @@ func TestGCRAPropertyBound(t *testing.T) {
 					for k := len(live) - 1; live[k] != r; k-- {
 						last = last && live[k].givenBack
 					}
-					got := g.cancel(r.t.tatBefore, r.t.tatAfter)
+					got := g.Cancel(r.t.TATBefore, r.t.TATAfter)
 					if got != last {
 						t.Fatalf("seed %d: cancel gave back=%v, want %v", seed, got, last)
 					}
 					r.cancelled, r.givenBack = true, got
 				}
 			default:
-				dl := int64(never)
+				dl := int64(Never)
 				if rng.IntN(3) == 0 {
 					dl = now + int64(rng.IntN(int(interval)*4))
 				}
-				tr, ok := g.reserve(now, 0, dl)
+				tr, ok := g.Reserve(now, 0, dl)
 				if !ok {
-					if tr.sendAt < dl {
-						t.Fatalf("seed %d: refused a turn at %d before deadline %d", seed, tr.sendAt, dl)
+					if tr.SendAt < dl {
+						t.Fatalf("seed %d: refused a turn at %d before deadline %d", seed, tr.SendAt, dl)
 					}
 					continue
 				}
-				if tr.sendAt < now || tr.sendAt >= dl {
-					t.Fatalf("seed %d: turn %d outside [now %d, deadline %d)", seed, tr.sendAt, now, dl)
+				if tr.SendAt < now || tr.SendAt >= dl {
+					t.Fatalf("seed %d: turn %d outside [now %d, deadline %d)", seed, tr.SendAt, now, dl)
 				}
 				live = append(live, &res{t: tr})
 			}
@@ -222,37 +227,13 @@ func TestGCRAPropertyBound(t *testing.T) {
 			if r.cancelled {
 				continue
 			}
-			if n := len(sends); n > 0 && r.t.sendAt < sends[n-1] {
-				t.Fatalf("seed %d: turn %v reserved after one at %v goes before it", seed, time.Duration(r.t.sendAt), time.Duration(sends[n-1]))
+			if n := len(sends); n > 0 && r.t.SendAt < sends[n-1] {
+				t.Fatalf("seed %d: turn %v reserved after one at %v goes before it", seed, time.Duration(r.t.SendAt), time.Duration(sends[n-1]))
 			}
-			sends = append(sends, r.t.sendAt)
+			sends = append(sends, r.t.SendAt)
 		}
-		if err := checkBound(sends, int64(burst), interval); err != nil {
+		if err := CheckBound(sends, int64(burst), interval); err != nil {
 			t.Fatalf("seed %d (burst %d, interval %v): %v", seed, burst, time.Duration(interval), err)
 		}
 	}
-}
-
-// checkBound verifies count(window W) <= burst + floor(W/interval) for
-// every window that starts and ends at a send time (the tightest ones).
-func checkBound(sends []int64, burst, interval int64) error {
-	for i := range sends {
-		for j := i; j < len(sends); j++ {
-			w := sends[j] - sends[i]
-			if int64(j-i+1) > burst+w/interval {
-				return &boundError{from: sends[i], to: sends[j], count: j - i + 1, limit: burst + w/interval}
-			}
-		}
-	}
-	return nil
-}
-
-type boundError struct {
-	from, to int64
-	count    int
-	limit    int64
-}
-
-func (e *boundError) Error() string {
-	return fmt.Sprintf("window [%v, %v] holds %d sends, bound %d", time.Duration(e.from), time.Duration(e.to), e.count, e.limit)
 }
