@@ -17,7 +17,7 @@ import "math"
 // and beyond it slowly, up to the configured rate. Other 5xx responses and
 // transport errors change nothing. (A budget WithStore shares the factor
 // with its fleet by the same rules, applied once across it: see
-// fleetFactor.)
+// internal/fleet.)
 type Adaptive struct {
 	Decrease float64 // multiplier on a refusal, in (0, 1]; default 0.5
 	MinRate  float64 // floor, as a fraction of the configured rate, in (0, 1]; default 0.1

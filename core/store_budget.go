@@ -275,7 +275,7 @@ func (p *storePacer) pace() Pace {
 //   - a cut, when the estimate cuts the pace of a server that reports no
 //     quota, with the factor and plateau it decided, which the store takes
 //     once per burst across the fleet and recovers along the same CUBIC
-//     curve (fleetFactor);
+//     curve (internal/fleet);
 //   - the quota report, to shape the shared pace, unless the quota is
 //     windowed (spent, then waited for: not spread).
 func (p *storePacer) feedback(status int, f ratelimit.Feedback, sent, _ int64, wall time.Time, _ uint64) {

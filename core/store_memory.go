@@ -9,6 +9,7 @@ import (
 
 	"github.com/headgate-go/headgate/core/ratelimit"
 
+	"github.com/headgate-go/headgate/core/internal/fleet"
 	"github.com/headgate-go/headgate/core/internal/gcra"
 )
 
@@ -19,9 +20,9 @@ type MemoryStore struct {
 	epoch time.Time
 
 	mu    sync.Mutex
-	g     gcra.State  // guarded by mu
-	f     fleetFactor // guarded by mu
-	pause pause       // guarded by mu
+	g     gcra.State   // guarded by mu
+	f     fleet.Factor // guarded by mu
+	pause pause        // guarded by mu
 	// dims are the extra dimensions by name, created by the first Take or
 	// Report that names them; guarded by mu.
 	dims map[string]*storeDim
@@ -37,7 +38,7 @@ type MemoryStore struct {
 
 // NewMemoryStore returns an empty MemoryStore: an idle quota, no pause.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{epoch: time.Now(), g: gcra.New(0, 0), f: newFleetFactor(), last: idle}
+	return &MemoryStore{epoch: time.Now(), g: gcra.New(0, 0), f: fleet.New(), last: idle}
 }
 
 func (s *MemoryStore) now() int64 { return int64(time.Since(s.epoch)) }
@@ -46,7 +47,7 @@ func (s *MemoryStore) now() int64 { return int64(time.Since(s.epoch)) }
 // The shared factor and the quota report slow it, as a budget's controller
 // does (controller.pace).
 func (s *MemoryStore) paceLocked(p Pace, now int64) {
-	interval, burst := s.shape.slow(now, int64(float64(p.Interval)/s.f.factor), int64(p.Burst))
+	interval, burst := s.shape.slow(now, int64(float64(p.Interval)/s.f.Value()), int64(p.Burst))
 	if s.g.Interval == 0 {
 		s.g.Interval, s.g.Burst = interval, burst
 		return
@@ -116,7 +117,7 @@ func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Tu
 	}
 	return Turn{
 		Granted: ok, Wait: time.Duration(t.SendAt - now), At: t.SendAt,
-		Paused: s.pause.holds(now, t.SendAt), Status: s.pause.status, Factor: s.f.factor,
+		Paused: s.pause.holds(now, t.SendAt), Status: s.pause.status, Factor: s.f.Value(),
 		Token: tok,
 	}, nil
 }
@@ -194,7 +195,11 @@ func (s *MemoryStore) Report(_ context.Context, r Report) (StoreStatus, error) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.f.observe(r.Pace.Adaptive, r, now, s.pause.until)
+	if r.Pace.Adaptive.Enabled() {
+		room := r.Remaining != 0 || r.Reset <= 0
+		s.f.Observe(fleet.Adaptive(r.Pace.Adaptive), fleet.Report{Status: r.Status, Refused: r.Refused,
+			Factor: r.Factor, Plateau: r.Plateau, Sent: r.Sent, Room: room}, now, s.pause.until)
+	}
 	s.shapeLocked(r, now)
 	s.paceLocked(r.Pace, now)
 	s.dimsLocked(r.Pace, now) // re-paced now, as a budget re-paces on a report
@@ -243,11 +248,11 @@ func (s *MemoryStore) Adopt(st StoreStatus) {
 	if st.Pause > 0 && s.pause.extend(now+int64(st.Pause), st.PauseStatus) && s.g.Interval > 0 {
 		s.g.FloorAfterPause(s.pause.until, 1) // what the server holds then is not known here
 	}
-	s.f.adopt(st.Factor, now)
+	s.f.Adopt(st.Factor, now)
 }
 
 func (s *MemoryStore) statusLocked(now int64) StoreStatus {
-	return StoreStatus{Pause: time.Duration(max(0, s.pause.until-now)), PauseStatus: s.pause.status, Factor: s.f.factor}
+	return StoreStatus{Pause: time.Duration(max(0, s.pause.until-now)), PauseStatus: s.pause.status, Factor: s.f.Value()}
 }
 
 // memoryToken is a MemoryStore turn's refund token: the GCRA state before

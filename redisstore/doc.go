@@ -23,7 +23,7 @@
 // whole fleet, and never raises it (core.Report's Factor and Plateau; a
 // response to a request sent before the last decrease does not decrease it
 // again); the factor recovers by CUBIC toward the plateau while reports
-// show room, not in the fleet's pause (the port of core's fleetFactor); a quota
+// show room, not in the fleet's pause (the port of core's fleet.Factor); a quota
 // report (Remaining/Reset, x-ratelimit-remaining-tokens for a dimension)
 // shapes the shared pace until its reset, as it shapes one budget's. The
 // scripts decide exactly as core.MemoryStore does; the tests check it call

@@ -255,7 +255,7 @@ func apply(st core.Store, ops []op, move func(time.Duration), zero int64) []stri
 // to every call: the turn, its wait, the tat around it, the pause, the
 // adaptive factor. This is what makes the Lua a faithful port of core's
 // GCRA (reserve, cancel, setPace, floorAfterPause), pause and shared factor
-// (fleetFactor: the controller's decided factor, CUBIC recovery).
+// (fleet.Factor: the controller's decided factor, CUBIC recovery).
 //
 // With dims, the takes also reserve costs in two extra dimensions and some
 // turns are settled (Settle): the dimensions' FIFO, their send-time

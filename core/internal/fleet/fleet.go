@@ -1,4 +1,10 @@
-package core
+// Package fleet keeps the adaptive factor a Store shares across the
+// budgets of a fleet (core's MemoryStore runs it; redisstore's report
+// script is its port). It follows the rules of a budget's estimate
+// (internal/quota, pace.go), applied once across the fleet. Its invariant:
+// the factor stays in [MinRate, 1], and one burst of refusals lowers it
+// once, whichever budget reports it.
+package fleet
 
 import (
 	"math"
@@ -6,10 +12,24 @@ import (
 	"github.com/headgate-go/headgate/core/internal/quota"
 )
 
-// fleetFactor is the adaptive factor a Store shares across its fleet
-// (MemoryStore runs it; redisstore's report script is its port). It
-// follows the rules of a budget's estimate (internal/quota, pace.go), applied
-// once across the fleet:
+// Adaptive is core.Adaptive's tuning, converted from it: the multiplier on
+// a refusal, the floor, and the recovery speed.
+type Adaptive struct {
+	Decrease float64
+	MinRate  float64
+	Increase float64
+}
+
+// A Report is what Observe reads of core's store Report.
+type Report struct {
+	Status          int
+	Refused         bool    // an adaptive decrease
+	Factor, Plateau float64 // with Refused: the controller's cut and plateau; 0: a cut by Decrease
+	Sent            int64   // when the request was sent, on the store's clock
+	Room            bool    // the response shows room: Remaining not 0, or no quota reported
+}
+
+// A Factor is the fleet's adaptive factor. Observe changes it:
 //
 //   - a refusal the reporting budget's controller found above the
 //     server's pace (Report.Refused) lowers the factor to the one that
@@ -23,17 +43,17 @@ import (
 //     controller's ease does: the fleet does not climb on into refusals;
 //   - a success (below 500, not a 429) of a request sent after the last
 //     decrease grows it along the CUBIC curve from that decrease toward
-//     the plateau (cubic), while the responses show room: the curve's
-//     clock runs only between responses that do (Remaining not 0, or no
-//     quota reported), so a fleet paced at the server's rate, its quota
-//     reported spent, stays there; nor does it run in the fleet's pause
-//     (nothing was sent to show room then);
+//     the plateau (quota.Cubic), while the responses show room: the
+//     curve's clock runs only between responses that do, so a fleet paced
+//     at the server's rate, its quota reported spent, stays there; nor
+//     does it run in the fleet's pause (nothing was sent to show room
+//     then);
 //   - anything else (a 429 the controller found no cut: a pause, a near
 //     miss; other 5xx) changes nothing.
 //
 // A Report with Refused but no Factor (0) cuts by Adaptive.Decrease, with
 // the factor before the cut as the plateau.
-type fleetFactor struct {
+type Factor struct {
 	factor       float64 // in [MinRate, 1]
 	plateau      float64 // the factor to be careful near (CUBIC's W_max)
 	lastDecrease int64   // when it was last decreased; math.MinInt64 for never
@@ -41,16 +61,17 @@ type fleetFactor struct {
 	growing      int64   // time grown since the last decrease (CUBIC's t), ns
 }
 
-func newFleetFactor() fleetFactor {
-	return fleetFactor{factor: 1, plateau: 1, lastDecrease: math.MinInt64, grewAt: math.MinInt64}
+// New returns a factor of 1: no decrease yet.
+func New() Factor {
+	return Factor{factor: 1, plateau: 1, lastDecrease: math.MinInt64, grewAt: math.MinInt64}
 }
 
-// observe applies one report at now, the fleet's pause (before the
+// Value is the factor, in [MinRate, 1].
+func (a *Factor) Value() float64 { return a.factor }
+
+// Observe applies one report at now, the fleet's pause (before the
 // report's) ending at paused, and reports whether the factor changed.
-func (a *fleetFactor) observe(cfg Adaptive, r Report, now, paused int64) bool {
-	if !cfg.Enabled() {
-		return false
-	}
+func (a *Factor) Observe(cfg Adaptive, r Report, now, paused int64) bool {
 	switch {
 	case r.Refused:
 		if r.Sent < a.lastDecrease {
@@ -73,12 +94,11 @@ func (a *fleetFactor) observe(cfg Adaptive, r Report, now, paused int64) bool {
 		a.lastDecrease, a.grewAt, a.growing = now, now, 0
 		return a.factor != old
 	case r.Status < 500 && r.Status != 429 && a.factor < 1 && r.Sent > a.lastDecrease:
-		room := r.Remaining != 0 || r.Reset <= 0
-		if room && now > a.grewAt {
+		if r.Room && now > a.grewAt {
 			a.growing += now - max(a.grewAt, a.lastDecrease, min(paused, now))
 		}
 		a.grewAt = max(a.grewAt, now)
-		if !room {
+		if !r.Room {
 			return false
 		}
 		w := quota.Cubic(a.plateau, cfg.Decrease, cfg.Increase, float64(a.growing)/1e9)
@@ -91,9 +111,9 @@ func (a *fleetFactor) observe(cfg Adaptive, r Report, now, paused int64) bool {
 	return false
 }
 
-// adopt takes factor f, another store's (MemoryStore.Adopt), at now: a
-// lower one as a decrease from the factor before, its plateau.
-func (a *fleetFactor) adopt(f float64, now int64) {
+// Adopt takes factor f, another store's, at now: a lower one as a
+// decrease from the factor before, its plateau.
+func (a *Factor) Adopt(f float64, now int64) {
 	if !(f > 0 && f <= 1) || f == a.factor {
 		return
 	}
