@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/headgate-go/headgate/core/internal/gcra"
+	"github.com/headgate-go/headgate/core/internal/shape"
 )
 
 // Several dimensions (LLM-style quotas).
@@ -97,7 +98,7 @@ func WithDimension(name string, r Rate, opts ...DimensionOption) Option {
 
 // dim is one extra dimension: its name and its GCRA, in units.
 type dim struct {
-	shape    shape // what the server's last quota report for it allows (dims_pace.go); guarded by mu
+	shape    shape.Pace // what the server's last quota report for it allows (dims_pace.go); guarded by mu
 	name     string
 	interval int64      // configured emission interval, per unit
 	burst    int64      // configured burst, in units

@@ -3,19 +3,20 @@ package core
 import (
 	"math"
 
+	"github.com/headgate-go/headgate/core/internal/shape"
 	"github.com/headgate-go/headgate/core/ratelimit"
 )
 
 // The pace of extra dimensions: the server's quota reports for them (a
 // Quota whose Name, or else Unit, is a dimension's name, such as
 // x-ratelimit-remaining-tokens for "tokens") slow them until their reset:
-// never spend what remains faster than it returns (shape.go).
+// never spend what remains faster than it returns (internal/shape).
 
 // dimPaceLocked returns dimension i's effective interval and burst at
 // now: the configured ones, slowed by the quota the server reported for it.
 func (b *Budget) dimPaceLocked(i int, now int64) (interval, burst int64) {
 	d := &b.dims.d[i]
-	return d.shape.slow(now, d.interval, d.burst)
+	return d.shape.Slow(now, d.interval, d.burst)
 }
 
 // shapeDimsLocked takes the quotas a response reported for the extra
@@ -33,7 +34,7 @@ func (b *Budget) shapeDimsLocked(f ratelimit.Feedback, now int64) bool {
 		if i < 0 {
 			continue
 		}
-		if s, ok := shapeOf(ratelimit.Feedback{Remaining: q.Remaining, Limit: q.Limit, Reset: q.Reset}, now, b.MaxPause()); ok {
+		if s, ok := shape.Of(ratelimit.Feedback{Remaining: q.Remaining, Limit: q.Limit, Reset: q.Reset}, now, b.MaxPause()); ok {
 			b.dims.d[i].shape = s
 			changed = true
 		}
@@ -89,7 +90,7 @@ func (b *Budget) dimsShapeEndLocked() int64 {
 	}
 	var u int64
 	for i := range b.dims.d {
-		if e := b.dims.d[i].shape.until; e > 0 && (u == 0 || e < u) {
+		if e := b.dims.d[i].shape.Until; e > 0 && (u == 0 || e < u) {
 			u = e
 		}
 	}

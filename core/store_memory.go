@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headgate-go/headgate/core/internal/shape"
 	"github.com/headgate-go/headgate/core/ratelimit"
 
 	"github.com/headgate-go/headgate/core/internal/fleet"
@@ -28,8 +29,8 @@ type MemoryStore struct {
 	dims map[string]*storeDim
 	// shape is what the last quota report for requests allows, and
 	// dimShapes the same per extra dimension, by name; guarded by mu.
-	shape     shape
-	dimShapes map[string]shape
+	shape     shape.Pace
+	dimShapes map[string]shape.Pace
 	// last is the latest send time granted to a budget with extra
 	// dimensions: such turns are served in the order they are taken
 	// (FIFO), as a budget's own queue serves them; guarded by mu.
@@ -47,7 +48,7 @@ func (s *MemoryStore) now() int64 { return int64(time.Since(s.epoch)) }
 // The shared factor and the quota report slow it, as a budget's controller
 // does (controller.pace).
 func (s *MemoryStore) paceLocked(p Pace, now int64) {
-	interval, burst := s.shape.slow(now, int64(float64(p.Interval)/s.f.Value()), int64(p.Burst))
+	interval, burst := s.shape.Slow(now, int64(float64(p.Interval)/s.f.Value()), int64(p.Burst))
 	if s.g.Interval == 0 {
 		s.g.Interval, s.g.Burst = interval, burst
 		return
@@ -66,7 +67,7 @@ func (s *MemoryStore) dimsLocked(p Pace, now int64) []*storeDim {
 	}
 	gs := make([]*storeDim, len(p.Dims))
 	for i, d := range p.Dims {
-		iv, bu := s.dimShapes[d.Name].slow(now, int64(d.Interval), d.Burst)
+		iv, bu := s.dimShapes[d.Name].Slow(now, int64(d.Interval), d.Burst)
 		g := s.dims[d.Name]
 		if g == nil {
 			g = &storeDim{g: gcra.State{TAT: idle, Interval: iv, Burst: bu}}
@@ -210,17 +211,17 @@ func (s *MemoryStore) Report(_ context.Context, r Report) (StoreStatus, error) {
 }
 
 // shapeLocked keeps the quota reports of r, at now, by the rules of a
-// budget's controller (shapeOf; a pause that lasts until the reset covers
+// budget's controller (shape.Of; a pause that lasts until the reset covers
 // the report's window).
 func (s *MemoryStore) shapeLocked(r Report, now int64) {
 	q := ratelimit.Feedback{Remaining: r.Remaining, Limit: r.Limit, Reset: r.Reset}
-	if sh, ok := shapeOf(q, now, math.MaxInt64); ok && (r.Pause == 0 || r.Reset > r.Pause) {
+	if sh, ok := shape.Of(q, now, math.MaxInt64); ok && (r.Pause == 0 || r.Reset > r.Pause) {
 		s.shape = sh
 	}
 	for _, d := range r.Quotas {
-		if sh, ok := shapeOf(ratelimit.Feedback{Remaining: d.Remaining, Limit: d.Limit, Reset: d.Reset}, now, math.MaxInt64); ok {
+		if sh, ok := shape.Of(ratelimit.Feedback{Remaining: d.Remaining, Limit: d.Limit, Reset: d.Reset}, now, math.MaxInt64); ok {
 			if s.dimShapes == nil {
-				s.dimShapes = make(map[string]shape)
+				s.dimShapes = make(map[string]shape.Pace)
 			}
 			s.dimShapes[d.Name] = sh
 		}

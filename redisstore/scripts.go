@@ -60,7 +60,7 @@ import "github.com/redis/go-redis/v9"
 //
 // The GCRA, pause, shared-factor and quota-shape arithmetic is the same as core's
 // (gcra.Reserve, gcra.ReserveAt, gcra.Cancel, gcra.settle, gcra.SetPace,
-// gcra.FloorAfterPause, fleet.Factor.Observe, cubic, pause.extend, shapeOf, shape.slow),
+// gcra.FloorAfterPause, fleet.Factor.Observe, cubic, pause.extend, shape.Of, shape.Pace.Slow),
 // operation for operation, so that a Redis store and a
 // core.MemoryStore decide alike; store_test.go checks it step by step.
 const prologue = head + machinery
@@ -477,7 +477,7 @@ return 1
 `)
 
 // reportScript applies one response: the shared factor (core's
-// fleet.Factor.Observe, cubic), the quota reports (shapeOf; a pause that
+// fleet.Factor.Observe, cubic), the quota reports (shape.Of; a pause that
 // lasts until the reset covers the report's window), the pace, then the
 // pause (pause.extend, gcra.FloorAfterPause).
 //
