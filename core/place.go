@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"math"
-	"net/http"
 	"time"
 
 	"github.com/headgate-go/headgate/core/internal/gcra"
@@ -22,7 +21,7 @@ import (
 // A call that arrives at once after the refusal adopts the place: a retry
 // layer that does not wait.
 //
-// A place is kept for the refused request's key (requestKey: its method
+// A place is kept for the refused request's key (internal/reqkey: its method
 // and URL), and only a call for that key takes it: a caller that arrives
 // at the wait's end with another request — one whose call was admitted
 // the instant the wait ended and who came straight back — queues behind
@@ -38,31 +37,9 @@ import (
 // The grace is one interval of the pace, at most this.
 const maxPlaceGrace = int64(20 * time.Millisecond)
 
-// anyKey is the key of a place any call may take.
+// anyKey is the key of a place any call may take (a request's key,
+// reqkey.Of, is never it, nor 0: no key).
 const anyKey uint64 = 1
-
-// requestKey is the key a Transport keeps a refused request's place under:
-// an FNV-1a hash of its method and URL, with the top bit set (never 0,
-// no key, nor anyKey). A collision only lets another request take the
-// place, as a call with no key does.
-func requestKey(r *http.Request) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
-	add := func(s string) {
-		for i := 0; i < len(s); i++ {
-			h = (h ^ uint64(s[i])) * prime
-		}
-		h = (h ^ 0xff) * prime // a separator: ("ab", "c") is not ("a", "bc")
-	}
-	add(r.Method)
-	if u := r.URL; u != nil {
-		add(u.Scheme)
-		add(u.Host)
-		add(u.Path)
-		add(u.RawQuery)
-	}
-	return h | 1<<63
-}
 
 // kept reports whether w is a kept place, or was one until a call adopted
 // it (only places have a key). The run of them at the head of the queue is

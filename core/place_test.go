@@ -144,32 +144,6 @@ func TestKeptPlaceIsForTheRefusedRequest(t *testing.T) {
 	})
 }
 
-// requestKey tells requests apart by method and URL, is never "no key" nor
-// anyKey, and costs no allocation on the admit path.
-func TestRequestKey(t *testing.T) {
-	get := func(url string) *http.Request {
-		r, err := http.NewRequest(http.MethodGet, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	a, b := get("http://api.test/v1/items/1"), get("http://api.test/v1/items/2")
-	post, _ := http.NewRequest(http.MethodPost, "http://api.test/v1/items/1", nil)
-	ka, kb, kp := requestKey(a), requestKey(b), requestKey(post)
-	if ka == kb || ka == kp || ka != requestKey(get("http://api.test/v1/items/1")) {
-		t.Errorf("keys %x %x %x: want one per method and URL, the same for the same", ka, kb, kp)
-	}
-	for _, k := range []uint64{ka, kb, kp, requestKey(&http.Request{})} {
-		if k == 0 || k == anyKey {
-			t.Errorf("key %x: want neither 0 nor anyKey", k)
-		}
-	}
-	if n := testing.AllocsPerRun(100, func() { requestKey(a) }); n != 0 {
-		t.Errorf("requestKey allocates %v times, want 0", n)
-	}
-}
-
 // A pause whose end only a rounded-down reset tells (no Retry-After) goes
 // on past it: one refused call's retry is the probe at the reset, refused
 // again, and keeps its place for the next probe; when the pause is over it

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"runtime"
 	"sync/atomic"
+
+	"github.com/headgate-go/headgate/core/internal/reqkey"
 )
 
 // Costs through a Transport.
@@ -56,7 +58,7 @@ func acquireFor(b *Budget, req *http.Request) (Permit, error) {
 	if costs := CostFrom(ctx); costs != nil || b.dims != nil {
 		return b.AcquireCost(ctx, costs...)
 	}
-	return b.acquireKeyed(ctx, requestKey(req))
+	return b.acquireKeyed(ctx, reqkey.Of(req))
 }
 
 // Commit settles the cost of the request that got resp from a Transport at
