@@ -189,7 +189,7 @@ func (b *Budget) TryAcquire(ctx context.Context) (Permit, error) {
 	var slot slotRef
 	if b.cfg.maxInFlight > 0 {
 		b.lock()
-		if b.freeSlotsLocked() <= b.placesWithoutSlotLocked() || b.slots.waiting.head != nil { // (place.go: reserved)
+		if b.freeSlotsLocked() <= b.placesWithoutSlotLocked() || b.slots.waiting.Head != nil { // (place.go: reserved)
 			b.unlock()
 			return Permit{}, ErrNoSlot
 		}

@@ -95,10 +95,10 @@ func (b *Budget) lock() {
 // callers granted or failed meanwhile. Every holder of the budget's mu
 // releases it this way.
 func (b *Budget) unlock() {
-	if b.slots.handed.head != nil {
+	if b.slots.handed.Head != nil {
 		b.handedTurnsLocked() // callers handed a slot take their turns first (slots.go)
 	}
-	if b.queue.head != nil {
+	if b.queue.Head != nil {
 		if d, set := b.armLocked(); set {
 			// (Set here, not in armLocked: a frame less under a runtime
 			// timer operation, which often runs on a fresh goroutine's
@@ -116,7 +116,7 @@ func (b *Budget) unlock() {
 	w := b.wake.takeReady()
 	b.mu.Unlock()
 	for w != nil {
-		next := w.next // (read before the signal: w is its goroutine's from then on)
+		next := w.Next // (read before the signal: w is its goroutine's from then on)
 		w.signal()
 		w = next
 	}

@@ -274,7 +274,7 @@ func TestCancellationStormLeavesNothingBehind(t *testing.T) {
 			t.Fatalf("InFlight after the storm = %d, want 0", n)
 		}
 		b.mu.Lock()
-		q, s := b.queue.n, b.slots.waiting.head
+		q, s := b.queue.N, b.slots.waiting.Head
 		b.mu.Unlock()
 		if q != 0 || s != nil {
 			t.Fatalf("after the storm: %d turn waiters, slot queue empty=%v", q, s == nil)
@@ -520,7 +520,7 @@ func TestTryAcquireNeverWaitsForTheEstimate(t *testing.T) {
 			t.Fatalf("the quota reported spent: err = %v after %v; want a RateLimitError at once, with a RetryAfter", err, time.Since(start))
 		}
 		b.mu.Lock()
-		queued := b.queue.n
+		queued := b.queue.N
 		b.mu.Unlock()
 		if queued != 0 {
 			t.Fatalf("%d calls queued after TryAcquire failed, want none", queued)

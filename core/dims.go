@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/headgate-go/headgate/core/internal/gcra"
+	"github.com/headgate-go/headgate/core/internal/list"
 	"github.com/headgate-go/headgate/core/internal/shape"
 )
 
@@ -109,7 +110,7 @@ type dim struct {
 type dimSet struct {
 	backfill bool // WithBackfill
 	d        []dim
-	pending  list[reservation, *reservation] // reserved with an extra cost and not settled; guarded by mu
+	pending  list.List[reservation, *reservation] // reserved with an extra cost and not settled; guarded by mu
 }
 
 func newDimSet(cfgs []dimConfig, backfill bool) *dimSet {
@@ -149,7 +150,7 @@ type reservation struct {
 	inPending bool  // in the dimSet's pending list
 	settled   bool
 	storeTurn Turn // the store's turn (WithStore), for Store.Settle
-	link[reservation]
+	list.Link[reservation]
 }
 
 // newReservation returns a reservation of n (nil: nothing) in every
@@ -177,7 +178,7 @@ func (r *reservation) hasCost() bool {
 // track adds r to the pending reservations, once.
 func (s *dimSet) track(r *reservation) {
 	if !r.inPending {
-		s.pending.push(r)
+		s.pending.Push(r)
 		r.inPending = true
 	}
 }
@@ -185,7 +186,7 @@ func (s *dimSet) track(r *reservation) {
 // untrack takes r out of the pending reservations, if it is there.
 func (s *dimSet) untrack(r *reservation) {
 	if r.inPending {
-		s.pending.remove(r)
+		s.pending.Remove(r)
 		r.inPending = false
 	}
 }
@@ -261,7 +262,7 @@ func (b *Budget) grantDimsLocked(r *reservation) {
 			continue
 		}
 		term := max(0, r.tatBefore[i]-r.sendAt) // how far r stacks on earlier ones
-		for p := b.dims.pending.head; p != nil; p = p.next {
+		for p := b.dims.pending.Head; p != nil; p = p.Next {
 			if p != r && p.granted {
 				p.slack[i] = min(p.slack[i], term)
 			}
@@ -308,7 +309,7 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 				e = delta * g.Interval
 			}
 			g.Charge(r.sendAt, e)
-			for w := b.queue.head; w != nil; w = w.next {
+			for w := b.queue.Head; w != nil; w = w.Next {
 				if w.res != nil { // keep re-timing and cancels true to the charge
 					w.res.tatBefore[i] = gcra.Charge(w.res.tatBefore[i], r.sendAt, e)
 					w.res.tatAfter[i] = gcra.Charge(w.res.tatAfter[i], r.sendAt, e)
@@ -321,13 +322,13 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 			}
 			g.GiveBack(give)
 			gave = true
-			for p := b.dims.pending.head; p != nil; p = p.next {
+			for p := b.dims.pending.Head; p != nil; p = p.Next {
 				p.slack[i] = max(0, p.slack[i]-give)
 			}
 			// Every queued caller reserved after r and after every
 			// granted reservation, so its state before and after may move
 			// back by give; the re-timing below then uses it.
-			for w := b.queue.head; w != nil; w = w.next {
+			for w := b.queue.Head; w != nil; w = w.Next {
 				if w.res != nil {
 					w.res.tatBefore[i] -= give
 					w.res.tatAfter[i] -= give
@@ -335,7 +336,7 @@ func (b *Budget) settleLocked(r *reservation, actual []int64, now int64) {
 			}
 		}
 	}
-	if gave && b.queue.head != nil {
+	if gave && b.queue.Head != nil {
 		b.retimeLocked(now)
 	}
 }

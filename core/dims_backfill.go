@@ -28,7 +28,7 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 		tatBefore, tatAfter, slack []int64
 		sendAt                     int64
 	}
-	head := b.queue.head
+	head := b.queue.Head
 	if head.res == nil {
 		return false
 	}
@@ -38,8 +38,8 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 	for i := range b.dims.d {
 		dTat[i] = b.dims.d[i].g.TAT
 	}
-	snap := make([]saved, 0, b.queue.n)
-	for w := head; w != nil; w = w.next {
+	snap := make([]saved, 0, b.queue.N)
+	for w := head; w != nil; w = w.Next {
 		snap = append(snap, saved{w.turn, append([]int64(nil), w.res.tatBefore...),
 			append([]int64(nil), w.res.tatAfter...), append([]int64(nil), w.res.slack...), w.res.sendAt})
 	}
@@ -49,7 +49,7 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 			b.dims.d[i].g.Rewind(dTat[i])
 		}
 		j := 0
-		for w := head; w != nil; w = w.next {
+		for w := head; w != nil; w = w.Next {
 			sv := &snap[j]
 			w.turn, w.res.sendAt = sv.turn, sv.sendAt
 			copy(w.res.tatBefore, sv.tatBefore)
@@ -70,7 +70,7 @@ func (b *Budget) backfillLocked(now int64, r *reservation) bool {
 	}
 	after := now
 	j := 0
-	for w := head; w != nil; w = w.next {
+	for w := head; w != nil; w = w.Next {
 		t, _, ok := b.reserveLocked(now, never, after, w.res, int64(j)+2, head.turn.TATBefore)
 		if !ok || t.SendAt != snap[j].turn.SendAt {
 			restore()

@@ -41,7 +41,7 @@ func backfillRun(t *testing.T, seed uint64, backfill bool) (grants []time.Durati
 		wg.Go(func() {
 			time.Sleep(arrive)
 			b.mu.Lock()
-			waiting := b.queue.n > 0
+			waiting := b.queue.N > 0
 			b.mu.Unlock()
 			p, err := b.AcquireCost(context.Background(), costs...)
 			if err != nil {

@@ -74,7 +74,7 @@ func (b *Budget) setDimsPaceLocked(now, at int64) {
 		}
 		old := d.g.Interval
 		d.g.SetPace(at, iv, bu)
-		for p := b.dims.pending.head; p != nil; p = p.next {
+		for p := b.dims.pending.Head; p != nil; p = p.Next {
 			if p.slack[i] != math.MaxInt64 {
 				p.slack[i] = min(p.slack[i]/old, bu) * iv
 			}

@@ -356,7 +356,7 @@ func runDimsProperty(t *testing.T, seed uint64, store bool) {
 	// Nothing leaked: no reservation is left pending, and once the debt is
 	// paid, the whole burst of every dimension goes at once.
 	b.mu.Lock()
-	pending := b.dims.pending.head
+	pending := b.dims.pending.Head
 	b.mu.Unlock()
 	if pending != nil && !store {
 		t.Fatalf("a reservation is left pending: %+v", pending)

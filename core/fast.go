@@ -65,7 +65,7 @@ type laneState struct {
 // cap, extra dimensions, a store) never opens one.
 func (b *Budget) openLaneLocked(now int64) {
 	l := b.lane.Load()
-	if l == nil || b.queue.n > 0 || b.pause.until > now {
+	if l == nil || b.queue.N > 0 || b.pause.until > now {
 		return
 	}
 	if l.interval != b.g.Interval || l.burst != b.g.Burst {

@@ -65,7 +65,7 @@ func (p memPacer) check(_ context.Context, now, deadline int64) error {
 	b.lock()
 	defer b.unlock()
 	b.syncPaceLocked(now)
-	if _, known := b.planLocked(now, b.lastSendAtLocked(), nil, int64(b.queue.n)+1, b.baseLocked()); known >= deadline { // plans, takes nothing
+	if _, known := b.planLocked(now, b.lastSendAtLocked(), nil, int64(b.queue.N)+1, b.baseLocked()); known >= deadline { // plans, takes nothing
 		return b.lateErrorLocked(known, now) // (the certain wait, as a call's own error says: reserveLocked)
 	}
 	b.openLaneLocked(now) // (fast.go)

@@ -46,19 +46,19 @@ func (b *Budget) heldLocked(granted, now int64) bool {
 // behind the kept places, and reserves its turn again after the pause.
 func (b *Budget) requeueLocked(w *waiter, now int64) {
 	var last *waiter // the end of the run of kept places at the head
-	for q := b.queue.head; q != nil && q.kept(); q = q.next {
+	for q := b.queue.Head; q != nil && q.kept(); q = q.Next {
 		last = q
 	}
 	w.pauseEnd = b.pause.until
-	switch h := b.queue.head; {
+	switch h := b.queue.Head; {
 	case last != nil:
-		b.queue.insertAfter(last, w) // (re-timed with the queue)
+		b.queue.InsertAfter(last, w) // (re-timed with the queue)
 	case h != nil:
 		w.turn.TATBefore = h.turn.TATBefore // (the state before the queued reservations)
-		b.queue.pushFront(w)
+		b.queue.PushFront(w)
 	default:
 		w.turn.TATBefore = b.g.TAT
-		b.queue.pushFront(w)
+		b.queue.PushFront(w)
 	}
 	b.retimeQueueLocked(now) // (not retimeLocked: w's old turn has come, and would be granted again)
 	b.dispatchLocked(now)

@@ -58,14 +58,14 @@ func (b *Budget) placeGraceLocked() int64 { return min(b.g.Interval, maxPlaceGra
 // givePlaceUpLocked removes the kept place p, whose retry did not come in
 // time, and gives its turn to the callers behind it.
 func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
-	if n := p.next; n != nil {
+	if n := p.Next; n != nil {
 		n.turn.TATBefore = p.turn.TATBefore // re-timed from before the place
 	} else {
 		if b.g.Cancel(p.turn.TATBefore, p.turn.TATAfter) { // the last: its turn back
 			b.rewindLocked(b.g.TAT)
 		}
 	}
-	b.queue.remove(p)
+	b.queue.Remove(p)
 	if p.slot.idx1 > 0 {
 		b.freeSlotLocked(p.slot)
 	}
@@ -89,7 +89,7 @@ func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 	}
 	var last *waiter
 	n := int64(0)
-	for w := b.queue.head; w != nil && w.kept(); w = w.next {
+	for w := b.queue.Head; w != nil && w.kept(); w = w.Next {
 		last, n = w, n+1
 	}
 	if n >= max(allow, b.g.Burst) {
@@ -103,15 +103,15 @@ func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 func (b *Budget) insertPlaceLocked(now int64, key uint64, last *waiter) *waiter {
 	p := &waiter{place: true, key: key, deadline: never, arrived: now, turn: gcra.Turn{SendAt: never}}
 	if last == nil {
-		if h := b.queue.head; h != nil {
+		if h := b.queue.Head; h != nil {
 			p.turn.TATBefore = h.turn.TATBefore
 		} else {
 			p.turn.TATBefore = b.g.TAT
 		}
-		b.queue.pushFront(p)
+		b.queue.PushFront(p)
 		return p
 	}
-	b.queue.insertAfter(last, p) // (re-timed with the queue)
+	b.queue.InsertAfter(last, p) // (re-timed with the queue)
 	return p
 }
 
@@ -119,9 +119,9 @@ func (b *Budget) insertPlaceLocked(now int64, key uint64, last *waiter) *waiter 
 // place it may take whose turn has come, and reports whether it did. The
 // call holds a slot of its own already: a slot the place kept is freed.
 func (b *Budget) claimPlaceLocked(now int64, key uint64) bool {
-	p := b.queue.head
+	p := b.queue.Head
 	for p != nil && p.kept() && p.turn.SendAt <= now && !(p.place && p.takes(key)) {
-		p = p.next
+		p = p.Next
 	}
 	if p == nil || !p.place || p.turn.SendAt > now {
 		return false
@@ -138,7 +138,7 @@ func (b *Budget) claimPlaceLocked(now int64, key uint64) bool {
 // before the call took a slot: a place that kept a slot gives the call
 // both, so the retry waits for neither.
 func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
-	for p := b.queue.head; p != nil && p.kept() && p.turn.SendAt <= now; p = p.next {
+	for p := b.queue.Head; p != nil && p.kept() && p.turn.SendAt <= now; p = p.Next {
 		if !p.place || !p.takes(key) {
 			continue
 		}
@@ -161,15 +161,15 @@ func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
 // or the pace's next turn after the burst would come as much too early as
 // the retry came late.
 func (b *Budget) takePlaceLocked(p *waiter, now int64) {
-	head := b.queue.head
-	b.queue.remove(p)
+	head := b.queue.Head
+	b.queue.Remove(p)
 	if p.turn.SendAt < now {
 		before := p.turn.TATBefore
 		if head != p {
 			before = head.turn.TATBefore
 		}
 		tat := gcra.Spend(before, now, 1, b.g.Interval)
-		if h := b.queue.head; h != nil {
+		if h := b.queue.Head; h != nil {
 			h.turn.TATBefore = tat
 			b.retimeQueueLocked(now)
 		} else {
@@ -208,7 +208,7 @@ func (p *waiter) adoptable(now int64, key uint64) bool {
 // place may have taken the next slot freed before it ran, but the place is
 // still its.
 func (b *Budget) adoptPlaceLocked(w *waiter, now, deadline int64, withSlot bool, key uint64) *waiter {
-	for p := b.queue.head; p != nil && p.kept(); p = p.next {
+	for p := b.queue.Head; p != nil && p.kept(); p = p.Next {
 		if !p.place || !p.takes(key) {
 			continue
 		}
@@ -225,8 +225,8 @@ func (b *Budget) adoptPlaceLocked(w *waiter, now, deadline int64, withSlot bool,
 		if b.pause.until > now {
 			w.pauseEnd = b.pause.until
 		}
-		b.queue.insertAfter(p, w)
-		b.queue.remove(p)
+		b.queue.InsertAfter(p, w)
+		b.queue.Remove(p)
 		if withSlot {
 			w.slot = p.slot
 		} else if p.slot.idx1 > 0 {
@@ -287,7 +287,7 @@ func (b *Budget) placeSlotLocked(key uint64) (slotRef, bool) {
 	if key == 0 || key == anyKey {
 		return slotRef{}, false
 	}
-	for p := b.queue.head; p != nil && p.kept(); p = p.next {
+	for p := b.queue.Head; p != nil && p.kept(); p = p.Next {
 		if p.place && p.key == key && p.slot.idx1 > 0 {
 			ref := p.slot
 			p.slot = slotRef{}
@@ -304,7 +304,7 @@ func (b *Budget) placeExpiryLocked() int64 {
 	if b.cfg.maxInFlight == 0 {
 		return 0
 	}
-	for p := b.queue.head; p != nil && p.kept(); p = p.next {
+	for p := b.queue.Head; p != nil && p.kept(); p = p.Next {
 		if p.place {
 			return p.expire + 1
 		}
@@ -316,7 +316,7 @@ func (b *Budget) placeExpiryLocked() int64 {
 // free slots are reserved for their retries (WithMaxInFlight).
 func (b *Budget) placesWithoutSlotLocked() int {
 	n := 0
-	for p := b.queue.head; p != nil && p.kept(); p = p.next {
+	for p := b.queue.Head; p != nil && p.kept(); p = p.Next {
 		if p.place && p.slot.idx1 == 0 {
 			n++
 		}

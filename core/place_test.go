@@ -532,7 +532,7 @@ func TestKeptPlaceGivenUpAtTheQueuesEndGivesItsTurnBack(t *testing.T) {
 			t.Fatalf("status %d, want the pause's 429", st)
 		}
 		b.mu.Lock()
-		kept := b.queue.head != nil && b.queue.head.place && b.queue.head.next == nil
+		kept := b.queue.Head != nil && b.queue.Head.place && b.queue.Head.Next == nil
 		b.mu.Unlock()
 		if !kept {
 			t.Fatal("no place kept alone in the queue after the refusal: the case is not set up")
@@ -541,7 +541,7 @@ func TestKeptPlaceGivenUpAtTheQueuesEndGivesItsTurnBack(t *testing.T) {
 		// grace; the turn after it would come at 3s.
 		time.Sleep(2500 * time.Millisecond)
 		b.mu.Lock()
-		left := b.queue.n
+		left := b.queue.N
 		b.mu.Unlock()
 		if left != 0 {
 			t.Fatalf("%d waiters queued at 2.5s, want the place given up", left)

@@ -1,6 +1,9 @@
 package core
 
-import "github.com/headgate-go/headgate/core/internal/gcra"
+import (
+	"github.com/headgate-go/headgate/core/internal/gcra"
+	"github.com/headgate-go/headgate/core/internal/list"
+)
 
 // waiter is a call queued for its turn, or for a concurrency slot (then
 // only deadline, wake, state, err, slot, key and res are used, until the
@@ -23,7 +26,7 @@ type waiter struct {
 	state     waiterState
 	throttled bool // its wait was slowed by adaptive throttling (a Throttled event)
 	place     bool // a kept place: no caller yet (place.go)
-	link[waiter]
+	list.Link[waiter]
 }
 
 // waiterState is where a waiter is; see the scheduler's invariant 3
@@ -87,77 +90,4 @@ func (w *waiter) signal() {
 }
 
 // waitQueue is the FIFO of waiters, for their turn or for a slot.
-type waitQueue = list[waiter, *waiter]
-
-// link is the pair of pointers an element of an intrusive list embeds.
-type link[T any] struct{ prev, next *T }
-
-func (l *link[T]) links() *link[T] { return l }
-
-// linked is a pointer to an element that embeds a link[T].
-type linked[T any] interface {
-	*T
-	links() *link[T]
-}
-
-// list is a FIFO threaded through its elements (a doubly linked list), so
-// an element leaves from the middle in O(1) and pushing allocates nothing.
-// An element is in at most one list of a kind at a time.
-type list[T any, P linked[T]] struct {
-	head, tail *T
-	n          int
-}
-
-func (l *list[T, P]) push(x *T) {
-	lx := P(x).links()
-	lx.prev, lx.next = l.tail, nil
-	if l.tail != nil {
-		P(l.tail).links().next = x
-	} else {
-		l.head = x
-	}
-	l.tail = x
-	l.n++
-}
-
-// pushFront puts x at the head.
-func (l *list[T, P]) pushFront(x *T) {
-	lx := P(x).links()
-	lx.prev, lx.next = nil, l.head
-	if l.head != nil {
-		P(l.head).links().prev = x
-	} else {
-		l.tail = x
-	}
-	l.head = x
-	l.n++
-}
-
-// insertAfter puts x right behind at, which is in the list.
-func (l *list[T, P]) insertAfter(at, x *T) {
-	la, lx := P(at).links(), P(x).links()
-	lx.prev, lx.next = at, la.next
-	if la.next != nil {
-		P(la.next).links().prev = x
-	} else {
-		l.tail = x
-	}
-	la.next = x
-	l.n++
-}
-
-func (l *list[T, P]) remove(x *T) {
-	lx := P(x).links()
-	if lx.prev != nil {
-		P(lx.prev).links().next = lx.next
-	} else {
-		l.head = lx.next
-	}
-	if lx.next != nil {
-		P(lx.next).links().prev = lx.prev
-	} else {
-		l.tail = lx.prev
-	}
-	lx.prev, lx.next = nil, nil
-	l.n--
-}
+type waitQueue = list.List[waiter, *waiter]

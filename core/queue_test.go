@@ -52,7 +52,7 @@ func TestRecycledWaitersCancelRacingGrant(t *testing.T) {
 			var held []*waiter
 			for range 64 {
 				w := b.newWaiter()
-				if len(w.wake) != 0 || w.state != queued || w.next != nil || w.prev != nil || w.res != nil {
+				if len(w.wake) != 0 || w.state != queued || w.Next != nil || w.Prev != nil || w.res != nil {
 					t.Fatalf("round %d: a recycled waiter is not clean: %d signals pending, state %d", round, len(w.wake), w.state)
 				}
 				held = append(held, w)

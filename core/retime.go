@@ -36,7 +36,7 @@ func (b *Budget) retimeLocked(now int64) {
 // retimeQueueLocked is retimeLocked without first granting the callers
 // whose turn has come.
 func (b *Budget) retimeQueueLocked(now int64) {
-	if head := b.queue.head; head != nil {
+	if head := b.queue.Head; head != nil {
 		b.rewindLocked(head.turn.TATBefore) // the state before the queued reservations
 		if head.res != nil {
 			b.resetDimsLocked(head.res)
@@ -51,8 +51,8 @@ func (b *Budget) retimeQueueLocked(now int64) {
 	b.failSlotWaitersLocked(now)
 	after := int64(math.MinInt64) // the send time of the caller re-timed last
 	pos, base := int64(0), b.g.TAT
-	for w := b.queue.head; w != nil; {
-		next := w.next
+	for w := b.queue.Head; w != nil; {
+		next := w.Next
 		pos++
 		t, throttled, ok := b.reserveLocked(now, w.deadline, after, w.res, pos, base)
 		switch {
@@ -60,10 +60,10 @@ func (b *Budget) retimeQueueLocked(now int64) {
 			if w.res != nil {
 				b.dims.untrack(w.res)
 			}
-			b.queue.remove(w)
+			b.queue.Remove(w)
 			pos--
 			w.state, w.err = failed, b.lateErrorLocked(t.SendAt, now)
-			b.wake.ready.push(w)
+			b.wake.ready.Push(w)
 		case t != w.turn:
 			w.turn = t
 			w.throttled = w.throttled || throttled

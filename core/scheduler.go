@@ -94,7 +94,7 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 // waiter holds the call's reservation, or the kept place it adopted.
 func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key uint64) (*waiter, error) {
 	b.syncPaceLocked(now)
-	if b.queue.head != nil { // (the queue's head is where places are kept and backfills go)
+	if b.queue.Head != nil { // (the queue's head is where places are kept and backfills go)
 		granted, p := b.aheadLocked(w, now, deadline, r, key)
 		if late := b.pause.late.n > 0 && key != 0 && b.pause.late.take(key); late && !granted && p == nil && r == nil {
 			if w == nil {
@@ -110,24 +110,24 @@ func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key 
 			return p, nil
 		}
 	}
-	if b.pause.late.n > 0 && b.queue.head == nil {
+	if b.pause.late.n > 0 && b.queue.Head == nil {
 		b.pause.late.clear() // nobody left to go ahead of
 	}
-	if b.queue.n > 0 {
+	if b.queue.N > 0 {
 		// Those ahead whose turn has come go first, before the call
 		// reserves: a guess among them holds the rest, and re-times the
 		// queue, which must not forget a reservation not yet in it.
 		b.dispatchLocked(now)
 	}
-	if b.queue.n == 0 {
+	if b.queue.N == 0 {
 		b.pause.waiting(now)
 	}
-	t, throttled, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r, int64(b.queue.n)+1, b.baseLocked())
+	t, throttled, ok := b.reserveLocked(now, deadline, b.lastSendAtLocked(), r, int64(b.queue.N)+1, b.baseLocked())
 	if !ok {
 		b.idleLocked()
 		return nil, b.lateErrorLocked(t.SendAt, now)
 	}
-	if t.SendAt <= now && b.queue.n == 0 { // (a place kept ahead: it waits behind it, in the queue's reservations)
+	if t.SendAt <= now && b.queue.N == 0 { // (a place kept ahead: it waits behind it, in the queue's reservations)
 		if r != nil {
 			b.grantDimsLocked(r)
 		}
@@ -144,7 +144,7 @@ func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key 
 		w.pauseEnd = b.pause.until
 	}
 	w.throttled = throttled
-	b.queue.push(w)
+	b.queue.Push(w)
 	return w, nil
 }
 
@@ -182,10 +182,10 @@ func (b *Budget) spare(w *waiter) {
 // lastSendAtLocked is the send time of the caller queued last, or the
 // distant past: a new turn never comes before it (arrival order).
 func (b *Budget) lastSendAtLocked() int64 {
-	if b.queue.tail == nil {
+	if b.queue.Tail == nil {
 		return math.MinInt64
 	}
-	return b.queue.tail.turn.SendAt
+	return b.queue.Tail.turn.SendAt
 }
 
 // planLocked returns the earliest instant at or after now and after at
@@ -223,7 +223,7 @@ func (b *Budget) planLocked(now, after int64, r *reservation, pos, base int64) (
 // the configured pace allows the calls queued, in order, whatever the
 // estimate made them wait.
 func (b *Budget) baseLocked() int64 {
-	if h := b.queue.head; h != nil {
+	if h := b.queue.Head; h != nil {
 		return h.turn.TATBefore
 	}
 	return b.g.TAT
@@ -272,7 +272,7 @@ func (b *Budget) reserveLocked(now, deadline, after int64, r *reservation, pos, 
 func (b *Budget) grantLocked(now int64) {
 	b.sent = gcra.Spend(b.sent, now, 1, b.g.Interval)
 	b.lastAt.Store(now)
-	if b.model.Sent(now, 1) && b.queue.head != nil {
+	if b.model.Sent(now, 1) && b.queue.Head != nil {
 		b.retimeQueueLocked(now)
 	}
 }
@@ -280,14 +280,14 @@ func (b *Budget) grantLocked(now int64) {
 // idleLocked notes that no caller waits when the queue is empty: the
 // silence a response may cause counts from the next caller that waits.
 func (b *Budget) idleLocked() {
-	if b.queue.n == 0 {
+	if b.queue.N == 0 {
 		b.pause.idle()
 	}
 }
 
 // dispatchLocked grants every queued waiter whose turn has come, in order.
 func (b *Budget) dispatchLocked(now int64) {
-	for w := b.queue.head; w != nil && w.turn.SendAt <= now; w = b.queue.head {
+	for w := b.queue.Head; w != nil && w.turn.SendAt <= now; w = b.queue.Head {
 		if w.place {
 			if now < w.expire {
 				return // kept for a refused call's retry: the others wait behind it
@@ -295,12 +295,12 @@ func (b *Budget) dispatchLocked(now int64) {
 			b.givePlaceUpLocked(w, now) // nobody came back for it
 			continue
 		}
-		b.queue.remove(w)
+		b.queue.Remove(w)
 		w.state, w.granted = granted, now
 		if w.res != nil {
 			b.grantDimsLocked(w.res)
 		}
-		b.wake.ready.push(w) // signalled once mu is released (unlock)
+		b.wake.ready.Push(w) // signalled once mu is released (unlock)
 		b.grantLocked(now)
 	}
 	b.idleLocked()
@@ -311,7 +311,7 @@ func (b *Budget) dispatchLocked(now int64) {
 func (b *Budget) lateErrorLocked(sendAt, now int64) error {
 	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.cfg.name}
 	switch {
-	case b.pause.until > now && (sendAt <= b.pause.until || b.queue.head != nil && b.queue.head.place):
+	case b.pause.until > now && (sendAt <= b.pause.until || b.queue.Head != nil && b.queue.Head.place):
 		// (Held back by the pause, or by the places kept at its end.)
 		e.Reason, e.StatusCode = Paused, b.pause.status
 	case b.model.Factor() < 1:

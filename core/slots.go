@@ -33,7 +33,7 @@ type slotPool struct {
 // false, and the call takes its slot, then its turn, the long way (acquire).
 func (b *Budget) admitCapped(now, deadline int64) (slotRef, bool) {
 	b.lock()
-	if b.queue.head != nil || b.slots.waiting.head != nil || b.freeSlotsLocked() == 0 {
+	if b.queue.Head != nil || b.slots.waiting.Head != nil || b.freeSlotsLocked() == 0 {
 		b.unlock()
 		return slotRef{}, false
 	}
@@ -94,7 +94,7 @@ func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *re
 		return Permit{}, withDeadline(ctx, err)
 	default:
 		w.state, w.deadline, w.arrived, w.res, w.key = slotQueued, deadline, now, rr, key
-		b.slots.waiting.push(w)
+		b.slots.waiting.Push(w)
 	}
 	var sent int64
 	var err error
@@ -135,7 +135,7 @@ func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *re
 // retries, who come first; or the one its own kept place took meanwhile
 // (placeSlotLocked, place.go).
 func (b *Budget) slotNowLocked(key uint64) (slotRef, bool) {
-	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.waiting.head == nil {
+	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.waiting.Head == nil {
 		return b.takeSlotLocked(), true
 	}
 	return b.placeSlotLocked(key)
@@ -146,10 +146,10 @@ func (b *Budget) slotNowLocked(key uint64) (slotRef, bool) {
 // before mu is released (unlock, handedTurnsLocked); a store's is
 // signalled, and takes its turn itself (acquireSlot).
 func (b *Budget) handSlotLocked(sw *waiter, ref slotRef) {
-	b.slots.waiting.remove(sw)
+	b.slots.waiting.Remove(sw)
 	sw.slot = ref
 	if b.pacer.scheduled() {
-		b.slots.handed.push(sw)
+		b.slots.handed.Push(sw)
 		return
 	}
 	sw.state = granted
@@ -165,8 +165,8 @@ func (b *Budget) handSlotLocked(sw *waiter, ref slotRef) {
 //go:noinline
 func (b *Budget) handedTurnsLocked() {
 	now := b.now()
-	for w := b.slots.handed.head; w != nil; w = b.slots.handed.head {
-		b.slots.handed.remove(w)
+	for w := b.slots.handed.Head; w != nil; w = b.slots.handed.Head {
+		b.slots.handed.Remove(w)
 		key, ref := w.key, w.slot
 		w.state, w.key = queued, 0 // (in the turn queue a key marks a kept place: its request's key is callKey)
 		q, err := b.turnLocked(w, now, w.deadline, w.res, key)
@@ -174,10 +174,10 @@ func (b *Budget) handedTurnsLocked() {
 		case err != nil:
 			w.state, w.err, w.slot = failed, err, slotRef{}
 			b.freeSlotLocked(ref)
-			b.wake.ready.push(w)
+			b.wake.ready.Push(w)
 		case q == nil:
 			w.state, w.granted, w.arrived = granted, now, now
-			b.wake.ready.push(w)
+			b.wake.ready.Push(w)
 		}
 	}
 }
@@ -193,7 +193,7 @@ func (b *Budget) waitSlot(ctx context.Context, sw *waiter) bool {
 			timer   *time.Timer
 			expired <-chan time.Time
 		)
-		if at := b.placeExpiryLocked(); at > 0 && b.slots.waiting.head == sw {
+		if at := b.placeExpiryLocked(); at > 0 && b.slots.waiting.Head == sw {
 			timer = time.NewTimer(time.Duration(max(0, at-b.now())))
 			expired = timer.C
 		}
@@ -238,7 +238,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint6
 		return 0, slotRef{}, err
 	}
 	sw := &waiter{wake: make(chan struct{}, 1), deadline: deadline, key: key, state: slotQueued}
-	b.slots.waiting.push(sw)
+	b.slots.waiting.Push(sw)
 	b.waitSlot(ctx, sw)
 	b.lock()
 	switch {
@@ -252,7 +252,7 @@ func (b *Budget) acquireSlot(ctx context.Context, now, deadline int64, key uint6
 		b.unlock()
 		b.releaseSlot(sw.slot)
 	default:
-		b.slots.waiting.remove(sw)
+		b.slots.waiting.Remove(sw)
 		b.unlock()
 	}
 	return 0, slotRef{}, ctx.Err()
@@ -272,11 +272,11 @@ func (b *Budget) freeSlotsLocked() int {
 // handFreeSlotsLocked gives free slots to the callers waiting for one, as
 // far as the kept places' reservations allow.
 func (b *Budget) handFreeSlotsLocked() {
-	for sw := b.slots.waiting.head; sw != nil && b.freeSlotsLocked() > b.placesWithoutSlotLocked(); sw = b.slots.waiting.head {
+	for sw := b.slots.waiting.Head; sw != nil && b.freeSlotsLocked() > b.placesWithoutSlotLocked(); sw = b.slots.waiting.Head {
 		b.handSlotLocked(sw, b.takeSlotLocked())
 	}
 	// The slots reserved for the places go to their retries, when they wait.
-	for p := b.queue.head; p != nil && p.kept() && b.slots.waiting.head != nil && b.slotFreeLocked(); p = p.next {
+	for p := b.queue.Head; p != nil && p.kept() && b.slots.waiting.Head != nil && b.slotFreeLocked(); p = p.Next {
 		if sw := b.retryWaitingLocked(p); sw != nil {
 			b.handSlotLocked(sw, b.takeSlotLocked())
 		}
@@ -290,7 +290,7 @@ func (b *Budget) retryWaitingLocked(p *waiter) *waiter {
 	if !p.place || p.slot.idx1 != 0 || p.key == anyKey {
 		return nil
 	}
-	for sw := b.slots.waiting.head; sw != nil; sw = sw.next {
+	for sw := b.slots.waiting.Head; sw != nil; sw = sw.Next {
 		if sw.key == p.key {
 			return sw
 		}
@@ -329,7 +329,7 @@ func (b *Budget) freeSlotLocked(ref slotRef) {
 	b.slots.gen[i]++
 	// (Only while callers wait for a slot: the first of them gives the
 	// place up if its retry never comes, acquireSlot.)
-	for p := b.queue.head; p != nil && p.kept() && b.slots.waiting.head != nil; p = p.next {
+	for p := b.queue.Head; p != nil && p.kept() && b.slots.waiting.Head != nil; p = p.Next {
 		if p.place && p.slot.idx1 == 0 {
 			if sw := b.retryWaitingLocked(p); sw != nil { // its retry: the slot is its
 				b.handSlotLocked(sw, slotRef{idx1: ref.idx1, gen: b.slots.gen[i]})
@@ -339,7 +339,7 @@ func (b *Budget) freeSlotLocked(ref slotRef) {
 			return
 		}
 	}
-	if sw := b.slots.waiting.head; sw != nil {
+	if sw := b.slots.waiting.Head; sw != nil {
 		b.handSlotLocked(sw, slotRef{idx1: ref.idx1, gen: b.slots.gen[i]})
 		return
 	}
@@ -353,10 +353,10 @@ func (b *Budget) failSlotWaitersLocked(now int64) {
 	if b.pause.until <= now {
 		return
 	}
-	for w := b.slots.waiting.head; w != nil; {
-		next := w.next
+	for w := b.slots.waiting.Head; w != nil; {
+		next := w.Next
 		if b.pause.until >= w.deadline {
-			b.slots.waiting.remove(w)
+			b.slots.waiting.Remove(w)
 			w.state, w.err = failed, b.lateErrorLocked(b.pause.until, now)
 			w.signal()
 		}

@@ -232,7 +232,7 @@ func TestCommitmentDroppedSettles(t *testing.T) {
 	pending := func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		return b.dims.pending.head != nil
+		return b.dims.pending.Head != nil
 	}
 	if !pending() {
 		t.Fatal("the 2xx attempt was settled at Close; want it open for its Commitment")

@@ -52,7 +52,7 @@ func (b *Budget) doneWaiting(w *waiter) bool {
 func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
 	b.lock()
 	if w.state == slotQueued { // a capped call waiting for a slot: it took nothing (slots.go)
-		b.slots.waiting.remove(w)
+		b.slots.waiting.Remove(w)
 		b.unlock()
 		b.recycle(w)
 		return 0, ctx.Err()
@@ -67,13 +67,13 @@ func (b *Budget) leave(ctx context.Context, w *waiter) (int64, error) {
 			b.dispatchLocked(now)
 		}
 		if w.state == queued {
-			if n := w.next; n != nil {
+			if n := w.Next; n != nil {
 				// The state before w becomes the state before the one
 				// behind it: nothing moves now, and a re-timing, or the
 				// last waiter leaving, gives w's turn back too.
 				n.turn.TATBefore = w.turn.TATBefore
 			}
-			b.queue.remove(w)
+			b.queue.Remove(w)
 			b.g.Cancel(w.turn.TATBefore, w.turn.TATAfter)
 			if w.res != nil {
 				b.cancelDimsLocked(w.res)

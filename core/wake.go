@@ -21,7 +21,7 @@ import "time"
 // caller arriving or leaving rarely touches the timer itself, which keeps a
 // long queue's drain from paying a timer operation per caller.
 func (b *Budget) armLocked() (time.Duration, bool) {
-	h := b.queue.head
+	h := b.queue.Head
 	if h == nil {
 		return 0, false // (an armed timer fires once for nothing)
 	}
@@ -43,7 +43,7 @@ func (b *Budget) armLocked() (time.Duration, bool) {
 // sooner the end of a quota report that slowed an extra dimension's pace,
 // when the queue is re-timed to the faster one. never: nothing to wait for.
 func (b *Budget) wakeAtLocked(now int64) int64 {
-	h := b.queue.head
+	h := b.queue.Head
 	at := h.turn.SendAt
 	if h.place {
 		at = h.expire
@@ -81,7 +81,7 @@ type wakeup struct {
 // takeReady empties ready and returns its waiters, linked by next, for
 // unlock to signal once mu is released.
 func (w *wakeup) takeReady() *waiter {
-	h := w.ready.head
+	h := w.ready.Head
 	w.ready = waitQueue{}
 	return h
 }
