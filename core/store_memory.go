@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"encoding/binary"
 	"math"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/headgate-go/headgate/core/internal/fleet"
 	"github.com/headgate-go/headgate/core/internal/gcra"
+	"github.com/headgate-go/headgate/core/internal/memtoken"
 )
 
 // MemoryStore is a Store in memory: the budgets built on one MemoryStore
@@ -111,7 +111,7 @@ func (s *MemoryStore) Take(_ context.Context, p Pace, maxWait time.Duration) (Tu
 	}
 	tok := ""
 	if ok {
-		tok = memoryToken(t)
+		tok = memtoken.New(t.TATBefore, t.TATAfter)
 		if gs != nil {
 			tok = s.reserveDimsLocked(tok, t.SendAt, p, gs)
 		}
@@ -132,22 +132,14 @@ func costAt(cost []int64, i int) int64 {
 }
 
 // reserveDimsLocked spends p's costs at sendAt and returns tok extended
-// with what Refund and Settle need: the FIFO mark before the turn, the
-// send time, and per dimension its state around the reservation, the
-// cost, the reservation's number and the name.
+// with what Refund and Settle need (memtoken.AppendDims, AppendDim).
 func (s *MemoryStore) reserveDimsLocked(tok string, sendAt int64, p Pace, gs []*storeDim) string {
-	b := binary.BigEndian.AppendUint64([]byte(tok), uint64(s.last))
-	b = binary.BigEndian.AppendUint64(b, uint64(sendAt))
+	b := memtoken.AppendDims(tok, s.last, sendAt)
 	s.last = sendAt
 	for i, g := range gs {
 		n := costAt(p.Cost, i)
 		before, after, seq := g.reserve(sendAt, n)
-		b = binary.BigEndian.AppendUint64(b, uint64(before))
-		b = binary.BigEndian.AppendUint64(b, uint64(after))
-		b = binary.BigEndian.AppendUint64(b, uint64(n))
-		b = binary.BigEndian.AppendUint64(b, uint64(seq))
-		b = binary.BigEndian.AppendUint16(b, uint16(min(len(p.Dims[i].Name), 1<<16-1)))
-		b = append(b, p.Dims[i].Name[:min(len(p.Dims[i].Name), 1<<16-1)]...)
+		b = memtoken.AppendDim(b, memtoken.Dim{Before: before, After: after, N: n, Seq: seq, Name: p.Dims[i].Name})
 	}
 	return string(b)
 }
@@ -156,20 +148,20 @@ func (s *MemoryStore) reserveDimsLocked(tok string, sendAt int64, p Pace, gs []*
 func (s *MemoryStore) Refund(_ context.Context, t Turn) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := parseMemoryToken(t.Token)
+	r, ok := memtoken.Parse(t.Token)
 	if !ok {
 		return nil
 	}
-	last := s.g.Cancel(r.tatBefore, r.tatAfter) // nobody took a turn after it
-	if r.dims == nil {
+	last := s.g.Cancel(r.TATBefore, r.TATAfter) // nobody took a turn after it
+	if r.Dims == nil {
 		return nil
 	}
 	if last {
-		s.last = r.lastBefore
+		s.last = r.LastBefore
 	}
-	for _, d := range r.dims {
-		if g := s.dims[d.name]; g != nil {
-			g.cancel(d.before, d.after, d.seq)
+	for _, d := range r.Dims {
+		if g := s.dims[d.Name]; g != nil {
+			g.cancel(d.Before, d.After, d.Seq)
 		}
 	}
 	return nil
@@ -179,13 +171,13 @@ func (s *MemoryStore) Refund(_ context.Context, t Turn) error {
 func (s *MemoryStore) Settle(_ context.Context, t Turn, actual []int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := parseMemoryToken(t.Token)
+	r, ok := memtoken.Parse(t.Token)
 	if !ok {
 		return nil
 	}
-	for i, d := range r.dims {
-		if g := s.dims[d.name]; g != nil {
-			g.settle(r.sendAt, d.n, costAt(actual, i), d.seq)
+	for i, d := range r.Dims {
+		if g := s.dims[d.Name]; g != nil {
+			g.settle(r.SendAt, d.N, costAt(actual, i), d.Seq)
 		}
 	}
 	return nil
@@ -254,62 +246,4 @@ func (s *MemoryStore) Adopt(st StoreStatus) {
 
 func (s *MemoryStore) statusLocked(now int64) StoreStatus {
 	return StoreStatus{Pause: time.Duration(max(0, s.pause.until-now)), PauseStatus: s.pause.status, Factor: s.f.Value()}
-}
-
-// memoryToken is a MemoryStore turn's refund token: the GCRA state before
-// and after the reservation, 16 bytes; a gcra.Turn with extra dimensions has
-// more (reserveDimsLocked).
-func memoryToken(t gcra.Turn) string {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(t.TATBefore))
-	binary.BigEndian.PutUint64(b[8:], uint64(t.TATAfter))
-	return string(b[:])
-}
-
-// memoryTurn is what a MemoryStore token holds.
-type memoryTurn struct {
-	tatBefore, tatAfter int64
-	lastBefore, sendAt  int64     // with extra dimensions
-	dims                []dimTurn // nil without
-}
-
-// dimTurn is one extra dimension of a turn: its state around the
-// reservation, the units reserved, the reservation's number
-// (storeDim.reserve) and the dimension's name.
-type dimTurn struct {
-	before, after, n, seq int64
-	name                  string
-}
-
-// parseMemoryToken reads a token memoryToken (and reserveDimsLocked)
-// wrote; anything else is not ok.
-func parseMemoryToken(tok string) (memoryTurn, bool) {
-	b := []byte(tok)
-	u := func() int64 { v := int64(binary.BigEndian.Uint64(b)); b = b[8:]; return v }
-	if len(b) < 16 {
-		return memoryTurn{}, false
-	}
-	r := memoryTurn{tatBefore: u(), tatAfter: u()}
-	if len(b) == 0 {
-		return r, true
-	}
-	if len(b) < 16 {
-		return memoryTurn{}, false
-	}
-	r.lastBefore, r.sendAt = u(), u()
-	r.dims = []dimTurn{}
-	for len(b) > 0 {
-		if len(b) < 34 {
-			return memoryTurn{}, false
-		}
-		d := dimTurn{before: u(), after: u(), n: u(), seq: u()}
-		l := int(binary.BigEndian.Uint16(b))
-		b = b[2:]
-		if len(b) < l {
-			return memoryTurn{}, false
-		}
-		d.name, b = string(b[:l]), b[l:]
-		r.dims = append(r.dims, d)
-	}
-	return r, true
 }
