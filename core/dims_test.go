@@ -448,7 +448,7 @@ func TestObserveShapesTheMatchingDimension(t *testing.T) {
 		h.Set("x-ratelimit-remaining-requests", "999")
 		h.Set("x-ratelimit-reset-requests", "1ms")
 		// The server holds 10 of 100 tokens, all back in 11 s (10 s spread, see
-		// shapeOf): one token per 100 ms.
+		// shape.Of): one token per 100 ms.
 		h.Set("x-ratelimit-limit-tokens", "100")
 		h.Set("x-ratelimit-remaining-tokens", "10")
 		h.Set("x-ratelimit-reset-tokens", "11s")
