@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -79,7 +78,11 @@ func greedyOn(t *testing.T, s ServerSpec, pause bool) time.Duration {
 			t.Fatal(err)
 		}
 		defer srv.Close()
-		makespan = greedyBatch(t, w, &http.Client{Transport: srv.Base}, srv.URL)
+		in, ok := srv.Base.(handlerTransport)
+		if !ok {
+			t.Fatalf("%s in-process: served by a %T, want a handlerTransport", s.Name, srv.Base)
+		}
+		makespan = greedyBatch(t, w, in.h, srv.URL)
 	})
 	return makespan
 }
