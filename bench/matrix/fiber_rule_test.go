@@ -118,8 +118,14 @@ func fiberRuleServer(name string, phase, way time.Duration, fixed bool) ServerSp
 // exactly as fiber did: status, X-RateLimit-Remaining and -Reset,
 // Retry-After.
 func TestFiberRuleMatchesFiber(t *testing.T) {
-	t.Run("sliding", func(t *testing.T) { matchFiber(t, fiberlimiter.SlidingWindow{}, false) })
-	t.Run("fixed", func(t *testing.T) { matchFiber(t, fiberlimiter.FixedWindow{}, true) })
+	t.Run("sliding", func(t *testing.T) {
+		t.Parallel()
+		matchFiber(t, fiberlimiter.SlidingWindow{}, false)
+	})
+	t.Run("fixed", func(t *testing.T) {
+		t.Parallel()
+		matchFiber(t, fiberlimiter.FixedWindow{}, true)
+	})
 }
 
 func matchFiber(t *testing.T, mw fiberlimiter.LimiterHandler, fixed bool) {

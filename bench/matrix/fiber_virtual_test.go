@@ -40,6 +40,7 @@ func TestFiberSlidingInVirtualTime(t *testing.T) {
 				}
 				c := Cell{Server: server, Scenario: sc, Client: cl}
 				t.Run(phase.String()+"/"+sc.Name+"/"+cl.Name, func(t *testing.T) {
+					t.Parallel()
 					r := runVirtual(t, c)
 					var failed []string
 					fail := func(format string, a ...any) { failed = append(failed, fmt.Sprintf(format, a...)) }

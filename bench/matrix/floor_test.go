@@ -26,6 +26,7 @@ func TestSlidingFloor(t *testing.T) {
 		{500 * time.Millisecond, true, 5840 * time.Millisecond},
 	} {
 		t.Run(fmt.Sprintf("phase %v pause %v", tc.phase, tc.pause), func(t *testing.T) {
+			t.Parallel()
 			floor := slidingWindows{length: time.Second}.floor(w, tc.phase, tc.pause)
 			if floor < tc.bound || floor > tc.bound+tc.bound/100 {
 				t.Errorf("floor = %v, want the bound %v (+ at most 1%%)", floor, tc.bound)
@@ -43,6 +44,7 @@ func TestSlidingFloor(t *testing.T) {
 	// httprate rounds its estimate: half a request more at each instant,
 	// which the floor of its rounding counter counts.
 	t.Run("httprate", func(t *testing.T) {
+		t.Parallel()
 		const phase = 500 * time.Millisecond
 		floor := (slidingWindows{length: time.Second, rounds: true}).floor(w, phase, false)
 		exact := (slidingWindows{length: time.Second}).floor(w, phase, false)
@@ -125,6 +127,7 @@ func TestSlidingAtPhase(t *testing.T) {
 	for _, phase := range []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 900 * time.Millisecond, 980 * time.Millisecond, 990 * time.Millisecond} {
 		for _, c := range Cells(servers, scenarios, clients) {
 			t.Run(fmt.Sprintf("%v/%s", phase, cellKey(c)), func(t *testing.T) {
+				t.Parallel()
 				at, httprate := phase, c.Server.Name == httprateServer.Name
 				if httprate {
 					c.Server, at = inProcessAt(c.Server, phase), 0
@@ -206,6 +209,7 @@ func TestHttprateOffTheSecond(t *testing.T) {
 		for _, build := range []time.Duration{685 * time.Millisecond, 863 * time.Millisecond} {
 			for _, phase := range []time.Duration{300 * time.Millisecond, 500 * time.Millisecond, 700 * time.Millisecond} {
 				t.Run(fmt.Sprintf("exact/%s/%v/%v", cl.Name, build, phase), func(t *testing.T) {
+					t.Parallel()
 					r := runVirtualAt(t, Cell{Server: inProcessAt(httprateServer, phase), Scenario: exact, Client: cl}, build)
 					if !r.Told {
 						t.Errorf("sent faster than told: %s", r.ToldError)
@@ -219,6 +223,7 @@ func TestHttprateOffTheSecond(t *testing.T) {
 				})
 			}
 			t.Run(fmt.Sprintf("pause/%s/%v", cl.Name, build), func(t *testing.T) {
+				t.Parallel()
 				r := runVirtualAt(t, Cell{Server: inProcessAt(httprateServer, 0), Scenario: pause, Client: cl}, build)
 				if !r.Told {
 					t.Errorf("sent faster than told: %s", r.ToldError)

@@ -54,6 +54,7 @@ func TestSlidingWindowBound(t *testing.T) {
 		{true, 6340 * time.Millisecond, ideal(Issue14.N, Issue14.Rate, Issue14.Rate) + Issue14.Pause},
 	} {
 		t.Run(map[bool]string{false: "exact, 2x", true: "pause"}[tc.pause], func(t *testing.T) {
+			t.Parallel()
 			makespan := greedySliding(t, tc.pause, 0)
 			t.Logf("greedy client: %v = %.3f× ideal; bound %v = %.3f×", makespan, float64(makespan)/float64(tc.ideal),
 				tc.bound, float64(tc.bound)/float64(tc.ideal))
