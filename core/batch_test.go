@@ -20,6 +20,12 @@ import (
 // A batch is the issue's workload against a quotatest server, run in
 // virtual time: n calls from workers goroutines through NewTransport; a
 // refused call is retried through the budget until it succeeds.
+//
+// The batch tests (TestBatch*, TestStoreBatch*) are parallel: their
+// bubbles share nothing, so they use every CPU, and Go runs parallel
+// top-level tests only after the sequential ones, so never beside the
+// package's real-time tests (integration_test.go) or its allocation
+// counts (testing.AllocsPerRun counts every goroutine's allocations).
 type batch struct {
 	server  quotatest.Config
 	told    Rate // what the budget is told; zero: NewLearningBudget
@@ -432,6 +438,7 @@ var (
 // window's spent quota is read as a bucket's until refusals tell it
 // windows): held to the naive client's 429s and makespan.
 func TestBatchToldExactRate(t *testing.T) {
+	t.Parallel()
 	for _, s := range batchServers {
 		t.Run(s.name, func(t *testing.T) {
 			bt := issueBatch(s.cfg)
@@ -520,6 +527,7 @@ func wantToldExactly(t *testing.T, bt batch, r batchResult, holds *want) {
 // server. Told exactly, the budget still meets the wants (the servers
 // here report a reset rounded down to "now").
 func TestBatchToldExactRateNearMissAtTheStart(t *testing.T) {
+	t.Parallel()
 	for _, s := range []struct {
 		name    string
 		headers quotatest.HeaderStyle
@@ -553,6 +561,7 @@ func TestBatchToldExactRateNearMissAtTheStart(t *testing.T) {
 // Transport's first wave is half the told burst and the rest goes by the
 // quota the first answer reports, so the burst is seldom refused at all.)
 func TestBatchToldExactRateFirstBurstShortOfAToken(t *testing.T) {
+	t.Parallel()
 	for _, s := range batchServers {
 		if s.cfg.Algorithm != quotatest.GCRA || s.cfg.Headers == gcra10RA.Headers {
 			continue
@@ -577,6 +586,7 @@ func TestBatchToldExactRateFirstBurstShortOfAToken(t *testing.T) {
 // refused at once. The batch ends within 1 % of the ideal plus the quota
 // the stall lost: the stall's refusals do not slow the pace after it.
 func TestBatchToldExactRateStalled(t *testing.T) {
+	t.Parallel()
 	for _, stall := range []time.Duration{90 * ms, 180 * ms, 300 * ms} {
 		t.Run(stall.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -609,6 +619,7 @@ func TestBatchToldExactRateStalled(t *testing.T) {
 // its refusal the first answer the budget sees: told exactly, the budget
 // still meets the wants.
 func TestBatchToldExactRateFirstPacedCallOvertakesTheBurst(t *testing.T) {
+	t.Parallel()
 	for _, s := range batchServers {
 		if s.cfg.Algorithm != quotatest.GCRA || s.burst != 10 || s.cfg.Headers == gcra10RA.Headers {
 			continue
@@ -645,6 +656,7 @@ func TestBatchToldExactRateFirstPacedCallOvertakesTheBurst(t *testing.T) {
 // whole-second Retry-After is left out: the naive client's own retries
 // are the budget's there.)
 func TestBatchToldTwiceTheRate(t *testing.T) {
+	t.Parallel()
 	for _, s := range []int{0, 3, 4} {
 		s := batchServers[s]
 		t.Run(s.name, func(t *testing.T) {
@@ -672,6 +684,7 @@ func TestBatchToldTwiceTheRate(t *testing.T) {
 // window when the quota the pause's end brings back runs out first: those
 // servers are left out here.)
 func TestBatchServerPause(t *testing.T) {
+	t.Parallel()
 	for _, s := range batchServers {
 		if s.cfg.Algorithm != quotatest.GCRA {
 			continue
@@ -708,6 +721,7 @@ func pauseHolds(cfg quotatest.Config, burst int) *pauseWant {
 // the way: the pause's wants still hold (pauseHolds where they are
 // missed, as in TestBatchServerPause).
 func TestBatchServerPauseNearMissAfterIt(t *testing.T) {
+	t.Parallel()
 	for _, s := range batchServers {
 		if s.cfg.Algorithm != quotatest.GCRA {
 			continue
@@ -743,6 +757,7 @@ func TestBatchServerPauseNearMissAfterIt(t *testing.T) {
 // the pace (a refusal after a run of a admitted: by a/(a+1)). The pause's
 // wants hold but its makespan: held to 1.10× the ideal plus the pause.
 func TestBatchServerPauseNearMissAfterItRetryAfterOnly(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		bt := issueBatch(gcra10RA)
 		bt.told, bt.burst = PerSecond(100), 10
@@ -779,6 +794,7 @@ func TestBatchServerPauseNearMissAfterItRetryAfterOnly(t *testing.T) {
 // rounded down): held to the told bound, up to a window's quota and the
 // burst into the pause, 1.45× and the retry by the reset's second.
 func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		off           time.Duration // the batch starts this long past a whole second
 		pauseAt       int           // the pause begins when this call is sent …
@@ -838,6 +854,7 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 // late retry with WithMaxInFlight, which waits for a slot behind those
 // callers, within the window after the pause.
 func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		admitted, maxInFlight int
 		minRetryGap           time.Duration
@@ -910,6 +927,7 @@ func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
 // earlier on the reset's word. Held to the bound met: the naive client's
 // 429s and 1.52× (the worst of 12 runs: 2.0 %, 1.508×).
 func TestBatchSlidingWindowToldTwiceTheRate(t *testing.T) {
+	t.Parallel()
 	for _, s := range slidingStyles {
 		t.Run(s.name, func(t *testing.T) {
 			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -947,6 +965,7 @@ func TestBatchSlidingWindowToldTwiceTheRate(t *testing.T) {
 // its makespan or 1.20× the bound (the worst of 40 runs: 1.165×), the
 // later.
 func TestBatchSlidingWindowPause(t *testing.T) {
+	t.Parallel()
 	for _, s := range slidingStyles {
 		t.Run(s.name, func(t *testing.T) {
 			bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
@@ -976,6 +995,7 @@ func TestBatchSlidingWindowPause(t *testing.T) {
 // met, 400 % 429s and 1.45× the ideal (the worst of 40 runs: 362 %,
 // 1.40×).
 func TestBatchLearnedRate(t *testing.T) {
+	t.Parallel()
 	for _, s := range []struct {
 		name     string
 		cfg      quotatest.Config
@@ -1022,6 +1042,7 @@ func TestBatchLearnedRate(t *testing.T) {
 // naive client: held to the bound met, 25 % 429s and 1.8× (the worst of
 // 40 runs: 22.4 %, 1.77×).
 func TestBatchSlidingWindowToldExactRate(t *testing.T) {
+	t.Parallel()
 	for _, s := range slidingStyles {
 		t.Run(s.name, func(t *testing.T) {
 			bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
@@ -1048,6 +1069,7 @@ func TestBatchSlidingWindowToldExactRate(t *testing.T) {
 // runs each, the 429s after the wave reach 17 % at 437 ms; at 0 ms three
 // runs in ten lose a whole window, 1.205×, the others 1.008×).
 func TestBatchSlidingWindowRetryAfterWindowToldTwiceTheRate(t *testing.T) {
+	t.Parallel()
 	for _, off := range []time.Duration{0, 100 * ms, 437 * ms, 800 * ms} {
 		t.Run(off.String(), func(t *testing.T) {
 			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(off)

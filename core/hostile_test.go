@@ -60,6 +60,7 @@ const (
 )
 
 func TestHostileHeadersBoundedStall(t *testing.T) {
+	t.Parallel()
 	base := *hostileSeed
 	if base == 0 {
 		base = rand.Uint64() >> 1

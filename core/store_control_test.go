@@ -21,6 +21,7 @@ import (
 // burst, it is as fast as the server allows (wantExact). On fixed windows
 // the want is missed today: held to the naive client's 429s and makespan.
 func TestStoreBatchToldExactRate(t *testing.T) {
+	t.Parallel()
 	for _, s := range batchServers {
 		t.Run(s.name, func(t *testing.T) {
 			bt := issueBatch(s.cfg)
@@ -50,6 +51,7 @@ func TestStoreBatchToldExactRate(t *testing.T) {
 // worst of 40 runs: 96.2 %, 1.248×). (A server that sends only a
 // whole-second Retry-After is left out, as there.)
 func TestStoreBatchToldTwiceTheRate(t *testing.T) {
+	t.Parallel()
 	for _, s := range batchServers {
 		if s.cfg.Headers == gcra10RA.Headers && s.cfg.Algorithm == quotatest.GCRA {
 			continue
