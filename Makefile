@@ -19,7 +19,7 @@ help: ## list the targets
 
 # make test runs every package of every module with -race, in three steps:
 #   1. build every test binary, as many at once as there are CPUs (-p defaults to
-#      GOMAXPROCS), running none of their tests (-run '^$$': a TestMain still runs);
+#      GOMAXPROCS), running none of their tests (-run '^$': a TestMain still runs);
 #   2. the packages whose tests take no bound from the wall clock (CONCURRENT: virtual
 #      time, testing/synctest, or no time at all), several at once;
 #   3. every other package, one at a time (-p 1): their real-time tests (loopback with
@@ -33,7 +33,8 @@ CONCURRENT := ./core/internal/... ./core/ratelimit/... ./bench/cmd/matrix/... ./
   ./examples/... ./release/... ./sdks/...
 TESTFLAGS := -race -count=1
 
-test: core-deps ## go test -race in every package: built at once, the real-time ones one at a time (about 5 min on 2 CPUs)
+test: core-deps ## go test -race in every package: built at once, virtual-time packages together, real-time ones alone
+	@echo "== build every test binary"
 	@out=$$($(GO) test $(TESTFLAGS) -run '^$$' $(MODULES:%=./%/...) 2>&1) || { echo "$$out"; exit 1; }
 	@echo "== virtual time, several packages at once"
 	@$(GO) test $(TESTFLAGS) $(CONCURRENT)
