@@ -31,7 +31,10 @@ help: ## list the targets
 # nowhere else.
 CONCURRENT := ./core/internal/... ./core/ratelimit/... ./bench/cmd/matrix/... ./bench/internal/... \
   ./examples/... ./release/... ./sdks/...
-TESTFLAGS := -race -count=1
+# -timeout: go test's default of 10 minutes a package is no hang guard for bench/matrix
+# under -race on a busy 2-CPU machine (it took 589 s before its cells ran in parallel,
+# and hit the 10 minutes beside another make test).
+TESTFLAGS := -race -count=1 -timeout 30m
 
 test: core-deps ## go test -race in every package: built at once, virtual-time packages together, real-time ones alone
 	@echo "== build every test binary"
