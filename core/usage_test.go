@@ -5,30 +5,32 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// Bodies as the providers document them (trimmed to what matters).
-const (
-	openAIChat = `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"usage: {\"total_tokens\": 1}"},"finish_reason":"stop"}],` +
-		`"usage":{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}`
-	openAIStream = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}],\"usage\":null}\n\n" +
-		"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}\n\n" +
-		"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":12,\"total_tokens\":21}}\n\n" +
-		"data: [DONE]\n\n"
-	anthropicMessage = `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"Hi"},{"type":"tool_use","id":"t","name":"f","input":{"usage":{"output_tokens":999}}}],` +
-		`"stop_reason":"end_turn","usage":{"input_tokens":25,"cache_creation_input_tokens":0,"cache_read_input_tokens":5,"output_tokens":11,"server_tool_use":{"web_search_requests":0},"service_tier":"standard"}}`
-	anthropicStream = "event: message_start\r\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"content\":[],\"usage\":{\"input_tokens\":25,\"cache_creation_input_tokens\":null,\"cache_read_input_tokens\":null,\"output_tokens\":1}}}\r\n\r\n" +
-		"event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\r\n\r\n" +
-		"event: ping\r\ndata: {\"type\": \"ping\"}\r\n\r\n" +
-		"event: message_delta\r\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":15}}\r\n\r\n" +
-		"event: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\n"
-	responsesStream = "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\",\"usage\":null}}\n\n" +
-		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"usage\":{\"input_tokens\":7,\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens\":3,\"total_tokens\":10}}}\n\n"
+// Bodies as the providers document them (trimmed to what matters), in
+// internal/usage/testdata (the scanner's own tests read them too).
+var (
+	openAIChat       = fixture("openai_chat.json")
+	openAIStream     = fixture("openai_stream.txt")
+	anthropicMessage = fixture("anthropic_message.json")
+	anthropicStream  = fixture("anthropic_stream.txt")
+	responsesStream  = fixture("responses_stream.txt")
 )
+
+// fixture is the body in core/internal/usage/testdata/name, whole.
+func fixture(name string) string {
+	b, err := os.ReadFile(filepath.Join("internal", "usage", "testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 // streamNext answers every request with a server-sent event stream that
 // sends events one every gap, as a provider streams a completion.
