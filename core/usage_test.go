@@ -20,7 +20,6 @@ var (
 	openAIStream     = fixture("openai_stream.txt")
 	anthropicMessage = fixture("anthropic_message.json")
 	anthropicStream  = fixture("anthropic_stream.txt")
-	responsesStream  = fixture("responses_stream.txt")
 )
 
 // fixture is the body in core/internal/usage/testdata/name, whole.
