@@ -60,11 +60,11 @@ staticcheck: ## install the pinned staticcheck (STATICCHECK_VERSION) into .bin u
 	@$(STATICCHECK) -version 2>/dev/null | grep -q '($(STATICCHECK_VERSION:v%=%))' || \
 	  GOBIN=$(CURDIR)/.bin GOWORK=off $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-fuzz: ## run every fuzz target for FUZZTIME (default 20s each)
+fuzz: ## run every fuzz target for FUZZTIME (default 20s each; .ci/fuzz-target)
 	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' $(MODULES) | grep -v /testdata/); do \
 	  dir=$$(dirname $$f); \
 	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
-	    echo "== $$dir $$t"; (cd $$dir && $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) .); \
+	    echo "== $$dir $$t"; .ci/fuzz-target $$dir $$t $(FUZZTIME); \
 	  done; done
 
 fuzz-smoke: ## every fuzz target for SMOKETIME (default 3s each), as CI runs them
