@@ -390,6 +390,23 @@ func TestGuessesRefusedAtOneInstantAreOneRound(t *testing.T) {
 	}
 }
 
+// refusedPastTheBurst feeds m, told interval iv and burst, a server that
+// reports no quota: the whole burst sent at t0, the first admitted of it
+// admitted and the rest refused, then two more at the told interval
+// refused, stating wait — more than the burst in its span.
+func refusedPastTheBurst(m *quota.Model, iv, burst int64, admitted int, wait int64) {
+	m.Sent(t0, int(burst))
+	for i := range int(burst) {
+		m.Observe(quota.Report{Sent: t0, Recv: t0 + 100*ms + int64(i), Refused: i >= admitted, Remaining: -1, Limit: -1, Reset: -1})
+	}
+	for i := range int64(2) {
+		m.Sent(t0+(i+1)*iv, 1)
+	}
+	for i := range int64(2) {
+		m.Observe(refused(t0+(i+1)*iv, t0+(i+1)*iv+100*ms, wait))
+	}
+}
+
 func TestRefusalPastTheBurstReadsTheToldRateAsSpans(t *testing.T) {
 	// Told 44 per 3 s (a sliding log's), which reports no quota: the whole
 	// burst at once is admitted, the next two, at the told interval,
@@ -399,16 +416,7 @@ func TestRefusalPastTheBurstReadsTheToldRateAsSpans(t *testing.T) {
 	const burst = 44
 	iv := 3 * quota.Second / burst
 	m := newModel(iv, burst)
-	m.Sent(t0, burst)
-	for i := range burst {
-		m.Observe(ok(t0, t0+100*ms+int64(i), -1, -1))
-	}
-	for i := range int64(2) {
-		m.Sent(t0+(i+1)*iv, 1)
-	}
-	for i := range int64(2) {
-		m.Observe(refused(t0+(i+1)*iv, t0+(i+1)*iv+100*ms, 3*quota.Second))
-	}
+	refusedPastTheBurst(m, iv, burst, burst, 3*quota.Second)
 	now := t0 + 3500*ms
 	sent := 0
 	for ; now < t0+5500*ms; now += iv {
@@ -440,16 +448,7 @@ func TestSpansLetThePaceGoOn(t *testing.T) {
 	const burst = 88
 	iv := 3 * quota.Second / burst
 	m := newModel(iv, burst)
-	m.Sent(t0, burst)
-	for i := range burst {
-		m.Observe(quota.Report{Sent: t0, Recv: t0 + 100*ms + int64(i), Refused: i >= burst/2, Remaining: -1, Limit: -1, Reset: -1})
-	}
-	for i := range int64(2) {
-		m.Sent(t0+(i+1)*iv, 1)
-	}
-	for i := range int64(2) {
-		m.Observe(refused(t0+(i+1)*iv, t0+(i+1)*iv+100*ms, 0))
-	}
+	refusedPastTheBurst(m, iv, burst, burst/2, 0)
 	now := t0 + 200*ms
 	at := next(m, now, 1)
 	if paced := now + int64(float64(iv)/m.Factor()); at > paced+ms {
