@@ -45,6 +45,7 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 	if !m.covered(j) {
 		at = max(at, m.pace.next(now, j, m.sends.last), m.pace.spanNext(&m.sends, now, j))
 	}
+	at = max(at, m.spreadAt(j))
 	known = max(now, min(m.pauseLo, at))
 	if limit := quiet + m.cfg.MaxWait; at > limit {
 		at = max(now, limit)
@@ -330,4 +331,23 @@ func (m *Model) share(n int64) int64 {
 // estimate of the refill, nor the pace.
 func (m *Model) covered(j int64) bool {
 	return m.fresh.seq != 0 && j+m.inFlight() <= m.share(int64(m.fresh.remaining))
+}
+
+// spreadAt is when the j-th next request may go while others spend from
+// a quota of windows: the freshest report's Remaining spread evenly until
+// the window turns at the latest, so that every budget sharing it, each
+// spreading what it sees left, takes from it no faster than it lasts
+// until the turn (each report of less left slows each of them). 0 when
+// it bounds nothing: no one else spends, the quota is a bucket, the turn
+// is not placed, or the request is of a later window.
+func (m *Model) spreadAt(j int64) int64 {
+	if !m.foreign || m.kind != Windows || m.fresh.seq == 0 {
+		return 0
+	}
+	latest, _, ok := m.win.bracket(m.window, m.bucket.turns)
+	k, left := j+m.inFlight(), int64(m.fresh.remaining)
+	if !ok || latest == Never || latest <= m.fresh.at || k > left {
+		return 0
+	}
+	return m.fresh.at + k*(latest-m.fresh.at)/(left+1) - m.owd()
 }

@@ -77,6 +77,7 @@
 //	more came back than a bucket allows        a strike against the bucket                         TestWholeReturnsAreWindows
 //	part of the quota came back                a strike against windows                            TestPartialReturnsAreABucket
 //	less left than own requests explain        others spend: the share, by the pace                TestForeignSpendTakesAShare
+//	others spend, the quota in windows         what is left spread evenly until the turn           TestSharedWindowsSpreadWhatIsLeft
 //	Retry-After longer than a second, or fine  a pause: nothing goes before it, known              TestStatedWaitIsKnown
 //	Retry-After of a whole second or less      a bracket: the estimate may go before its end       TestWholeSecondWaitIsABracket
 //	admitted, sent after the pause began       the pause is over                                   TestAdmittedAfterThePauseEndsIt

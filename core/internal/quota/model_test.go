@@ -3,6 +3,7 @@ package quota_test
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/headgate-go/headgate/core/internal/quota"
 )
@@ -453,5 +454,32 @@ func TestSpansLetThePaceGoOn(t *testing.T) {
 	at := next(m, now, 1)
 	if paced := now + int64(float64(iv)/m.Factor()); at > paced+ms {
 		t.Errorf("the next goes at %+d ms, want at the pace, about %+d ms: the span's 44 spent, the pace still goes on", (at-now)/ms, (paced-now)/ms)
+	}
+}
+
+func TestSharedWindowsSpreadWhatIsLeft(t *testing.T) {
+	m := newModel(10*ms, 100) // told 100/s, the window's limit
+	win := func(sent, recv int64, left int, turn int64) quota.Report {
+		return quota.Report{Sent: sent, Recv: recv, Remaining: left, Limit: 100, Reset: turn - recv, Resolution: ms}
+	}
+	turn := t0 + quota.Second
+	m.Sent(t0, 1)
+	m.Observe(win(t0, t0+2*ms, 99, turn))
+	m.Sent(t0+100*ms, 1)
+	m.Observe(win(t0+100*ms, t0+102*ms, 60, turn)) // 38 gone that were not ours
+	now := turn + 10*ms
+	m.Sent(now, 1)
+	m.Observe(win(now, now+2*ms, 99, turn+quota.Second)) // the window turned: the limit back
+	now += 2 * ms
+	if m.Kind() != quota.Windows {
+		t.Fatalf("kind %v after the whole limit came back at once, want windows", m.Kind())
+	}
+	if at := next(m, now, 1); at > now+20*ms {
+		t.Errorf("the next request waits %v with 99 left, want it to go", time.Duration(at-now))
+	}
+	// Others spend from the same window: what is left is spread until
+	// it turns, not taken at once.
+	if at := next(m, now, 50); at < now+400*ms {
+		t.Errorf("the 50th next request goes in %v with 99 left and the turn 1s away, want it spread (about 500ms)", time.Duration(at-now))
 	}
 }
