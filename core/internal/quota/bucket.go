@@ -107,7 +107,7 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 // the wire's spread to allow a bound.
 func (b *bucket) measure(m *Model, i, j sample) (lo, hi float64, ok bool) {
 	spread := m.spread()
-	if j.seq <= i.seq || j.sent <= i.recv && j.sent <= i.sent+spread {
+	if j.seq <= i.seq || j.sent <= i.recv && j.sent <= i.sent+spread && !m.sends.readBefore(i.seq, j.seq) {
 		return 0, math.Inf(1), false
 	}
 	span := float64(j.at - i.at)

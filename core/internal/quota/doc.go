@@ -76,8 +76,10 @@
 //	a reset stated as a bucket's               bounds the rate; once contradicted, ignored         TestStatedResetBoundsABucket
 //	more came back than a bucket allows        a strike against the bucket                         TestWholeReturnsAreWindows
 //	part of the quota came back                a strike against windows                            TestPartialReturnsAreABucket
-//	less left than own requests explain        others spend: the share, by the pace                TestForeignSpendTakesAShare
-//	others spend, the quota in windows         what is left spread evenly until the turn           TestSharedWindowsSpreadWhatIsLeft
+//	less left than own requests explain        others spend: the share, by the pace                TestForeignSpendTakesAShare,
+//	  (decided after: sent once read)                                                              TestAnswerReadBeforeASendOrdersThem
+//	others spend, the quota in windows         what is left spread evenly until the turn;          TestSharedWindowsSpreadWhatIsLeftWhileOthersSpend
+//	                                             a window fallen by own spend alone: they stopped
 //	Retry-After longer than a second, or fine  a pause: nothing goes before it, known              TestStatedWaitIsKnown
 //	Retry-After of a whole second or less      a bracket: the estimate may go before its end       TestWholeSecondWaitIsABracket
 //	admitted, sent after the pause began       the pause is over                                   TestAdmittedAfterThePauseEndsIt

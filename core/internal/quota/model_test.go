@@ -457,7 +457,7 @@ func TestSpansLetThePaceGoOn(t *testing.T) {
 	}
 }
 
-func TestSharedWindowsSpreadWhatIsLeft(t *testing.T) {
+func TestSharedWindowsSpreadWhatIsLeftWhileOthersSpend(t *testing.T) {
 	m := newModel(10*ms, 100) // told 100/s, the window's limit
 	win := func(sent, recv int64, left int, turn int64) quota.Report {
 		return quota.Report{Sent: sent, Recv: recv, Remaining: left, Limit: 100, Reset: turn - recv, Resolution: ms}
@@ -481,5 +481,33 @@ func TestSharedWindowsSpreadWhatIsLeft(t *testing.T) {
 	// it turns, not taken at once.
 	if at := next(m, now, 50); at < now+400*ms {
 		t.Errorf("the 50th next request goes in %v with 99 left and the turn 1s away, want it spread (about 500ms)", time.Duration(at-now))
+	}
+	// The others stop: each report shows only this budget's own spend.
+	for left := 98; left >= 96; left-- {
+		now += 10 * ms
+		m.Sent(now, 1)
+		m.Observe(win(now, now+2*ms, left, turn+quota.Second))
+	}
+	now += 2 * ms
+	if at := next(m, now, 50); at > now {
+		t.Errorf("the 50th next request waits %v with 96 left and no one else spending, want it to go", time.Duration(at-now))
+	}
+}
+
+func TestAnswerReadBeforeASendOrdersThem(t *testing.T) {
+	m := newModel(10*ms, 100)
+	m.Sent(t0, 1)
+	now := t0 + 10*ms
+	m.Observe(ok(t0, now, 90, 100))
+	// Sent at the instant the answer came, once it was read: decided
+	// after it, and refused with 89 counted left — others took them.
+	m.Sent(now, 1)
+	m.Observe(quota.Report{Sent: now, Recv: now + 10*ms, Refused: true, Remaining: 0, Limit: 100, Reset: -1})
+	now += 20 * ms
+	m.Sent(now, 1)
+	m.Observe(ok(now, now+ms, 60, 100))
+	now += ms
+	if r := m.Ready(now, 100); r >= 59 {
+		t.Errorf("%d of the 60 left may go at once with others spending, want a share", r)
 	}
 }

@@ -205,7 +205,7 @@ func (m *Model) fresher(s sample) bool {
 	f := m.fresh
 	spread := m.spread()
 	switch {
-	case s.sent > f.recv || s.sent > f.sent+spread:
+	case s.sent > f.recv || s.sent > f.sent+spread || m.sends.readBefore(f.seq, s.seq):
 		return true
 	case s.sent < f.sent-spread:
 		return false
@@ -240,14 +240,22 @@ func (m *Model) inFlight() int64 {
 // bounds its rate. Windows return nothing until a turn, then the whole
 // limit: a partial rise contradicts them, a rise of more than a bucket's
 // rate allows contradicts a bucket. Only a report whose request left after
-// i's answer came is surely decided after i: others may show a rise that
-// is only their order. compare reports whether j shows a window turned.
+// i's answer was read is surely decided after i: others may show a rise
+// that is only their order. Less left than every request that may have
+// spent explains means others spend from the quota (foreign); a window
+// that fell by no more than this budget's own requests took shows they
+// stopped. compare reports whether j shows a window turned.
 func (m *Model) compare(i, j sample, r Report) (turned bool) {
 	spentLo, spentHi := m.sends.spent(i.seq, j.seq, i.sent, i.recv, j.sent, j.recv, m.spread())
-	rise := int64(j.remaining) - int64(i.remaining) + spentLo // what surely returned
-	after := j.sent > i.recv                                  // j decided after i (its request left after i's answer came)
-	if after && int64(i.remaining)-spentHi-int64(j.remaining) >= 2 {
+	rise := int64(j.remaining) - int64(i.remaining) + spentLo    // what surely returned
+	after := j.sent > i.recv || m.sends.readBefore(i.seq, j.seq) // j decided after i
+	switch drop := int64(i.remaining) - int64(j.remaining); {
+	case after && drop-spentHi >= 2:
 		m.foreign = true // (less left than every request that may have spent explains, a rounding aside)
+	case after && !r.Refused && m.kind == Windows && drop > 0 && drop <= spentLo:
+		// A window's quota fell by no more than this budget's own
+		// requests surely took: no one else spends from it now.
+		m.foreign = false
 	}
 	bucketOK, windowsOK := true, true
 	if after && rise >= 1 {

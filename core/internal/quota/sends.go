@@ -13,6 +13,7 @@ type sendLog struct {
 	back [512]int64  // back[s%len(back)]: when its answer came
 	left [512]int32  // left[s%len(left)]: the Remaining its answer reported (-1: none)
 	gone [512]bool   // gone[s%len(gone)]: it went on a guess (Model.Next)
+	read [512]uint64 // read[s%len(read)]: the requests counted when its answer was read
 }
 
 // Outcomes of a request, as its answer said.
@@ -31,8 +32,20 @@ func (l *sendLog) answer(seq uint64, o uint8, t int64, left int) (guess bool) {
 		k := seq % uint64(len(l.out))
 		guess = l.gone[k] && l.out[k] == pending
 		l.out[k], l.back[k], l.left[k] = o, t, int32(min(left, 1<<30))
+		l.read[k] = l.n
 	}
 	return guess
+}
+
+// readBefore reports whether request i's answer was read before request
+// j was sent (i < j), as far as the log holds i: then the server decided
+// j after i, whatever the clock's resolution says of the two instants.
+func (l *sendLog) readBefore(i, j uint64) bool {
+	if i == 0 || i >= j || i > l.n || l.n-i >= uint64(len(l.out)) {
+		return false
+	}
+	k := i % uint64(len(l.out))
+	return l.out[k] != pending && l.read[k] < j
 }
 
 // spent bounds how many tokens the server spent, by what the client
@@ -70,7 +83,7 @@ func (l *sendLog) spent(i, j uint64, iSent, iRecv, jSent, jRecv, spread int64) (
 			}
 		case o == refused:
 		case o == admitted && held && (s == j ||
-			(at > iRecv || at > iSent+spread) && (l.back[s%size] < jSent || at+spread < jSent)):
+			(at > iRecv || at > iSent+spread || l.readBefore(i, s)) && (l.back[s%size] < jSent || at+spread < jSent || l.readBefore(s, j))):
 			lo++
 			hi++
 		default:
@@ -92,6 +105,7 @@ func (l *sendLog) add(t int64, n int, ref uint64, guess bool) uint64 {
 		l.out[l.n%uint64(len(l.out))] = pending
 		l.left[l.n%uint64(len(l.left))] = -1
 		l.ref[l.n%uint64(len(l.ref))] = ref
+		l.read[l.n%uint64(len(l.read))] = ^uint64(0)
 	}
 	if n > 0 {
 		l.last = t
