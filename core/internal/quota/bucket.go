@@ -21,6 +21,10 @@ type bucket struct {
 	meter  sample  // where the upper bound is measured from
 	filled bool    // a report after the meter may have found the bucket full
 	lo, hi float64 // the rate lies in [lo, hi], per nanosecond
+	// seen is the part of lo that what came back shows, without the
+	// stated resets: they state what the server returns, which is more
+	// than what is left of it for this client while others spend.
+	seen float64
 
 	// noStated: a stated reset contradicted what the reports showed
 	// returned, so resets are not read as a bucket's (stated).
@@ -69,6 +73,9 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 	if r.Refused {
 		lo = 0 // (a refusal bounds the rate from above only)
 	}
+	if measured {
+		b.seen = max(b.seen, lo)
+	}
 	if rlo, rhi, ok := b.stated(m, j); ok && !b.noStated {
 		switch {
 		case !measured:
@@ -96,6 +103,7 @@ func (b *bucket) observe(m *Model, j sample, r Report) bool {
 		// measure anew from here.
 		b.origin, b.meter, b.filled, b.turns = j, j, full, 0
 		b.lo, b.hi = max(0, min(lo, b.lo)), max(hi, b.hi)
+		b.seen = min(b.seen, b.lo)
 		return false
 	}
 	b.lo, b.hi = max(b.lo, lo), min(b.hi, hi)

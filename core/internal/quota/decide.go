@@ -202,8 +202,8 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 // bucket holds meanwhile the next report shows, and goes then; one too
 // high costs refusals), or before they show any, half the most they allow;
 // told none, the least rate the reports show, or before any, the quota's
-// limit per window. Never less than a bucket full by its stated reset
-// refills. 0: not known.
+// limit per window; once a certain request was refused, no more than the
+// cap, nor less than what came back (bucket.seen). 0: not known.
 func (m *Model) likeliest() float64 {
 	if g := m.gross(); m.foreign && g > 0 && m.pace.enabled() {
 		return m.pace.factor * g // (others spend too: the share)
@@ -225,7 +225,7 @@ func (m *Model) likeliest() float64 {
 		r = float64(m.limit) / float64(m.windowLength())
 	}
 	if m.cap > 0 && r > m.cap {
-		r = max(m.cap, b.lo)
+		r = max(m.cap, b.seen)
 	}
 	if r <= 0 {
 		r = m.seen() // (nothing bounds the rate above nought: what the server admitted)

@@ -25,8 +25,10 @@
 //     the clock or to a window's first request; sliding logs) — taken as
 //     a bucket until reports contradict one more often than windows;
 //   - for a bucket, bounds [lo, hi] on its refill rate, net of what others
-//     spend (bucket.go); for windows, where the current window turns and
-//     how long a window lasts (windows.go);
+//     spend, and the part of lo that what came back shows without the
+//     stated resets (seen: a reset states what the server returns, which
+//     others may share) (bucket.go); for windows, where the current window
+//     turns and how long a window lasts (windows.go);
 //   - the server's stated wait (pauseLo, pauseHi), a bracket when it is a
 //     whole second that may have been rounded up;
 //   - whether others spend from the same quota (foreign), and then the
@@ -72,7 +74,8 @@
 //	none left, windows                         the limit again at the turn the resets place        TestWindowsWaitForTheTurn
 //	told a rate, no refusal bounds it below    the told rate is the likeliest                      TestBucketPacesAtTheLikeliestRate
 //	a refusal bounds the rate below the told   the least rate the reports show                     TestToldTooFastLearnsTheRate
-//	a certain request refused                  the likeliest rate halves toward the least (cap)    TestCertainRefusalCapsTheRate
+//	a certain request refused                  the likeliest rate halves toward the least (cap)    TestCertainRefusalCapsTheRate,
+//	                                             that came back (not what the resets state)        TestCertainRefusalCapsTowardWhatCameBack
 //	a reset stated as a bucket's               bounds the rate; once contradicted, ignored         TestStatedResetBoundsABucket
 //	more came back than a bucket allows        a strike against the bucket                         TestWholeReturnsAreWindows
 //	part of the quota came back                a strike against windows                            TestPartialReturnsAreABucket

@@ -120,7 +120,8 @@ type Model struct {
 	// cap bounds the likeliest rate once a request the estimate held
 	// certain was refused (0: none): each such refusal, once per burst
 	// (capSeq: the last request sent before it), halves the way from the
-	// rate the estimate used down to the least the reports allow.
+	// rate the estimate used down to the least that came back (bucket.seen):
+	// not the stated resets', which others sharing the quota may spend.
 	cap    float64
 	capSeq uint64
 

@@ -511,3 +511,36 @@ func TestAnswerReadBeforeASendOrdersThem(t *testing.T) {
 		t.Errorf("%d of the 60 left may go at once with others spending, want a share", r)
 	}
 }
+
+func TestCertainRefusalCapsTowardWhatCameBack(t *testing.T) {
+	m := newModel(10*ms, 100) // told 100/s
+	// A bucket of 100 that states its reset as a bucket's: full again in
+	// a second, at 100/s. Others spend from it: every 20 ms a request of
+	// this budget's finds none left but its own; one is in flight at each
+	// answer, too few came back yet to measure the rate by.
+	bucket := func(sent, recv int64, refused bool) quota.Report {
+		return quota.Report{Sent: sent, Recv: recv, Refused: refused, Remaining: 0, Limit: 100, Reset: quota.Second, Resolution: ms}
+	}
+	now := t0
+	m.Sent(now, 1)
+	for range 8 {
+		m.Sent(now+20*ms, 1)
+		m.Observe(bucket(now, now+30*ms, false))
+		now += 20 * ms
+	}
+	m.Observe(bucket(now, now+30*ms, false))
+	now += 30 * ms
+	before, _ := m.Rate()
+	if lo, _ := m.RateBounds(); lo < 90 {
+		t.Fatalf("rate's lower bound %.1f/s, want the stated reset's 100/s", lo)
+	}
+	if next(m, now, 1) > now {
+		t.Fatalf("the next request waits at %.0f/s, want it certain of its token now", before)
+	}
+	m.Sent(now, 1)
+	m.Observe(bucket(now, now+30*ms, true))
+	after, _ := m.Rate()
+	if after > 0.8*before {
+		t.Errorf("rate %.1f/s after a certain request was refused, was %.1f/s: want it capped toward what came back, not held by the stated reset's 100/s (what the server returns, not what is left of it for this budget)", after, before)
+	}
+}

@@ -51,7 +51,7 @@ func (m *Model) Observe(r Report) Effect {
 	}
 	if r.Refused && !guess && seq > m.capSeq && m.limit > 0 && !m.foreign && m.sends.wasCertain(seq) {
 		if l := m.likeliest(); l > 0 {
-			m.cap = max(m.bucket.lo, (l+m.bucket.lo)/2)
+			m.cap = max(m.bucket.seen, (l+m.bucket.seen)/2)
 			m.capSeq = m.sends.n
 		}
 	}
