@@ -65,7 +65,10 @@ func (w *windows) turned(before int64, s sample, x [2]int64, res int64) {
 		w.notYet(s, x, res) // the turn already seen, shown again
 		return
 	}
-	after := s.at
+	// The turn came before s was decided, at the latest when its answer
+	// left: s.recv less the shortest way back (s.at - s.sent), later than
+	// s.at by what the wire's spread delayed s.
+	after := max(s.at, s.recv-(s.at-s.sent))
 	if w.turnLo != 0 {
 		// Turns come a window or more apart: the span between this turn's
 		// latest and the last one's earliest bounds a window's length.
