@@ -71,14 +71,17 @@
 //	Remaining left for the j-th after those    it goes now, pace or not                            TestRemainingCoversTheNextRequests
 //	  in flight
 //	none left, a bucket                        each token at 1/rate after the report's decision     TestBucketPacesAtTheLikeliestRate
-//	none left, windows                         the limit again at the turn the resets place        TestWindowsWaitForTheTurn
+//	none left, windows                         the limit again at the turn the resets place        TestWindowsWaitForTheTurn (kinds_test.go),
+//	                                             or a window after the latest start seen           TestWindowTurnsNoSoonerThanItsLatestStart (windows_test.go)
 //	told a rate, no refusal bounds it below    the told rate is the likeliest                      TestBucketPacesAtTheLikeliestRate
-//	a refusal bounds the rate below the told   the least rate the reports show                     TestToldTooFastLearnsTheRate
+//	a refusal bounds the rate below the told   the least rate the reports show                     TestToldTooFastLearnsTheRate (kinds_test.go)
 //	a certain request refused                  the likeliest rate halves toward the least (cap)    TestCertainRefusalCapsTheRate,
 //	                                             that came back (not what the resets state)        TestCertainRefusalCapsTowardWhatCameBack
 //	a reset stated as a bucket's               bounds the rate; once contradicted, ignored         TestStatedResetBoundsABucket
-//	more came back than a bucket allows        a strike against the bucket                         TestWholeReturnsAreWindows
-//	part of the quota came back                a strike against windows                            TestPartialReturnsAreABucket
+//	a report a bucket does not explain         a strike against the bucket                         TestWholeReturnsAreWindows (kinds_test.go)
+//	  (nothing back over a span, more back
+//	  than its rate allows)
+//	part of the quota came back                a strike against windows                            TestPartialReturnsAreABucket (kinds_test.go)
 //	less left than own requests explain        others spend: the share, by the pace                TestForeignSpendTakesAShare,
 //	  (decided after: sent once read)                                                              TestAnswerReadBeforeASendOrdersThem
 //	others spend, the quota in windows         what is left spread evenly until the turn;          TestSharedWindowsSpreadWhatIsLeftWhileOthersSpend
