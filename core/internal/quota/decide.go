@@ -38,7 +38,7 @@ func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 		}
 	}
 	if m.answers && m.heard == 0 && m.firstSent > 0 {
-		// The first wave waits for the first answer no longer than it
+		// The first burst waits for the first answer no longer than it
 		// may take (bounds).
 		at = min(at, max(now, m.firstSent+m.lostAfter()))
 	}
@@ -77,7 +77,7 @@ func (m *Model) Earliest(now int64) int64 {
 }
 
 // backoff is the earliest a guess may go after guesses refused in a row:
-// a told interval (or a millisecond) after the last, doubled for each
+// a configured interval (or a millisecond) after the last, doubled for each
 // one before it, but no later than the quota is back by what the refusals
 // of the round stated (backBy).
 func (m *Model) backoff() int64 {
@@ -107,11 +107,11 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 	if m.fresh.seq == 0 && m.fresh.at == 0 {
 		switch {
 		case m.cfg.Interval == 0:
-			return Never, hi // told no rate and no quota reported: every request a guess
+			return Never, hi // configured with no rate and no quota reported: every request a guess
 		case m.answers && m.heard == 0 && (m.firstSent == 0 || now < m.firstSent+m.lostAfter()) && m.sends.since(0)+j > (m.cfg.Burst+1)/2:
 			// Before the first answer, when answers will come, half the
-			// told burst goes: the first answer may report the server's
-			// quota, and the other half then goes by it (a burst told too
+			// configured burst goes: the first answer may report the server's
+			// quota, and the other half then goes by it (a burst configured too
 			// large is refused whole at once otherwise).
 			return Never, Never
 		}
@@ -119,12 +119,12 @@ func (m *Model) bounds(now, j int64) (lo, hi int64) {
 			// Refused since the last admitted: the pace was too fast, and
 			// nothing says when the quota returns; each request is a guess,
 			// later each time (backoff), until one is admitted, and after
-			// a refusal the window of guesses grows back to the told
+			// a refusal the window of guesses grows back to the configured
 			// burst before the pace governs again (no burst at once into
 			// a quota that may have returned only in part).
 			return Never, hi
 		}
-		return lo, hi // no quota reported: the told pace governs
+		return lo, hi // no quota reported: the configured pace governs
 	}
 	if m.pauseLo < m.pauseHi {
 		// A wait stated in a whole second, maybe rounded up, is no more
@@ -196,12 +196,12 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 	return min(at(m.likeliest(), pause), Never), at(m.fastest(), pause)
 }
 
-// likeliest is the refill rate the decision paces a bucket at: the told
+// likeliest is the refill rate the decision paces a bucket at: the configured
 // rate while no refusal bounds the rate below it; once one does, the least
 // rate the reports show (an estimate too low costs little: what the
 // bucket holds meanwhile the next report shows, and goes then; one too
 // high costs refusals), or before they show any, half the most they allow;
-// told none, the least rate the reports show, or before any, the quota's
+// configured with no rate, the least rate the reports show, or before any, the quota's
 // limit per window; once a certain request was refused, no more than the
 // cap, nor less than what came back (bucket.seen). 0: not known.
 func (m *Model) likeliest() float64 {
@@ -209,18 +209,18 @@ func (m *Model) likeliest() float64 {
 		return m.pace.factor * g // (others spend too: the share)
 	}
 	b := &m.bucket
-	told := math.Inf(1)
+	configured := math.Inf(1)
 	if m.cfg.Interval > 0 {
-		told = 1 / float64(m.cfg.Interval)
+		configured = 1 / float64(m.cfg.Interval)
 	}
 	r := 0.0
 	switch {
-	case !math.IsInf(told, 1) && (told <= b.hi || told <= b.lo):
-		r = told
+	case !math.IsInf(configured, 1) && (configured <= b.hi || configured <= b.lo):
+		r = configured
 	case b.lo > 0:
 		r = b.lo
 	case !math.IsInf(b.hi, 1):
-		r = min(told, b.hi) / 2
+		r = min(configured, b.hi) / 2
 	case m.windowLength() > 0 && m.limit > 0:
 		r = float64(m.limit) / float64(m.windowLength())
 	}
@@ -236,15 +236,15 @@ func (m *Model) likeliest() float64 {
 // seen is the rate at which the server was seen to admit the requests,
 // at the pace's factor; 0 before two were admitted.
 func (m *Model) seen() float64 {
-	if iv := m.pace.kept(m.sends.last); iv > 0 {
+	if iv := m.pace.admittedInterval(m.sends.last); iv > 0 {
 		return m.pace.factor / iv
 	}
 	return 0
 }
 
 // fastest is the fastest refill rate a bucket may have: no faster than
-// the reports allow, nor than the told rate (the told pace bounds the
-// sends anyway); told none, than twice the likeliest. 0: not known.
+// the reports allow, nor than the configured rate (the configured pace bounds the
+// sends anyway); configured with no rate, than twice the likeliest. 0: not known.
 func (m *Model) fastest() float64 {
 	if g := m.gross(); m.foreign && g > 0 {
 		return g // (the others may have stopped)
@@ -305,7 +305,7 @@ func (m *Model) windowAt(j, turn, from, length int64) int64 {
 	return turn + k*length - owd
 }
 
-// gross is the quota's whole refill rate, whoever spends it: the told
+// gross is the quota's whole refill rate, whoever spends it: the configured
 // rate, or else a window's limit over its length; 0 when not known.
 func (m *Model) gross() float64 {
 	switch {

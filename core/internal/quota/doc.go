@@ -33,7 +33,7 @@
 //     whole second that may have been rounded up;
 //   - whether others spend from the same quota (foreign), and then the
 //     share the pace grants (pace.go);
-//   - when reports carry no quota at all, a pace: a factor on the told
+//   - when reports carry no quota at all, a pace: a factor on the configured
 //     rate that refusals cut and time grows back (pace.go).
 //
 // # The decision
@@ -44,7 +44,7 @@
 // the rate the evidence makes likeliest (lo). A request not certain of a
 // token may go sooner, on a guess, as soon as the most favourable reading
 // allows (hi), while fewer guesses are out than the guess window allows;
-// their answers narrow the estimate. The told pace (the budget's GCRA)
+// their answers narrow the estimate. The configured pace (the budget's GCRA)
 // bounds every request besides.
 //
 // # Invariants
@@ -70,11 +70,12 @@
 //	a report older than the freshest           it informs the evidence, not the anchor             TestOlderReportNeverOverrides
 //	Remaining left for the j-th after those    it goes now, pace or not                            TestRemainingCoversTheNextRequests
 //	  in flight
-//	none left, a bucket                        each token at 1/rate after the report's decision     TestBucketPacesAtTheLikeliestRate
+//	none left, a bucket                        each token at 1/rate after the report's decision    TestBucketPacesAtTheLikeliestRate
 //	none left, windows                         the limit again at the turn the resets place        TestWindowsWaitForTheTurn (kinds_test.go),
 //	                                             or a window after the latest start seen           TestWindowTurnsNoSoonerThanItsLatestStart (windows_test.go)
-//	told a rate, no refusal bounds it below    the told rate is the likeliest                      TestBucketPacesAtTheLikeliestRate
-//	a refusal bounds the rate below the told   the least rate the reports show                     TestToldTooFastLearnsTheRate (kinds_test.go)
+//	a configured rate no refusal bounds below  the configured rate is the likeliest                TestBucketPacesAtTheLikeliestRate
+//	a refusal bounds the rate below the        the least rate the reports show                     TestConfiguredTooFastLearnsTheRate (kinds_test.go)
+//	  configured one
 //	a certain request refused                  the likeliest rate halves toward the least (cap)    TestCertainRefusalCapsTheRate,
 //	                                             that came back (not what the resets state)        TestCertainRefusalCapsTowardWhatCameBack
 //	a reset stated as a bucket's               bounds the rate; once contradicted, ignored         TestStatedResetBoundsABucket
@@ -90,19 +91,19 @@
 //	Retry-After of a whole second or less      a bracket: the estimate may go before its end       TestWholeSecondWaitIsABracket
 //	admitted, sent after the pause began       the pause is over                                   TestAdmittedAfterThePauseEndsIt
 //	refused, sent before one admitted          stale: no wait, no backoff (unknown sends never)    TestRefusalOfAnUnknownSendIsNeverStale
-//	a Transport's first wave                   half the told burst until the first answer          TestFirstWaveWaitsForTheFirstAnswer
-//	told no rate, nothing reported yet         every request a guess, slow start from one          TestLearningStartsWithOneRequest
+//	a Transport's first burst                  half the configured burst until the first answer    TestFirstBurstWaitsForTheFirstAnswer
+//	no rate configured, nothing reported yet   every request a guess, slow start from one          TestLearningStartsWithOneRequest
 //	a guess refused                            window back to one; backoff doubles per round       TestRefusedGuessesBackOff,
 //	                                             (refusals at one instant are one round)           TestGuessesRefusedAtOneInstantAreOneRound
 //	a refusal's stated wait ends               a request goes: the backoff and the readings wait   TestStatedWaitBoundsTheBackoff,
-//	                                             no longer (Earliest: a fleet's pause, the same)    TestStatedWaitLetsOneGoAtItsEnd
-//	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheKeptRate
+//	                                             no longer (Earliest: a fleet's pause, the same)   TestStatedWaitLetsOneGoAtItsEnd
+//	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheAdmittedRate
 //	no quota reported, refused since admitted  guesses until admitted, then back to the burst      TestNoQuotaRefusalProbesBack
-//	no quota reported, refused past the told   a burst only while its span holds no more than the  TestRefusalPastTheBurstReadsTheToldRateAsSpans,
-//	  burst in its span, beyond the wire's       server kept in one; the pace goes on                TestSpansLetThePaceGoOn
-//	  reordering
-//	an answer that never comes, or says naught  the request is lost: out of flight, guess freed     TestLostAnswersFreeTheGuesses
-//	no guess left, one unanswered              the next goes when it counts as lost, at the latest  TestUnansweredGuessWakesTheNext
+//	no quota reported, refused past the        a burst only while its span holds no more than the  TestRefusalPastTheBurstReadsTheConfiguredRateAsSpans,
+//	  configured burst in its span, beyond       server admitted in one; the pace goes on          TestSpansLetThePaceGoOn
+//	  the wire's reordering
+//	no answer, or one that says nothing        the request is lost: out of flight, guess freed     TestLostAnswersFreeTheGuesses
+//	no guess left, one unanswered              the next goes when it counts as lost at the latest  TestUnansweredGuessWakesTheNext
 //	callers silent for MaxWait                 one request goes                                    TestMaxWaitBoundsEveryWait
 //	answers of a burst, in any order           the rate bounds hold the truth                      TestSimRateBoundsHoldTheTruth
 //	any server, any wire                       no stall: a request at least every 30 s             TestSimNeverStalls

@@ -22,11 +22,11 @@ func run(su simSetup) (simResult, quota.Kind, float64) {
 	return r, kind, rate
 }
 
-// setup is a batch of 200 calls from 20 callers over a 10 ms wire, told
-// told per second and burst, against srv.
-func setup(srv simServer, told, burst int64) simSetup {
+// setup is a batch of 200 calls from 20 callers over a 10 ms wire,
+// configured at perSecond and burst, against srv.
+func setup(srv simServer, perSecond, burst int64) simSetup {
 	return simSetup{server: srv, calls: 200, callers: 20, owd: 10 * ms, tries: 6, seed: 1,
-		told: quota.Second / told, burst: burst, maxWait: hour}
+		interval: quota.Second / perSecond, burst: burst, maxWait: hour}
 }
 
 func TestWholeReturnsAreWindows(t *testing.T) {
@@ -43,16 +43,16 @@ func TestPartialReturnsAreABucket(t *testing.T) {
 	}
 }
 
-func TestToldTooFastLearnsTheRate(t *testing.T) {
+func TestConfiguredTooFastLearnsTheRate(t *testing.T) {
 	srv := simServer{alg: simGCRA, limit: 5, interval: quota.Second / 50, window: quota.Second, reset: resetCeil, retryAfter: true}
 	if _, _, rate := run(setup(srv, 100, 10)); rate > 55 || rate < 40 {
-		t.Errorf("likeliest rate %.1f/s told 100/s on a GCRA of 50/s, want about 50", rate)
+		t.Errorf("likeliest rate %.1f/s configured at 100/s on a GCRA of 50/s, want about 50", rate)
 	}
 }
 
 func TestWindowsWaitForTheTurn(t *testing.T) {
 	srv := simServer{alg: simFixed, limit: 20, window: quota.Second, reset: resetMillis}
-	r, _, _ := run(setup(srv, 40, 20)) // (told twice the window's rate)
+	r, _, _ := run(setup(srv, 40, 20)) // (configured at twice the window's rate)
 	// 200 calls, 20 a window: ten windows, each spent whole at its turn.
 	if r.refused > 0 || r.makespan > 9100*ms {
 		t.Errorf("%d refused and a makespan of %.3fs for ten windows' calls, want none refused (nothing sent before a turn) and nine turns after the first window", r.refused, float64(r.makespan)/1e9)

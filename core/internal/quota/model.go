@@ -36,12 +36,12 @@ const Second = int64(1e9)
 // Never is an instant no wait reaches.
 const Never = int64(math.MaxInt64)
 
-// Config is what the model is told. Times are nanoseconds.
+// Config is the model's configuration. Times are nanoseconds.
 type Config struct {
-	// Interval is the told pace's interval; 0 when no rate was told (a
+	// Interval is the configured pace's interval; 0 when no rate was configured (a
 	// learning budget), so nothing but the estimate bounds the pace.
 	Interval int64
-	// Burst is the told burst; 0 when no rate was told.
+	// Burst is the configured burst; 0 when no rate was configured.
 	Burst int64
 	// MaxWait bounds every wait a response causes: while callers wait, no
 	// stretch without a request sent lasts longer (Next). > 0.
@@ -82,7 +82,7 @@ type Effect struct {
 	Changed bool
 	// Cut: the pace was cut (pace.go), to Factor.
 	Cut bool
-	// Restored: the pace is back at the told one after a cut.
+	// Restored: the pace is back at the configured one after a cut.
 	Restored bool
 	// KeepPlace: a refusal whose request's retry goes first when the
 	// wait it began ends.
@@ -177,7 +177,7 @@ func New(c Config) Model {
 }
 
 // ExpectAnswers tells the model every request's answer will be reported
-// (a Transport reports each): then the first wave waits for the first.
+// (a Transport reports each): then the first burst waits for the first.
 func (m *Model) ExpectAnswers() { m.answers = true }
 
 // ExpectsAnswers reports whether ExpectAnswers was called.
@@ -227,7 +227,7 @@ func (m *Model) expire(now int64) {
 	m.guesses = m.sends.expire(now - m.lostAfter()) // (a guess the log no longer holds is lost too)
 }
 
-// SetInterval changes the told pace's interval (a new configured rate).
+// SetInterval changes the configured pace's interval (a new rate, SetRate).
 func (m *Model) SetInterval(iv int64) {
 	m.cfg.Interval = iv
 	m.pace.cfg.Interval = iv
@@ -258,7 +258,7 @@ func (m *Model) LastSent() int64 { return m.sends.last }
 // Kind is what the evidence says of the quota so far.
 func (m *Model) Kind() Kind { return m.kind }
 
-// Factor is the pace's factor on the told rate, in (0, 1] (pace.go).
+// Factor is the pace's factor on the configured rate, in (0, 1] (pace.go).
 func (m *Model) Factor() float64 { return m.pace.factor }
 
 // Plateau is the factor that drew the pace's last cut (pace.go).

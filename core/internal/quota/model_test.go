@@ -17,7 +17,7 @@ const (
 	hour = 3600 * quota.Second
 )
 
-// newModel returns a model told interval and burst (0, 0: a learning
+// newModel returns a model configured with interval and burst (0, 0: a learning
 // budget's), with the default adaptive pace.
 func newModel(interval, burst int64) *quota.Model {
 	m := quota.New(quota.Config{Interval: interval, Burst: burst, MaxWait: hour, Decrease: 0.5, MinRate: 0.1, Increase: 0.1})
@@ -82,7 +82,7 @@ func TestBucketPacesAtTheLikeliestRate(t *testing.T) {
 	m.Sent(t0, 1)
 	now := t0 + 100*ms // a round trip of 100 ms: decided at t0+50ms
 	m.Observe(ok(t0, now, 0, 5))
-	// Told 10/s and nothing bounds the rate below it: the next token comes
+	// Configured at 10/s and nothing bounds the rate below it: the next token comes
 	// 100 ms after the decision, so a request sent at now (arriving 50 ms
 	// later) finds it; the one after, 100 ms later.
 	for j, want := range []int64{now, now + 100*ms, now + 200*ms} {
@@ -98,7 +98,7 @@ func TestStatedWaitIsKnown(t *testing.T) {
 	now := t0 + 10*ms
 	e := m.Observe(refused(t0, now, 3*quota.Second))
 	if e.Pause != now+3*quota.Second || !e.KeepPlace {
-		t.Fatalf("effect %+v, want a pause to +3s and the refused call's place kept", e)
+		t.Fatalf("effect %+v, want a pause to +3s and the refused call's place reserved", e)
 	}
 	at, known := m.Next(now, 1, now)
 	if at != now+3*quota.Second || known != at {
@@ -136,15 +136,15 @@ func TestAdmittedAfterThePauseEndsIt(t *testing.T) {
 	}
 }
 
-func TestFirstWaveWaitsForTheFirstAnswer(t *testing.T) {
+func TestFirstBurstWaitsForTheFirstAnswer(t *testing.T) {
 	m := newModel(10*ms, 10)
 	m.ExpectAnswers()
 	if r := m.Ready(t0, 10); r != 5 {
-		t.Errorf("before any answer %d may go at once, want half the told burst, 5", r)
+		t.Errorf("before any answer %d may go at once, want half the configured burst, 5", r)
 	}
 	m.Sent(t0, 5)
 	if at := next(m, t0+ms, 1); at > t0+quota.Second {
-		t.Errorf("the rest of the first wave waits until %+d ms for an answer, want by +1000 ms, when the first counts as lost", (at-t0)/ms)
+		t.Errorf("the rest of the first burst waits until %+d ms for an answer, want by +1000 ms, when the first counts as lost", (at-t0)/ms)
 	}
 	now := t0 + 50*ms
 	m.Observe(ok(t0, now, 5, 10)) // the server holds 5 more
@@ -153,18 +153,18 @@ func TestFirstWaveWaitsForTheFirstAnswer(t *testing.T) {
 	}
 	plain := newModel(10*ms, 10) // no Transport: no answers expected
 	if r := plain.Ready(t0, 10); r != 10 {
-		t.Errorf("with no answers expected %d may go at once, want the told burst, 10", r)
+		t.Errorf("with no answers expected %d may go at once, want the configured burst, 10", r)
 	}
 }
 
 func TestLearningStartsWithOneRequest(t *testing.T) {
 	m := newModel(0, 0)
 	if r := m.Ready(t0, 100); r != 1 {
-		t.Fatalf("told no rate, %d may go at first, want 1", r)
+		t.Fatalf("configured with no rate, %d may go at first, want 1", r)
 	}
 	m.Sent(t0, 1)
 	if r := m.Ready(t0, 100); r != 0 {
-		t.Fatalf("told no rate, %d more go before the first answer, want 0", r)
+		t.Fatalf("configured with no rate, %d more go before the first answer, want 0", r)
 	}
 	now := t0 + 20*ms
 	m.Observe(ok(t0, now, -1, -1))
@@ -199,8 +199,8 @@ func TestRefusedGuessesBackOff(t *testing.T) {
 	}
 }
 
-func TestPaceCutsToTheKeptRate(t *testing.T) {
-	m := newModel(10*ms, 10) // told 100/s; the server admits 25/s
+func TestPaceCutsToTheAdmittedRate(t *testing.T) {
+	m := newModel(10*ms, 10) // configured at 100/s; the server admits 25/s
 	now := t0
 	for i := range 40 {
 		now = t0 + int64(i)*40*ms
@@ -211,7 +211,7 @@ func TestPaceCutsToTheKeptRate(t *testing.T) {
 	m.Sent(now, 1)
 	m.Observe(refused(now, now+ms, 0))
 	if f := m.Factor(); f > 0.26 || f < 0.2 {
-		t.Errorf("factor %.3f after a refusal at a pace the server kept at 25/s, want about 0.25", f)
+		t.Errorf("factor %.3f after a refusal at a pace the server admitted at 25/s, want about 0.25", f)
 	}
 }
 
@@ -233,7 +233,7 @@ func TestNoQuotaRefusalProbesBack(t *testing.T) {
 	m.Observe(ok(now, now+ms, -1, -1))
 	now += 2 * ms
 	if r := m.Ready(now, 8); r >= 8 {
-		t.Errorf("after one guess admitted the told burst (%d) goes at once, want the window to grow back first", r)
+		t.Errorf("after one guess admitted the configured burst (%d) goes at once, want the window to grow back first", r)
 	}
 }
 
@@ -266,7 +266,7 @@ func TestForeignSpendTakesAShare(t *testing.T) {
 }
 
 func TestCertainRefusalCapsTheRate(t *testing.T) {
-	m := newModel(10*ms, 5) // told 100/s
+	m := newModel(10*ms, 5) // configured at 100/s
 	m.Sent(t0, 2)           // both certain of a token: the burst
 	m.Observe(ok(t0, t0+10*ms, 4, 5))
 	before, _ := m.Rate()
@@ -383,7 +383,7 @@ func TestGuessesRefusedAtOneInstantAreOneRound(t *testing.T) {
 	for range n { // a wire with no latency: every answer at the instant they left
 		m.Observe(refused(now, now, 0))
 	}
-	// One round: the backoff is one told interval, and the pace the
+	// One round: the backoff is one configured interval, and the pace the
 	// refusals cut holds the next guess a little longer; counted as n
 	// rounds, the backoff would double n times.
 	if at := next(m, now, 1); at > now+quota.Second {
@@ -391,9 +391,9 @@ func TestGuessesRefusedAtOneInstantAreOneRound(t *testing.T) {
 	}
 }
 
-// refusedPastTheBurst feeds m, told interval iv and burst, a server that
+// refusedPastTheBurst feeds m, configured with interval iv and burst, a server that
 // reports no quota: the whole burst sent at t0, the first admitted of it
-// admitted and the rest refused, then two more at the told interval
+// admitted and the rest refused, then two more at the configured interval
 // refused, stating wait — more than the burst in its span.
 func refusedPastTheBurst(m *quota.Model, iv, burst int64, admitted int, wait int64) {
 	m.Sent(t0, int(burst))
@@ -408,11 +408,11 @@ func refusedPastTheBurst(m *quota.Model, iv, burst int64, admitted int, wait int
 	}
 }
 
-func TestRefusalPastTheBurstReadsTheToldRateAsSpans(t *testing.T) {
-	// Told 44 per 3 s (a sliding log's), which reports no quota: the whole
-	// burst at once is admitted, the next two, at the told interval,
-	// refused — a bucket at the told rate would have admitted them. Then
-	// the pace grows back while requests go at the told interval for two
+func TestRefusalPastTheBurstReadsTheConfiguredRateAsSpans(t *testing.T) {
+	// Configured at 44 per 3 s (a sliding log's), which reports no quota: the whole
+	// burst at once is admitted, the next two, at the configured interval,
+	// refused — a bucket at the configured rate would have admitted them. Then
+	// the pace grows back while requests go at the configured interval for two
 	// seconds.
 	const burst = 44
 	iv := 3 * quota.Second / burst
@@ -440,9 +440,9 @@ func TestRefusalPastTheBurstReadsTheToldRateAsSpans(t *testing.T) {
 }
 
 func TestSpansLetThePaceGoOn(t *testing.T) {
-	// Told 88 per 3 s, twice a sliding counter's 44: half the told burst
-	// admitted, the rest refused, and two more at the told interval: the
-	// span kept 44. Past a span's 44 the pace goes on at its interval — a
+	// Configured at 88 per 3 s, twice a sliding counter's 44: half the configured burst
+	// admitted, the rest refused, and two more at the configured interval: the
+	// span admitted 44. Past a span's 44 the pace goes on at its interval — a
 	// sliding counter returns its quota gradually — not held until the
 	// span's first turns 3 s old. (The requests after it are guesses,
 	// each after the answer to the one before: TestRefusedGuessesBackOff.)
@@ -458,7 +458,7 @@ func TestSpansLetThePaceGoOn(t *testing.T) {
 }
 
 func TestSharedWindowsSpreadWhatIsLeftWhileOthersSpend(t *testing.T) {
-	m := newModel(10*ms, 100) // told 100/s, the window's limit
+	m := newModel(10*ms, 100) // configured at 100/s, the window's limit
 	win := func(sent, recv int64, left int, turn int64) quota.Report {
 		return quota.Report{Sent: sent, Recv: recv, Remaining: left, Limit: 100, Reset: turn - recv, Resolution: ms}
 	}
@@ -513,7 +513,7 @@ func TestAnswerReadBeforeASendOrdersThem(t *testing.T) {
 }
 
 func TestCertainRefusalCapsTowardWhatCameBack(t *testing.T) {
-	m := newModel(10*ms, 100) // told 100/s
+	m := newModel(10*ms, 100) // configured at 100/s
 	// A bucket of 100 that states its reset as a bucket's: full again in
 	// a second, at 100/s. Others spend from it: every 20 ms a request of
 	// this budget's finds none left but its own; one is in flight at each

@@ -36,7 +36,7 @@ func (m *Model) Observe(r Report) Effect {
 	case r.Refused && r.Sent > 0 && r.Sent < m.admittedSent:
 		// (Refused before a request sent later was admitted: stale.)
 	case r.Refused && (m.missed == 0 || guess && r.Sent > m.missedAt):
-		// Too early: the next guess waits a told interval (or a
+		// Too early: the next guess waits a configured interval (or a
 		// millisecond), twice as long after each round of guesses refused
 		// in a row; a guess sent before the last refusal came, or at that
 		// instant, is of the same round.
@@ -62,8 +62,8 @@ func (m *Model) Observe(r Report) Effect {
 		}
 	}
 	if r.Refused && !m.quotaIn(r) && m.limit < 0 {
-		n, kept := m.sends.within(seq, m.pace.span())
-		m.pace.refusedInSpan(n, kept, m.spread())
+		n, nAdmitted := m.sends.within(seq, m.pace.span())
+		m.pace.refusedInSpan(n, nAdmitted, m.spread())
 	}
 	if !m.quotaIn(r) && m.limit < 0 || m.foreign {
 		e = m.pace.observe(r, seq, m.sends.n, e, m.foreign)

@@ -2,7 +2,7 @@ package quota
 
 // pace is the estimate for a server whose responses report no quota: all
 // it shows is which requests it refused. A refusal cuts the pace (a factor
-// on the told rate) once per burst — a refusal of a request sent before
+// on the configured rate) once per burst — a refusal of a request sent before
 // the cut's first paced turn says nothing of the cut pace — by what the
 // run since shows: after a admitted at the pace, the pace was at most one
 // in a+1 too fast, so the cut is to a/(a+1) of it, but never deeper than
@@ -12,30 +12,30 @@ package quota
 // drew the cut (the plateau), which it reaches after the time a linear
 // climb of Increase per second would take, and beyond it slowly, up to 1.
 //
-// Told no rate (Interval 0), the pace starts unbounded; its first cut sets
+// Configured with no rate (Interval 0), the pace starts unbounded; its first cut sets
 // a rate from what the server admitted over the second before it, and
 // growth is relative to that rate.
 type pace struct {
-	cfg      Config
-	factor   float64 // on the told rate (or on base, told none), in [MinRate, 1]
-	plateau  float64 // the factor that drew the last cut (CUBIC's W_max)
-	cutSeq   uint64  // requests up to this one left before the cut took effect
-	cutAt    int64   // the last cut's instant; 0: none yet
-	grown    int64   // time spent growing since the cut, ns
-	grewAt   int64   // the last answer that grew the factor
-	base     float64 // told no rate: the interval the factor applies to, ns; 0 before a cut
-	run      int     // admitted since the last cut, of requests sent after it
-	admits   [64]int64
-	nAdmits  int
-	spans    bool  // a refusal showed the told rate is spans, not a bucket (spanNext)
-	spanKept int64 // the most the server kept in one span then
+	cfg          Config
+	factor       float64 // on the configured rate (or on base, with no rate), in [MinRate, 1]
+	plateau      float64 // the factor that drew the last cut (CUBIC's W_max)
+	decreaseSeq  uint64  // requests up to this one left before the cut took effect
+	lastDecrease int64   // the last cut's instant; 0: none yet
+	grown        int64   // time spent growing since the cut, ns
+	grewAt       int64   // the last answer that grew the factor
+	base         float64 // with no rate: the interval the factor applies to, ns; 0 before a cut
+	run          int     // admitted since the last cut, of requests sent after it
+	admits       [64]int64
+	nAdmits      int
+	spans        bool  // a refusal showed the configured rate is spans, not a bucket (spanNext)
+	spanAdmitted int64 // the most the server admitted in one span then
 }
 
 func newPace(c Config) pace { return pace{cfg: c, factor: 1, plateau: 1} }
 
 func (p *pace) enabled() bool { return p.cfg.Decrease > 0 }
 
-// interval is the paced interval: the told one (or base) over the factor;
+// interval is the paced interval: the configured one (or base) over the factor;
 // 0 when the pace bounds nothing.
 func (p *pace) interval() int64 {
 	iv := p.cfg.Interval
@@ -59,12 +59,12 @@ func (p *pace) next(now, j, last int64) int64 {
 }
 
 // spanNext is when the request sent k-th from now (k >= 1) may go once a
-// refusal has shown the told rate read as windows (spans): at the paced
+// refusal has shown the configured rate read as windows (spans): at the paced
 // interval after the last, or sooner as part of a burst only while no
-// span of the told burst's length (burst × interval) holds more than the
-// server kept in one (nor the burst at the current factor): the request
+// span of the configured burst's length (burst × interval) holds more than the
+// server admitted in one (nor the burst at the current factor): the request
 // that many before it must have been sent that long before it. So the
-// told burst is not spent at once again into a window the paced requests
+// configured burst is not spent at once again into a window the paced requests
 // already spent, while the pace itself goes on (a sliding counter returns
 // its quota gradually, a log or a fixed window at once: the pace's cuts
 // tell them apart). Requests the log no longer holds count as sent long
@@ -73,7 +73,7 @@ func (p *pace) spanNext(l *sendLog, now, k int64) int64 {
 	if !p.spans {
 		return 0
 	}
-	c := max(1, min(int64(float64(p.cfg.Burst)*p.factor), p.spanKept))
+	c := max(1, min(int64(float64(p.cfg.Burst)*p.factor), p.spanAdmitted))
 	length := p.span()
 	ahead := (k - 1) / c // the times the one c before is itself ahead of now
 	at := int64(0)
@@ -89,8 +89,8 @@ func (p *pace) spanNext(l *sendLog, now, k int64) int64 {
 	return at
 }
 
-// span is the told burst's span, burst × interval; 0 when it bounds
-// nothing (no rate told, or a burst of one: the pace is the span).
+// span is the configured burst's span, burst × interval; 0 when it bounds
+// nothing (no rate configured, or a burst of one: the pace is the span).
 func (p *pace) span() int64 {
 	if p.cfg.Interval == 0 || p.cfg.Burst < 2 {
 		return 0
@@ -99,16 +99,16 @@ func (p *pace) span() int64 {
 }
 
 // refusedInSpan takes a refusal of a request after which n requests, it
-// included, had been sent in the span before it, kept of them admitted,
-// over a wire whose round trips spread that much. Over the told burst by
+// included, had been sent in the span before it, nAdmitted of them admitted,
+// over a wire whose round trips spread that much. Over the configured burst by
 // more than the wire can reorder (one request, and one per interval of
-// spread), windows explain the refusal where a bucket at the told rate
-// does not: the pace reads the told rate as spans from then on
-// (spanNext), of at most the most the server kept in one.
-func (p *pace) refusedInSpan(n, kept, spread int64) {
+// spread), windows explain the refusal where a bucket at the configured rate
+// does not: the pace reads the configured rate as spans from then on
+// (spanNext), of at most the most the server admitted in one.
+func (p *pace) refusedInSpan(n, nAdmitted, spread int64) {
 	if p.enabled() && p.span() > 0 && n > p.cfg.Burst+1+spread/p.cfg.Interval {
 		p.spans = true
-		p.spanKept = max(p.spanKept, kept)
+		p.spanAdmitted = max(p.spanAdmitted, nAdmitted)
 	}
 }
 
@@ -122,12 +122,12 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 	}
 	if !r.Refused {
 		p.admitted(r.Recv)
-		if seq > p.cutSeq {
+		if seq > p.decreaseSeq {
 			p.run++
 		}
-		if p.factor < 1 && seq > p.cutSeq {
+		if p.factor < 1 && seq > p.decreaseSeq {
 			if r.Recv > p.grewAt {
-				p.grown += r.Recv - max(p.grewAt, p.cutAt)
+				p.grown += r.Recv - max(p.grewAt, p.lastDecrease)
 				p.grewAt = r.Recv
 			}
 			f := min(1, cubic(p.plateau, p.cfg.Decrease, p.cfg.Increase, float64(p.grown)/1e9))
@@ -139,14 +139,14 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 		}
 		return e
 	}
-	if seq <= p.cutSeq {
+	if seq <= p.decreaseSeq {
 		return e // sent before the last cut took effect: one burst counts once
 	}
 	if p.cfg.Interval == 0 && p.base == 0 {
-		// Told no rate: the pace the server was seen to keep becomes the
+		// Configured with no rate: the pace the server was seen to admit at becomes the
 		// one the factor applies to; too few admitted yet to show one,
 		// the guesses go on (Model.Next).
-		if p.base = p.kept(r.Recv); p.base == 0 {
+		if p.base = p.admittedInterval(r.Recv); p.base == 0 {
 			return e
 		}
 		p.factor, p.plateau = 1, 1
@@ -160,30 +160,30 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 	if r.Wait > Second {
 		end += r.Wait // (the server admits nothing more until then)
 	}
-	if iv := p.kept(end); iv > 0 && p.cfg.Interval > 0 {
+	if iv := p.admittedInterval(end); iv > 0 && p.cfg.Interval > 0 {
 		f = min(f, float64(p.cfg.Interval)/iv) // (no faster than the server was seen to admit)
 	}
 	if f >= p.factor {
-		return e // (a stated wait at a pace the server keeps: a pause, not a pace too fast)
+		return e // (a stated wait at a pace the server admits: a pause, not a pace too fast)
 	}
 	p.plateau = p.factor
 	p.factor = max(p.cfg.MinRate, f)
 	p.run = 0
-	p.cutSeq, p.cutAt, p.grewAt, p.grown = sent, r.Recv, r.Recv, 0
+	p.decreaseSeq, p.lastDecrease, p.grewAt, p.grown = sent, r.Recv, r.Recv, 0
 	e.Cut, e.Changed = true, true
 	return e
 }
 
-// admitted records an admission at t (told no rate, before the first cut).
+// admitted records an admission at t (configured with no rate, before the first cut).
 func (p *pace) admitted(t int64) {
 	p.admits[p.nAdmits%len(p.admits)] = t
 	p.nAdmits++
 }
 
-// kept is the interval at which the server admitted the last admissions
-// (up to len(admits)) up to now: a pace it was seen to keep; 0 when too
-// few were seen.
-func (p *pace) kept(now int64) float64 {
+// admittedInterval is the interval at which the server admitted the last
+// admissions (up to len(admits)) up to now: a pace it was seen to admit at;
+// 0 when too few were seen.
+func (p *pace) admittedInterval(now int64) float64 {
 	n := min(p.nAdmits, len(p.admits))
 	if n < 2 {
 		return 0

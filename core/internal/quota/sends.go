@@ -264,8 +264,8 @@ func (l *sendLog) find(t int64) uint64 {
 
 // within counts the requests sent in the span of length that ends at
 // request seq's send (those sent at that instant too), as far as the log
-// holds them: all of them (n), and those admitted (kept).
-func (l *sendLog) within(seq uint64, length int64) (n, kept int64) {
+// holds them: all of them (n), and those admitted (nAdmitted).
+func (l *sendLog) within(seq uint64, length int64) (n, nAdmitted int64) {
 	size := uint64(len(l.at))
 	if seq == 0 || seq > l.n || l.n-seq >= size {
 		return 0, 0
@@ -275,9 +275,9 @@ func (l *sendLog) within(seq uint64, length int64) (n, kept int64) {
 		if l.at[s%size] <= end {
 			n++
 			if l.out[s%size] == admitted {
-				kept++
+				nAdmitted++
 			}
 		}
 	}
-	return n, kept
+	return n, nAdmitted
 }

@@ -14,7 +14,7 @@ import (
 // A small discrete-event simulation of a budget driven by the model: the
 // server (a quota algorithm and its headers), a wire with latency, and a
 // batch of calls from a fixed number of callers served in arrival order
-// at the told pace and the model's decision. It runs in microseconds of
+// at the configured pace and the model's decision. It runs in microseconds of
 // real time, so the model can be tried on many servers quickly; the real
 // budget over HTTP is judged by bench/matrix.
 
@@ -146,7 +146,7 @@ type simSetup struct {
 	callers  int
 	owd      int64 // one-way delay
 	jitter   int64
-	told     int64 // told interval; 0: none
+	interval int64 // the configured interval; 0: none
 	burst    int64
 	tries    int
 	seed     uint64
@@ -161,7 +161,7 @@ type simResult struct {
 	refused, sent  int
 	blind          int // refused requests sent before the first answer came
 	makespan       int64
-	toldViolations int
+	gcraViolations int
 }
 
 type event struct {
@@ -200,13 +200,13 @@ func (q *evq) Pop() any {
 
 func simulate(su simSetup) simResult {
 	rng := rand.New(rand.NewPCG(su.seed, 7))
-	m := quota.New(quota.Config{Interval: su.told, Burst: su.burst, MaxWait: su.maxWait, Decrease: 0.5, MinRate: 0.1, Increase: 0.1})
+	m := quota.New(quota.Config{Interval: su.interval, Burst: su.burst, MaxWait: su.maxWait, Decrease: 0.5, MinRate: 0.1, Increase: 0.1})
 	m.ExpectAnswers()
 	srv := su.server
 	var q evq
 	seq := 0
 	push := func(e event) { seq++; e.seq = seq; heap.Push(&q, e) }
-	// The told GCRA.
+	// The configured GCRA.
 	tat := int64(math.MinInt64 / 2)
 	burst := max(1, su.burst)
 	var waiting []*simReq // FIFO of requests waiting for their turn
@@ -232,8 +232,8 @@ func simulate(su simSetup) simResult {
 				quiet = max(now, m.LastSent())
 			}
 			g := now
-			if su.told > 0 {
-				g = max(now, tat-(burst-1)*su.told)
+			if su.interval > 0 {
+				g = max(now, tat-(burst-1)*su.interval)
 			}
 			at, _ := m.Next(now, 1, quiet)
 			t := max(g, at)
@@ -246,8 +246,8 @@ func simulate(su simSetup) simResult {
 			}
 			r := waiting[0]
 			waiting = waiting[1:]
-			if su.told > 0 {
-				tat = max(tat, now) + su.told
+			if su.interval > 0 {
+				tat = max(tat, now) + su.interval
 			}
 			r.sent = now
 			m.Sent(now, 1)
@@ -322,14 +322,14 @@ func simulate(su simSetup) simResult {
 		}
 		dispatch()
 	}
-	if su.told > 0 {
-		res.toldViolations = toldViolations(sends, su.told, burst)
+	if su.interval > 0 {
+		res.gcraViolations = gcraViolations(sends, su.interval, burst)
 	}
 	return res
 }
 
-// toldViolations counts sends a GCRA at the told pace would have refused.
-func toldViolations(sends []int64, interval, burst int64) int {
+// gcraViolations counts sends a GCRA at the configured pace would have refused.
+func gcraViolations(sends []int64, interval, burst int64) int {
 	tat, bad := int64(math.MinInt64/2), 0
 	for _, s := range sends {
 		if s < tat-(burst-1)*interval {
@@ -343,8 +343,8 @@ func toldViolations(sends []int64, interval, burst int64) int {
 
 func (su simSetup) String() string {
 	s := su.server
-	return fmt.Sprintf("%v limit=%d window=%v iv=%v reset=%v ra=%v owd=%v±%v told=%v burst=%d callers=%d",
-		s.alg, s.limit, s.window/1e6, s.interval/1e6, s.reset, s.retryAfter, su.owd/1e6, su.jitter/1e6, su.told/1e6, su.burst, su.callers)
+	return fmt.Sprintf("%v limit=%d window=%v iv=%v reset=%v ra=%v owd=%v±%v configured=%v burst=%d callers=%d",
+		s.alg, s.limit, s.window/1e6, s.interval/1e6, s.reset, s.retryAfter, su.owd/1e6, su.jitter/1e6, su.interval/1e6, su.burst, su.callers)
 }
 
 // simDraw draws one server, wire and client from rng.
@@ -371,14 +371,14 @@ func simDraw(rng *rand.Rand) (simSetup, string) {
 	su.callers = 20 + rng.IntN(81)
 	su.calls = 300 + rng.IntN(301)
 	su.tries, su.maxWait, su.seed = 6, 3600*quota.Second, rng.Uint64()
-	told := []string{"exact", "2x", "half", "none"}[rng.IntN(4)]
-	f := map[string]float64{"exact": 1, "2x": 2, "half": 0.5, "none": 0}[told]
+	class := []string{"exact", "2x", "half", "none"}[rng.IntN(4)]
+	f := map[string]float64{"exact": 1, "2x": 2, "half": 0.5, "none": 0}[class]
 	if f > 0 {
-		su.told = int64(float64(quota.Second) / (float64(rate) * f))
+		su.interval = int64(float64(quota.Second) / (float64(rate) * f))
 		su.burst = max(1, int64(math.Round(float64(su.server.limit)*f)))
 	}
 	su.serverPs = float64(rate)
-	return su, told
+	return su, class
 }
 
 // simSeed replays TestSim* draws: 0 draws a fresh seed (printed).
@@ -395,7 +395,7 @@ func seedOf(t *testing.T) uint64 {
 
 // The bucket's rate bounds hold the server's true rate, whatever the wire
 // does to the order of the decisions and the answers: a GCRA server at a
-// random rate and burst, told the exact rate or twice it, over a random
+// random rate and burst, configured with the exact rate or twice it, over a random
 // latency with jitter.
 func TestSimRateBoundsHoldTheTruth(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seedOf(t), 2))
@@ -404,10 +404,10 @@ func TestSimRateBoundsHoldTheTruth(t *testing.T) {
 		rate := 20 + rng.IntN(181)
 		iv := quota.Second / int64(rate)
 		limit := 1 + rng.IntN(30)
-		told := iv / int64(1+rng.IntN(2))
+		interval := iv / int64(1+rng.IntN(2))
 		owd := rng.Int64N(151) * ms
 		su := simSetup{server: simServer{alg: simGCRA, limit: limit, interval: iv, window: quota.Second, reset: simReset(rng.IntN(4)), retryAfter: rng.IntN(2) == 0},
-			told: told, burst: int64(limit) * iv / told, calls: 300, callers: 50, tries: 6, maxWait: 3600 * quota.Second,
+			interval: interval, burst: int64(limit) * iv / interval, calls: 300, callers: 50, tries: 6, maxWait: 3600 * quota.Second,
 			owd: owd, jitter: rng.Int64N(owd/2 + 1), seed: rng.Uint64()}
 		truth := float64(quota.Second) / float64(iv)
 		bad := false
@@ -421,7 +421,7 @@ func TestSimRateBoundsHoldTheTruth(t *testing.T) {
 	}
 }
 
-// No server stalls the model: on random servers, wires and told rates,
+// No server stalls the model: on random servers, wires and configured rates,
 // every batch ends, and while callers wait a request goes at least every
 // 30 s (windows are 5 s at most; a decision that never comes would hold
 // the callers MaxWait, an hour here).
@@ -433,8 +433,8 @@ func TestSimNeverStalls(t *testing.T) {
 		if r.done < su.calls || r.silence > 30*quota.Second {
 			t.Errorf("draw %d (%v): %d of %d calls done; %v without a request sent while callers waited", k, su, r.done, su.calls, time.Duration(r.silence))
 		}
-		if r.toldViolations > 0 {
-			t.Errorf("draw %d (%v): %d sends broke the told pace", k, su, r.toldViolations)
+		if r.gcraViolations > 0 {
+			t.Errorf("draw %d (%v): %d sends broke the configured pace", k, su, r.gcraViolations)
 		}
 	}
 }
