@@ -211,7 +211,7 @@ func TestPausePausesEveryQueuedAndLaterCaller(t *testing.T) {
 // when within it the quota is back — but no more than one request goes
 // before the second ends unless an answer shows the quota back.
 func TestPauseShorterThanTheResetEndsWithOneRequest(t *testing.T) {
-	t.Skip("quota: a whole-second Retry-After with a quota report lets the told pace through its bracket: sends at 100, 200, 300ms, none answered")
+	t.Skip("quota: a whole-second Retry-After with a quota report lets the configured pace through its bracket: sends at 100, 200, 300ms, none answered")
 	synctest.Test(t, func(t *testing.T) {
 		b := MustBudget(Rate{10, time.Second}, WithoutAdaptive())
 		p, _ := b.Acquire(context.Background())
@@ -234,7 +234,7 @@ func TestPauseShorterThanTheResetEndsWithOneRequest(t *testing.T) {
 // A known pause (Retry-After: 2) with the quota reported spent: nobody
 // goes into it, the first call goes at its end, no more go at once than
 // the server holds (3), and the rest, each admitted, at no more than the
-// told pace.
+// configured pace.
 func TestPauseEndsWithNoMoreAtOnceThanTheServerHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := MustBudget(Rate{10, time.Second}, WithoutAdaptive())

@@ -28,8 +28,8 @@ import (
 // counts (testing.AllocsPerRun counts every goroutine's allocations).
 type batch struct {
 	server  quotatest.Config
-	told    Rate // what the budget is told; zero: NewLearningBudget
-	burst   int  // the burst it is told (0: told.Requests)
+	rate    Rate // the rate the budget is configured with; zero: NewLearningBudget
+	burst   int  // the burst it is configured with (0: rate.Requests)
 	n       int  // calls
 	workers int  // goroutines
 	latency time.Duration
@@ -69,12 +69,12 @@ type batch struct {
 	// goroutines of a burst reach the server in (latency 0 only).
 	serial bool
 	// naive, if set, runs the naive client instead of the budget's
-	// Transport: x/time/rate at the told rate and burst (a budget that
+	// Transport: x/time/rate at the configured rate and burst (a budget that
 	// reads no response), each refused call sleeping its own Retry-After.
 	naive bool
 }
 
-// naiveTrip is the naive client's way to the server: a turn at the told
+// naiveTrip is the naive client's way to the server: a turn at the configured
 // pace, and no response read (batch.naive).
 type naiveTrip struct {
 	b    *Budget
@@ -104,8 +104,8 @@ func ownRetryAfter(resp *http.Response) time.Duration {
 // makespan at most x × its ideal (or the floor any client reaches).
 type want struct{ refused, x float64 }
 
-// Issue 30's wants: told the server's exact limit, told twice it, told
-// nothing (NewLearningBudget).
+// Issue 30's wants: configured with the server's exact limit, at twice
+// it, with no rate (NewLearningBudget).
 var (
 	wantExact   = want{refused: 0.5, x: 1.03}
 	wantTwice   = want{refused: 3, x: 1.20}
@@ -246,8 +246,8 @@ func runBatch(t *testing.T, bt batch) batchResult {
 	var b *Budget
 	switch {
 	case bt.naive:
-		b, err = NewBudget(bt.told, WithBurst(cmpOr(bt.burst, bt.told.Requests)), WithoutAdaptive())
-	case bt.told.Requests == 0:
+		b, err = NewBudget(bt.rate, WithBurst(cmpOr(bt.burst, bt.rate.Requests)), WithoutAdaptive())
+	case bt.rate.Requests == 0:
 		b, err = NewLearningBudget()
 	default:
 		opts := []Option{}
@@ -263,7 +263,7 @@ func runBatch(t *testing.T, bt batch) batchResult {
 		if bt.obs != nil {
 			opts = append(opts, WithObserver(bt.obs))
 		}
-		b, err = NewBudget(bt.told, opts...)
+		b, err = NewBudget(bt.rate, opts...)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -432,17 +432,17 @@ var (
 	}
 )
 
-// Told the server's exact rate and burst, the budget is as fast as the
-// server allows and draws almost no refusals; the told bound holds at the
+// Configured with the server's exact rate and burst, the budget is as fast as the
+// server allows and draws almost no refusals; the configured bound holds at the
 // server. On a fixed window the estimate misses the wants (its first
 // window's spent quota is read as a bucket's until refusals tell it
 // windows): held to the naive client's 429s and makespan.
-func TestBatchToldExactRate(t *testing.T) {
+func TestBatchConfiguredExactRate(t *testing.T) {
 	t.Parallel()
 	for _, s := range batchServers {
 		t.Run(s.name, func(t *testing.T) {
 			bt := issueBatch(s.cfg)
-			bt.told, bt.burst = PerSecond(100), s.burst
+			bt.rate, bt.burst = PerSecond(100), s.burst
 			var holds *want
 			if s.cfg.Algorithm == quotatest.FixedWindow {
 				naive := naiveOf(t, nil, bt)
@@ -450,7 +450,7 @@ func TestBatchToldExactRate(t *testing.T) {
 			}
 			synctest.Test(t, func(t *testing.T) {
 				r := runBatch(t, bt)
-				wantToldExactly(t, bt, r, holds)
+				wantConfiguredExactly(t, bt, r, holds)
 				if s.cfg.Algorithm == quotatest.GCRA {
 					// The pacing promise holds at the server: burst + W/interval in any window W.
 					if err := quotatest.CheckTimes(sortedTimes(r.arrivals), s.burst, 10*time.Millisecond, 0); err != nil {
@@ -512,9 +512,9 @@ func wantPauseKept(t *testing.T, bt batch, r batchResult, holds *pauseWant) {
 // the refused call's retry comes late.
 var pauseByReset = &pauseWant{into: 15, x: 1.10, lag: 700 * time.Millisecond, rank: 2}
 
-// wantToldExactly holds a batch told the server's exact rate and burst to
+// wantConfiguredExactly holds a batch configured with the server's exact rate and burst to
 // issue 30's want (wantExact), or where it is missed to holds (judge).
-func wantToldExactly(t *testing.T, bt batch, r batchResult, holds *want) {
+func wantConfiguredExactly(t *testing.T, bt batch, r batchResult, holds *want) {
 	t.Helper()
 	x := float64(r.makespan) / float64(bt.ideal())
 	t.Logf("429s %d (%.1f%%), makespan %v = %.3f × ideal %v", r.refused, r.refusedPct(bt.n), r.makespan, x, bt.ideal())
@@ -524,9 +524,9 @@ func wantToldExactly(t *testing.T, bt batch, r batchResult, holds *want) {
 // Over loopback a batch's first burst opens its connections (a dial each)
 // and reaches the server a few milliseconds late, while the next paced
 // call reuses one and comes on time: a hair before its token at a GCRA
-// server. Told exactly, the budget still meets the wants (the servers
+// server. Configured exactly, the budget still meets the wants (the servers
 // here report a reset rounded down to "now").
-func TestBatchToldExactRateNearMissAtTheStart(t *testing.T) {
+func TestBatchConfiguredExactRateNearMissAtTheStart(t *testing.T) {
 	t.Parallel()
 	for _, s := range []struct {
 		name    string
@@ -539,7 +539,7 @@ func TestBatchToldExactRateNearMissAtTheStart(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				toYear2026()
 				bt := issueBatch(quotatest.Config{Burst: 10, Headers: s.headers})
-				bt.told, bt.burst = PerSecond(100), 10
+				bt.rate, bt.burst = PerSecond(100), 10
 				start := time.Now()
 				bt.late = func(sent, _ time.Time) time.Duration {
 					if sent.Equal(start) {
@@ -548,7 +548,7 @@ func TestBatchToldExactRateNearMissAtTheStart(t *testing.T) {
 					return 0
 				}
 				r := runBatch(t, bt)
-				wantToldExactly(t, bt, r, nil)
+				wantConfiguredExactly(t, bt, r, nil)
 			})
 		})
 	}
@@ -557,10 +557,10 @@ func TestBatchToldExactRateNearMissAtTheStart(t *testing.T) {
 // A GCRA server whose quota is a sliver short of whole when the batch
 // starts (another client's token, or redis_rate's float arithmetic, or a
 // clock a hair behind the budget's), its refusals answered after the
-// burst's admissions: told exactly, the budget meets the wants. (A
-// Transport's first wave is half the told burst and the rest goes by the
+// burst's admissions: configured exactly, the budget meets the wants. (A
+// Transport's first wave is half the configured burst and the rest goes by the
 // quota the first answer reports, so the burst is seldom refused at all.)
-func TestBatchToldExactRateFirstBurstShortOfAToken(t *testing.T) {
+func TestBatchConfiguredExactRateFirstBurstShortOfAToken(t *testing.T) {
 	t.Parallel()
 	for _, s := range batchServers {
 		if s.cfg.Algorithm != quotatest.GCRA || s.cfg.Headers == gcra10RA.Headers {
@@ -570,11 +570,11 @@ func TestBatchToldExactRateFirstBurstShortOfAToken(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				toYear2026()
 				bt := issueBatch(s.cfg)
-				bt.told, bt.burst = PerSecond(100), s.burst
+				bt.rate, bt.burst = PerSecond(100), s.burst
 				bt.spentBefore = 9 * time.Millisecond // a token short by a tenth of an interval
 				bt.refusalBack = time.Millisecond     // answered after the burst's admissions, as redis_rate does
 				r := runBatch(t, bt)
-				wantToldExactly(t, bt, r, nil)
+				wantConfiguredExactly(t, bt, r, nil)
 			})
 		})
 	}
@@ -585,14 +585,14 @@ func TestBatchToldExactRateFirstBurstShortOfAToken(t *testing.T) {
 // requests sent meanwhile arrive together, and those beyond the burst are
 // refused at once. The batch ends within 1 % of the ideal plus the quota
 // the stall lost: the stall's refusals do not slow the pace after it.
-func TestBatchToldExactRateStalled(t *testing.T) {
+func TestBatchConfiguredExactRateStalled(t *testing.T) {
 	t.Parallel()
 	for _, stall := range []time.Duration{90 * ms, 180 * ms, 300 * ms} {
 		t.Run(stall.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				toYear2026()
 				bt := issueBatch(gcra10Delta)
-				bt.told, bt.burst = PerSecond(100), 10
+				bt.rate, bt.burst = PerSecond(100), 10
 				start := time.Now()
 				bt.late = func(sent, _ time.Time) time.Duration {
 					if at := sent.Sub(start); at >= 2400*ms && at < 2400*ms+stall {
@@ -616,9 +616,9 @@ func TestBatchToldExactRateStalled(t *testing.T) {
 // Over loopback the first burst may reach the server late (its dials)
 // and half its answers come back later still, while the first paced call,
 // on a connection already open, may be refused a hair before its token,
-// its refusal the first answer the budget sees: told exactly, the budget
+// its refusal the first answer the budget sees: configured exactly, the budget
 // still meets the wants.
-func TestBatchToldExactRateFirstPacedCallOvertakesTheBurst(t *testing.T) {
+func TestBatchConfiguredExactRateFirstPacedCallOvertakesTheBurst(t *testing.T) {
 	t.Parallel()
 	for _, s := range batchServers {
 		if s.cfg.Algorithm != quotatest.GCRA || s.burst != 10 || s.cfg.Headers == gcra10RA.Headers {
@@ -628,7 +628,7 @@ func TestBatchToldExactRateFirstPacedCallOvertakesTheBurst(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				toYear2026()
 				bt := issueBatch(s.cfg)
-				bt.told, bt.burst = PerSecond(100), s.burst
+				bt.rate, bt.burst = PerSecond(100), s.burst
 				start := time.Now()
 				bt.late = func(sent, _ time.Time) time.Duration {
 					if sent.Equal(start) {
@@ -644,24 +644,24 @@ func TestBatchToldExactRateFirstPacedCallOvertakesTheBurst(t *testing.T) {
 					return 0
 				}
 				r := runBatch(t, bt)
-				wantToldExactly(t, bt, r, nil)
+				wantConfiguredExactly(t, bt, r, nil)
 			})
 		})
 	}
 }
 
-// Told twice the server's rate (and burst), the budget finds it: few
+// Configured at twice the server's rate (and burst), the budget finds it: few
 // refusals and a makespan near the ideal. The estimate misses the 429s
 // want here today: held to the naive client's. (A server that sends only a
 // whole-second Retry-After is left out: the naive client's own retries
 // are the budget's there.)
-func TestBatchToldTwiceTheRate(t *testing.T) {
+func TestBatchConfiguredTwiceTheRate(t *testing.T) {
 	t.Parallel()
 	for _, s := range []int{0, 3, 4} {
 		s := batchServers[s]
 		t.Run(s.name, func(t *testing.T) {
 			bt := issueBatch(s.cfg)
-			bt.told, bt.burst = PerSecond(200), 2*s.burst
+			bt.rate, bt.burst = PerSecond(200), 2*s.burst
 			naive := naiveOf(t, nil, bt)
 			synctest.Test(t, func(t *testing.T) {
 				r := runBatch(t, bt)
@@ -692,7 +692,7 @@ func TestBatchServerPause(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				bt := issueBatch(s.cfg)
-				bt.told, bt.burst = PerSecond(100), s.burst
+				bt.rate, bt.burst = PerSecond(100), s.burst
 				bt.pauseAt, bt.pause, bt.retryGap = 250, 2*time.Second, -1
 				r := runBatch(t, bt)
 				wantPauseKept(t, bt, r, pauseHolds(s.cfg, s.burst))
@@ -729,7 +729,7 @@ func TestBatchServerPauseNearMissAfterIt(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				bt := issueBatch(s.cfg)
-				bt.told, bt.burst = PerSecond(100), s.burst
+				bt.rate, bt.burst = PerSecond(100), s.burst
 				bt.pauseAt, bt.pause, bt.retryGap = 250, 2*time.Second, -1
 				var released time.Time // when the first calls after the pause's end were sent
 				bt.late = func(sent, pauseEnd time.Time) time.Duration {
@@ -760,7 +760,7 @@ func TestBatchServerPauseNearMissAfterItRetryAfterOnly(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		bt := issueBatch(gcra10RA)
-		bt.told, bt.burst = PerSecond(100), 10
+		bt.rate, bt.burst = PerSecond(100), 10
 		bt.pauseAt, bt.pause, bt.retryGap = 250, 2*time.Second, -1
 		start := time.Now()
 		var released time.Time // when the first calls after the pause's end were sent
@@ -786,12 +786,12 @@ func TestBatchServerPauseNearMissAfterItRetryAfterOnly(t *testing.T) {
 // A fixed-window server with no Retry-After, whose reset is a Unix second
 // rounded down: a pause's end is only known to the second, and may come up
 // to a second after the reset it reports. The wants: nothing faster than
-// told; no more than two requests into the pause once known, the batch
+// configured; no more than two requests into the pause once known, the batch
 // within 5 % of the ideal plus the pause (a window more when the pause cut
 // one short: the rest needs one more), the refused call's retry within
 // 20 ms of its end. The estimate misses them today (its refusals read as
 // a quota that returns before the reset, or the window's turn at the reset
-// rounded down): held to the told bound, up to a window's quota and the
+// rounded down): held to the configured bound, up to a window's quota and the
 // burst into the pause, 1.45× and the retry by the reset's second.
 func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 	t.Parallel()
@@ -810,14 +810,14 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 				time.Sleep(c.off)
 				bt := issueBatch(quotatest.Config{Algorithm: quotatest.FixedWindow,
 					Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown})
-				bt.told, bt.burst = PerSecond(100), 100
+				bt.rate, bt.burst = PerSecond(100), 100
 				bt.pauseAt, bt.pauseAdmitted, bt.pause, bt.retryGap = c.pauseAt, c.pauseAdmitted, 2*time.Second, -1
 				if c.late > 0 {
 					bt.late = func(time.Time, time.Time) time.Duration { return c.late }
 				}
 				r := runBatch(t, bt)
-				if err := quotatest.CheckTimes(sortedTimes(r.arrivals), bt.burst, bt.told.Interval(), 0); err != nil {
-					t.Errorf("sent faster than told: %v", err)
+				if err := quotatest.CheckTimes(sortedTimes(r.arrivals), bt.burst, bt.rate.Interval(), 0); err != nil {
+					t.Errorf("sent faster than configured: %v", err)
 				}
 				ideal := bt.ideal()
 				if before := r.admittedBefore(r.pauseAt.Add(1), time.Time{}); before%bt.burst != 0 {
@@ -840,7 +840,7 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 }
 
 // The same server, paused as the pause scenario's is but with the budget
-// told a burst of 10: it paces through the window, and the pause begins
+// configured with a burst of 10: it paces through the window, and the pause begins
 // well into it, ending 760 or 810 ms past the whole second its reset
 // reports (rounded down; no Retry-After). No client can know that part of
 // a second: the pause's refusals read the same whatever it is. The wants:
@@ -865,7 +865,7 @@ func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
 				toYear2026()
 				bt := issueBatch(quotatest.Config{Algorithm: quotatest.FixedWindow,
 					Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown})
-				bt.told, bt.burst = PerSecond(100), 10
+				bt.rate, bt.burst = PerSecond(100), 10
 				bt.pauseAdmitted, bt.pause, bt.retryGap = admitted, 2*time.Second, -1
 				bt.maxInFlight, bt.minRetryGap = c.maxInFlight, c.minRetryGap
 				r := runBatch(t, bt)
@@ -883,13 +883,13 @@ func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
 				}
 				t.Logf("pause ends %v past its reset; first admitted %v after it; %d into the pause, makespan %v; the refused call's retry %v after the end, behind %d",
 					end.Sub(end.Truncate(time.Second)), first.Sub(end), r.intoPause, r.makespan, r.retryLag, r.retryRank)
-				if err := quotatest.CheckTimes(sortedTimes(r.arrivals), bt.burst, bt.told.Interval(), 0); err != nil {
-					t.Errorf("sent faster than told: %v", err)
+				if err := quotatest.CheckTimes(sortedTimes(r.arrivals), bt.burst, bt.rate.Interval(), 0); err != nil {
+					t.Errorf("sent faster than configured: %v", err)
 				}
 				if first.After(sure.Add(bt.latency)) {
 					t.Logf("MISS: the first request after the pause arrived %v after the reset + 1 s, when it was surely over", first.Sub(sure))
 				}
-				if late := sure.Add(bt.latency + 10*bt.told.Interval()); first.After(late) {
+				if late := sure.Add(bt.latency + 10*bt.rate.Interval()); first.After(late) {
 					t.Errorf("the first request after the pause arrived %v after the reset + 1 s, when it was surely over; want ≤ %v (the want, by then, is missed: this is the bound met)",
 						first.Sub(sure), late.Sub(sure))
 				}
@@ -899,7 +899,7 @@ func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
 				if r.intoPause > 10 {
 					t.Errorf("%d sent into the pause; want 10 at most (the want, 7, is missed: this is the bound met)", r.intoPause)
 				}
-				rank, lag := 1, first.Sub(end)+bt.told.Interval() // right behind the first after the pause
+				rank, lag := 1, first.Sub(end)+bt.rate.Interval() // right behind the first after the pause
 				if c.maxInFlight > 0 && c.minRetryGap > 0 {
 					if r.retryRank > rank || r.retryLag > lag {
 						t.Logf("MISS: the refused call's retry came %v after the pause's end, behind %d others; want right behind the first after it (%v)",
@@ -916,7 +916,7 @@ func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
 	}
 }
 
-// Told twice a sliding-window counter's rate, the first wave spends its
+// Configured at twice a sliding-window counter's rate, the first wave spends its
 // window and the rest is refused with a Retry-After of 2 s (the next call
 // fits 10 ms into the next window, rounded up) and a reset of 1 s (the
 // window's end): the quota turns at the reset, a whole rounding before the
@@ -926,14 +926,14 @@ func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
 // asks for (RFC 9110 §10.2.3), which the budget honours — it goes no
 // earlier on the reset's word. Held to the bound met: the naive client's
 // 429s and 1.52× (the worst of 12 runs: 2.0 %, 1.508×).
-func TestBatchSlidingWindowToldTwiceTheRate(t *testing.T) {
+func TestBatchSlidingWindowConfiguredTwiceTheRate(t *testing.T) {
 	t.Parallel()
 	for _, s := range slidingStyles {
 		t.Run(s.name, func(t *testing.T) {
 			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			setup := func() { time.Sleep(time.Until(start)) }
 			bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
-			bt.told, bt.burst = PerSecond(200), 200
+			bt.rate, bt.burst = PerSecond(200), 200
 			naive := naiveOf(t, setup, bt)
 			synctest.Test(t, func(t *testing.T) {
 				setup()
@@ -970,7 +970,7 @@ func TestBatchSlidingWindowPause(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
 			bt.latency = 0
-			bt.told, bt.burst = PerSecond(100), 100
+			bt.rate, bt.burst = PerSecond(100), 100
 			bt.pauseAdmitted, bt.pause, bt.retryGap = 166, 2*time.Second, -1
 			const bound = 6340 * time.Millisecond
 			naive := naiveOf(t, toYear2026, bt)
@@ -1035,18 +1035,18 @@ func TestBatchLearnedRate(t *testing.T) {
 	}
 }
 
-// Told a sliding-window counter's exact rate, the wants: within 2 % of
+// Configured with a sliding-window counter's exact rate, the wants: within 2 % of
 // what any client can reach there, 1.25× the ideal for a batch that
 // starts on a window's turn (bench/matrix/sliding_bound_test.go derives
 // it), and at most 0.5 % 429s. Missed today, at times worse than the
 // naive client: held to the bound met, 25 % 429s and 1.8× (the worst of
 // 40 runs: 22.4 %, 1.77×).
-func TestBatchSlidingWindowToldExactRate(t *testing.T) {
+func TestBatchSlidingWindowConfiguredExactRate(t *testing.T) {
 	t.Parallel()
 	for _, s := range slidingStyles {
 		t.Run(s.name, func(t *testing.T) {
 			bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow, Headers: s.headers})
-			bt.told, bt.burst = PerSecond(100), 100
+			bt.rate, bt.burst = PerSecond(100), 100
 			naiveOf(t, toYear2026, bt) // (logged: the report compares)
 			synctest.Test(t, func(t *testing.T) {
 				toYear2026()
@@ -1061,14 +1061,14 @@ func TestBatchSlidingWindowToldExactRate(t *testing.T) {
 
 // go-chi/httprate, a sliding-window counter, answers every refusal with a
 // Retry-After of its whole window ("1") and reports its reset rounded
-// down: no refusal says when its quota turns. Told twice its rate, the
+// down: no refusal says when its quota turns. Configured at twice its rate, the
 // wants: within 1 % of the floor for its start φ into a window,
 // (N/L − φ)·W (bench/matrix/sliding_bound_test.go), with at most 1 % 429s
 // after the first wave. Missed today, the 429s at times worse than the
 // naive client's: held to the bound met, 130 % and 1.21× the floor (of 10
 // runs each, the 429s after the wave reach 17 % at 437 ms; at 0 ms three
 // runs in ten lose a whole window, 1.205×, the others 1.008×).
-func TestBatchSlidingWindowRetryAfterWindowToldTwiceTheRate(t *testing.T) {
+func TestBatchSlidingWindowRetryAfterWindowConfiguredTwiceTheRate(t *testing.T) {
 	t.Parallel()
 	for _, off := range []time.Duration{0, 100 * ms, 437 * ms, 800 * ms} {
 		t.Run(off.String(), func(t *testing.T) {
@@ -1076,7 +1076,7 @@ func TestBatchSlidingWindowRetryAfterWindowToldTwiceTheRate(t *testing.T) {
 			setup := func() { time.Sleep(time.Until(start)) }
 			bt := issueBatch(quotatest.Config{Algorithm: quotatest.SlidingWindow,
 				Headers: quotatest.XRateLimitEpoch | quotatest.ResetRoundedDown | quotatest.RetryAfterSeconds})
-			bt.told, bt.burst = PerSecond(200), 200
+			bt.rate, bt.burst = PerSecond(200), 200
 			bt.answer = func(h http.Header, status int) {
 				if status == http.StatusTooManyRequests {
 					h.Set("Retry-After", "1") // httprate's: the window's length

@@ -45,7 +45,7 @@ type Budget struct {
 	pace  pace        // the configured rate and burst (SetRate)
 	model quota.Model // the estimate of the server's quota, and the decision (internal/quota)
 	g     gcra.State  // pacing state at the configured pace (internal/gcra)
-	sent  int64       // the told record: the tat of the turns granted so far, at the configured pace (scheduler.go: rewindLocked)
+	sent  int64       // the grant record: the tat of the turns granted so far, at the configured pace (scheduler.go: rewindLocked)
 	queue waitQueue   // callers waiting for their turn (queue.go)
 	pause serverPause // the server's stated pause, and the waits it causes (pause.go)
 	wake  wakeup      // the queue's timer, and the callers to signal at unlock (wake.go)
@@ -61,7 +61,7 @@ type settings struct {
 	profile     ratelimit.Profile // how responses are read (WithProfile)
 	maxInFlight int
 	epoch       time.Time // the zero of the budget's monotonic clock
-	learning    bool      // NewLearningBudget: told no rate
+	learning    bool      // NewLearningBudget: configured with no rate
 	adaptive    Adaptive  // the pace's response to refusals reporting no quota
 	burstSet    bool      // WithBurst was given
 }
@@ -134,8 +134,8 @@ func NewBudget(rate Rate, opts ...Option) (*Budget, error) {
 	return newBudget(rate, newConfig(opts), false)
 }
 
-// newBudget builds a budget at rate with configuration c; learning: told
-// no rate (NewLearningBudget), rate is unbounded.
+// newBudget builds a budget at rate with configuration c; learning: configured
+// with no rate (NewLearningBudget), rate is unbounded.
 func newBudget(rate Rate, c config, learning bool) (*Budget, error) {
 	if err := rate.validate("rate"); err != nil {
 		c.errs = append([]error{err}, c.errs...)

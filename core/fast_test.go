@@ -286,7 +286,7 @@ func admitsNoMoreThanTheEstimateLets(t *testing.T, slots int) {
 		if _, err := b.Acquire(ctx); err != nil {
 			t.Fatal(err)
 		}
-		// Two left of 10 (the told burst has 9).
+		// Two left of 10 (the configured burst has 9).
 		b.Observe(200, map[string][]string{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"2"}, "X-Ratelimit-Reset": {"1"}}, time.Time{})
 		if err := b.Check(ctx); err != nil {
 			t.Fatal(err)

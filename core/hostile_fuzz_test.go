@@ -15,7 +15,7 @@ import (
 // time, then an honest server once the bytes run out, and checks what must
 // hold for any sequence: while callers wait, no stretch without a request
 // sent is longer than WithMaxPause plus one interval of the configured
-// pace; no send breaks the told rate and burst; no panic; every slot comes
+// pace; no send breaks the configured rate and burst; no panic; every slot comes
 // back.
 func FuzzHostileFeedbackSequence(f *testing.F) {
 	f.Add([]byte{})

@@ -30,7 +30,7 @@ import (
 //     each wait a response causes is capped, and so is their sum;
 //   - once the last hostile response's effect is over (its time plus that
 //     bound), the budget sends at the configured rate at once;
-//   - no send breaks the told rate and burst, nothing panics, every slot
+//   - no send breaks the configured rate and burst, nothing panics, every slot
 //     comes back (InFlight 0) and no goroutine is left (synctest.Test
 //     fails on one left blocked).
 
@@ -135,7 +135,7 @@ type hostileResult struct {
 	sends      int
 	effectEnd  time.Duration // the last hostile answer plus hostileBound
 	clean      int           // sends in the second from effectEnd
-	tooFast    string        // the first breach of the told rate and burst, or ""
+	tooFast    string        // the first breach of the configured rate and burst, or ""
 	inFlight   int           // after every caller returned
 	unexpected []string      // call errors other than the run's end
 	scripted   int           // answers the script gave
@@ -153,7 +153,7 @@ func (r hostileResult) check(t *testing.T) {
 		r.sends, r.scripted, r.silence, r.silenceAt, r.clean, r.effectEnd)
 }
 
-// checkBounded reports a broken bound: the silence, the told rate and
+// checkBounded reports a broken bound: the silence, the configured rate and
 // burst, a leaked slot, a failed call.
 func (r hostileResult) checkBounded(t *testing.T) {
 	t.Helper()
@@ -166,7 +166,7 @@ func (r hostileResult) checkBounded(t *testing.T) {
 			r.silence, r.silenceAt, more, hostileBound)
 	}
 	if r.tooFast != "" {
-		t.Errorf("the sends break the told rate and burst: %s", r.tooFast)
+		t.Errorf("the sends break the configured rate and burst: %s", r.tooFast)
 	}
 	if r.inFlight != 0 {
 		t.Errorf("InFlight = %d after every caller returned; want 0", r.inFlight)
@@ -347,7 +347,7 @@ func runHostile(t *testing.T, script hostileScript, clean time.Duration) hostile
 	r.silence, at = longestSilence(waits, sends)
 	r.silenceAt = at.Sub(start)
 	r.cut = cut && !at.Add(r.silence).Before(stopAt)
-	r.tooFast = toldBreach(sends, start)
+	r.tooFast = configuredBreach(sends, start)
 	return r
 }
 
@@ -382,10 +382,10 @@ func longestSilence(waits [][2]time.Time, sends []time.Time) (time.Duration, tim
 	return longest, at
 }
 
-// toldBreach checks the sends against the told rate and burst (GCRA at
+// configuredBreach checks the sends against the configured rate and burst (GCRA at
 // 200/s, burst 20: no window holds more than burst + its length over the
 // interval) and describes the first send that breaks it, or returns "".
-func toldBreach(sends []time.Time, start time.Time) string {
+func configuredBreach(sends []time.Time, start time.Time) string {
 	interval, tau := int64(hostileInterval), int64(hostileBurst-1)*int64(hostileInterval)
 	tat := int64(-1 << 62)
 	for i, s := range sends {

@@ -42,11 +42,11 @@ func TestSynctestPacedAtTheServerLimit(t *testing.T) {
 }
 
 // TestSynctestMisconfiguredAtTwiceTheLimit holds the refusals to issue
-// 30's want told twice the limit, 3 %. The fixed window reports its reset
+// 30's want configured at twice the limit, 3 %. The fixed window reports its reset
 // as a delta here: the bubble's clock starts in 2000, when Unix times in
 // seconds are below 10^9, which X-RateLimit-Reset's size rule reads as a
 // delta. There the want is missed today: held to the bound met, 15 % (the
-// worst of 70 runs: 12.3 %; a client at the told pace has about half its
+// worst of 70 runs: 12.3 %; a client at the configured pace has about half its
 // attempts refused). On the GCRA server the want is met in most runs
 // (1.6–2.9 % in 20 under -race) but not all (above 3 % once in some 30
 // under -race beside another job, the goroutines' order at one instant

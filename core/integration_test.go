@@ -75,7 +75,7 @@ func TestIntegrationPacedAtTheServerLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-time integration test")
 	}
-	// The server enforces 100/s with a burst of 100; the client is told the
+	// The server enforces 100/s with a burst of 100; the client is configured with the
 	// same rate and keeps half the burst as headroom. A request leaves
 	// after its turn, never before; a stalled machine can only delay sends
 	// and bunch them, so the server sees at most the turns of (stall /
@@ -106,7 +106,7 @@ func TestIntegrationPacedAtTheServerLimit(t *testing.T) {
 }
 
 // misconfiguredCases are servers that enforce half the rate the client is
-// told, with what the server allows for 500 requests.
+// configured with, with what the server allows for 500 requests.
 var misconfiguredCases = []struct {
 	name  string
 	cfg   quotatest.Config
@@ -132,7 +132,7 @@ func TestIntegrationMisconfiguredAtTwiceTheLimit(t *testing.T) {
 	for _, tc := range misconfiguredCases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newQuotaServer(t, tc.cfg)
-			// The client is told twice the real limit: 200/s, burst 20.
+			// The client is configured at twice the real limit: 200/s, burst 20.
 			b := core.MustBudget(core.PerSecond(200), core.WithBurst(20))
 			c := &http.Client{Transport: core.NewTransport(nil, b)}
 			res := runBatch(t, c, srv.URL+"/v1/items", 500, 100)
@@ -146,7 +146,7 @@ func TestIntegrationMisconfiguredAtTwiceTheLimit(t *testing.T) {
 			// time: TestSynctestMisconfiguredAtTwiceTheLimit. Here a loaded
 			// machine bunches sends into refusals, so the check is only that
 			// the budget found the limit at all: a client pacing at the rate
-			// it was told, twice the server's, has about half its attempts
+			// it was configured with, twice the server's, has about half its attempts
 			// refused.
 			if share >= 0.3 {
 				t.Fatalf("429 share %.1f%% ≥ 30%%: feedback and throttling did not find the limit", 100*share)

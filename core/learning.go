@@ -2,7 +2,7 @@ package core
 
 import "time"
 
-// NewLearningBudget returns a budget told no rate, for an API whose limit is
+// NewLearningBudget returns a budget configured with no rate, for an API whose limit is
 // not known in advance (or changes): it learns the quota from the server.
 //
 // Its first call goes alone; the others wait for its answer. From then on

@@ -319,8 +319,8 @@ func TestRetriesAtOnceAdoptEveryKeptPlace(t *testing.T) {
 }
 
 // warmUp sends one request through get and waits a second: its answer
-// came (a Transport's first wave is half the told burst, until the first
-// answer), and the told burst is whole again.
+// came (a Transport's first wave is half the configured burst, until the first
+// answer), and the configured burst is whole again.
 func warmUp(t *testing.T, get func(path string) int) {
 	t.Helper()
 	if st := get("/warm-up"); st != http.StatusOK {

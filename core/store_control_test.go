@@ -17,15 +17,15 @@ import (
 )
 
 // A budget whose state is in a Store reads responses with its own
-// estimate, as a budget in memory does: told the server's exact rate and
+// estimate, as a budget in memory does: configured with the server's exact rate and
 // burst, it is as fast as the server allows (wantExact). On fixed windows
 // the want is missed today: held to the naive client's 429s and makespan.
-func TestStoreBatchToldExactRate(t *testing.T) {
+func TestStoreBatchConfiguredExactRate(t *testing.T) {
 	t.Parallel()
 	for _, s := range batchServers {
 		t.Run(s.name, func(t *testing.T) {
 			bt := issueBatch(s.cfg)
-			bt.told, bt.burst = PerSecond(100), s.burst
+			bt.rate, bt.burst = PerSecond(100), s.burst
 			var holds *want
 			if s.cfg.Algorithm == quotatest.FixedWindow {
 				naive := naiveOf(t, nil, bt)
@@ -42,15 +42,15 @@ func TestStoreBatchToldExactRate(t *testing.T) {
 	}
 }
 
-// Told twice the server's rate (and burst), a fleet's budget finds it as
-// one budget in memory does (TestBatchToldTwiceTheRate): wantTwice. Missed
+// Configured at twice the server's rate (and burst), a fleet's budget finds it as
+// one budget in memory does (TestBatchConfiguredTwiceTheRate): wantTwice. Missed
 // today, on GCRA worse than the naive client (a store's turns do not wait
 // for the estimate of the quota; only a refusal's wait, a cut of the
 // no-quota pace and the report's shape reach the fleet): held to the
 // bound met, the naive client's 429s or 97 %, the more, and 1.25× (the
 // worst of 40 runs: 96.2 %, 1.248×). (A server that sends only a
 // whole-second Retry-After is left out, as there.)
-func TestStoreBatchToldTwiceTheRate(t *testing.T) {
+func TestStoreBatchConfiguredTwiceTheRate(t *testing.T) {
 	t.Parallel()
 	for _, s := range batchServers {
 		if s.cfg.Headers == gcra10RA.Headers && s.cfg.Algorithm == quotatest.GCRA {
@@ -58,7 +58,7 @@ func TestStoreBatchToldTwiceTheRate(t *testing.T) {
 		}
 		t.Run(s.name, func(t *testing.T) {
 			bt := issueBatch(s.cfg)
-			bt.told, bt.burst = PerSecond(200), 2*s.burst
+			bt.rate, bt.burst = PerSecond(200), 2*s.burst
 			naive := naiveOf(t, nil, bt)
 			synctest.Test(t, func(t *testing.T) {
 				bt.store = NewMemoryStore()

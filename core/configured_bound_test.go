@@ -15,11 +15,11 @@ import (
 )
 
 // A guess's answer that reports more quota than the budget's burst lets
-// go what the report says, but never more than the budget was told: the
-// guess itself was one of the told burst. (fiber's sliding window, told
-// half its rate, found it: the window's whole quota came back, and the
-// burst went at once after the guess, one more than told.)
-func TestWholeQuotaAfterARefusalKeepsTheToldBurst(t *testing.T) {
+// go what the report says, but never more than the budget was configured for: the
+// guess itself was one of the configured burst. (fiber's sliding window, configured
+// at half its rate, found it: the window's whole quota came back, and the
+// burst went at once after the guess, one more than configured.)
+func TestWholeQuotaAfterARefusalKeepsTheConfiguredBurst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		toYear2026()
 		p, err := quotatest.New(quotatest.Config{Requests: 10, Period: time.Second, Algorithm: quotatest.FixedWindow,
@@ -76,7 +76,7 @@ func TestWholeQuotaAfterARefusalKeepsTheToldBurst(t *testing.T) {
 			t.Fatal("no call was refused: the scenario sent no guess")
 		}
 		if err := quotatest.CheckTimes(times, burst, time.Second/burst, 0); err != nil {
-			t.Errorf("the budget sent faster than told: %v", err)
+			t.Errorf("the budget sent faster than configured: %v", err)
 		}
 	})
 }
@@ -88,7 +88,7 @@ func TestWholeQuotaAfterARefusalKeepsTheToldBurst(t *testing.T) {
 // again: at a pause's end, with the callers of other URLs arriving first,
 // the budget sent more than its burst at once (fiber's sliding window,
 // the pause scenario: up to 13 over).
-func TestCallsBehindAKeptPlaceKeepTheToldBurst(t *testing.T) {
+func TestCallsBehindAReservedPlaceKeepTheConfiguredBurst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		toYear2026()
 		const burst = 5
@@ -141,7 +141,7 @@ func TestCallsBehindAKeptPlaceKeepTheToldBurst(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		if err := quotatest.CheckTimes(times, burst, time.Second/10, 0); err != nil {
-			t.Errorf("the budget sent faster than told: %v", err)
+			t.Errorf("the budget sent faster than configured: %v", err)
 		}
 	})
 }
@@ -253,11 +253,11 @@ func TestRetryWaitingForASlotKeepsItsPlace(t *testing.T) {
 
 // A guess admitted one paced turn after a spent burst, whose answer
 // reports plenty of quota, restarts the pace from that report — but the
-// turns it releases are counted from what was actually sent, at the told
+// turns it releases are counted from what was actually sent, at the configured
 // rate and burst: the burst just spent and the guess leave one turn per
-// interval, not burst − 1 at once. (fiber's sliding window, told half its
-// rate, over loopback: 11 sends within 400 ms, told 7.)
-func TestGuessAfterASpentBurstKeepsTheToldRate(t *testing.T) {
+// interval, not burst − 1 at once. (fiber's sliding window, configured at half its
+// rate, over loopback: 11 sends within 400 ms, configured for 7.)
+func TestGuessAfterASpentBurstKeepsTheConfiguredRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const burst, latency = 5, 10 * time.Millisecond
 		var (
@@ -301,19 +301,19 @@ func TestGuessAfterASpentBurstKeepsTheToldRate(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		if err := quotatest.CheckTimes(times, burst, time.Second/10, 0); err != nil {
-			t.Errorf("the budget sent faster than told: %v", err)
+			t.Errorf("the budget sent faster than configured: %v", err)
 		}
 	})
 }
 
 // Whatever a server answers — quota reports of any size in either header
 // family, Retry-After or a reset alone, 429s and 503s, late or at once —
-// no request goes before the told GCRA allows it: every send time of a
-// batch of callers that retry their refusals keeps to the told rate and
+// no request goes before the configured GCRA allows it: every send time of a
+// batch of callers that retry their refusals keeps to the configured rate and
 // burst, exactly (synctest: no slack). Some faults show in one seed in a
 // few hundred, and not always the same one, as goroutines that wake at one
 // instant run in any order: hence the many seeds.
-func TestRandomReportsNeverBeatTheToldRate(t *testing.T) {
+func TestRandomReportsNeverBeatTheConfiguredRate(t *testing.T) {
 	for seed := range uint64(2000) {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
 			t.Parallel()
@@ -323,7 +323,7 @@ func TestRandomReportsNeverBeatTheToldRate(t *testing.T) {
 }
 
 // checkRandomReports runs one batch against a server whose answers seed
-// draws, and checks its send times against the told rate and burst.
+// draws, and checks its send times against the configured rate and burst.
 func checkRandomReports(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 14))
 	perSecond, burst := 2+rng.IntN(40), 1+rng.IntN(12)
@@ -378,7 +378,7 @@ func checkRandomReports(t *testing.T, seed uint64) {
 		t.Fatalf("answers drawn %v: want reports and refusals", kinds)
 	}
 	if err := quotatest.CheckTimes(times, burst, time.Second/time.Duration(perSecond), 0); err != nil {
-		t.Errorf("told %d/s, burst %d; answers %v: sent faster than told: %v", perSecond, burst, kinds, err)
+		t.Errorf("configured at %d/s, burst %d; answers %v: sent faster than configured: %v", perSecond, burst, kinds, err)
 	}
 }
 
