@@ -848,7 +848,7 @@ func TestBatchFixedWindowPauseResetRoundedDown(t *testing.T) {
 // request after it goes by then; few go into it (the 7 a probe doubling
 // its gap sends); the refused call's retry goes right behind the first
 // after the pause, ahead of the callers queued meanwhile, with
-// WithMaxInFlight too, and when it comes back later than its kept place
+// WithMaxInFlight too, and when it comes back later than its reserved place
 // waits, as resty's does. Missed today (MISS in the log), held to the
 // bound met: the first 10 intervals late, 10 into the pause, and resty's
 // late retry with WithMaxInFlight, which waits for a slot behind those

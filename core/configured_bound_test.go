@@ -81,7 +81,7 @@ func TestWholeQuotaAfterARefusalKeepsTheConfiguredBurst(t *testing.T) {
 	})
 }
 
-// A call that arrives when a refused call's kept place has come, before
+// A call that arrives when a refused call's reserved place has come, before
 // the refused call is back for it, waits behind the place; it does not go
 // at once, outside the queue's chain of reservations, where the next
 // re-timing (any quota report) forgot its send and handed its turn out
@@ -147,7 +147,7 @@ func TestCallsBehindAReservedPlaceKeepTheConfiguredBurst(t *testing.T) {
 }
 
 // A refused call whose retry comes back when every slot is taken
-// (WithMaxInFlight) still goes when the pause ends, in its kept place: the
+// (WithMaxInFlight) still goes when the pause ends, in its reserved place: the
 // slot freed for the place is handed to the retry waiting for one, not
 // parked on the place while the retry waits behind a caller that arrived
 // during the pause (and the place, its retry never coming, is given up

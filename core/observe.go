@@ -111,7 +111,7 @@ func policyWindow(f ratelimit.Feedback) int64 {
 // sent and now are on the budget's clock; retry is the key of the refused
 // request its caller may retry. The estimate (internal/quota) reads it;
 // the budget enacts what it says — the server's pause, a refused call's
-// kept place at the head of the queue (place.go), the waiting calls
+// reserved place at the head of the queue (place.go), the waiting calls
 // re-timed — and reports the events.
 //
 // RateChanged is reported when adaptive throttling decreases the rate and

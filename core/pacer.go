@@ -21,7 +21,7 @@ type pacer interface {
 	// dimensions, when r is not nil) and waits for it; it returns the
 	// instant the turn was given, on the pacer's clock, or a
 	// *RateLimitError when the turn would come at or after deadline. key
-	// names the request, to find a place kept for it (place.go); 0: none.
+	// names the request, to find a place reserved for it (place.go); 0: none.
 	turn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (int64, error)
 	// check is Check's answer at now against deadline; it takes nothing.
 	check(ctx context.Context, now, deadline int64) error

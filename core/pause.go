@@ -29,7 +29,7 @@ type serverPause struct {
 	// at least 1 (0: never): a hint read without mu by a caller granted
 	// its turn before it (pause_held.go).
 	movedAt atomic.Int64
-	late    rejoining // refused calls whose kept place was given up before they came back (place_late.go)
+	late    rejoining // refused calls whose reserved place was given up before they came back (place_late.go)
 	// waitSince is when callers began waiting with none sent since (0:
 	// none waits): no wait the responses cause lasts past it plus
 	// MaxPause (quota.Model.Next).

@@ -8,7 +8,7 @@ import "context"
 // that begins the pause may be applied meanwhile. Such a call does not go
 // into the known pause: on waking it finds that the pause moved later
 // since its grant (Budget.pause.movedAt, a hint read without mu) and
-// waits again, first in line behind the kept places (it was granted
+// waits again, first in line behind the reserved places (it was granted
 // before anyone who queued since), for the pause's end.
 
 // holdBack queues w again, granted at w.granted, when the server's pause
@@ -43,10 +43,10 @@ func (b *Budget) heldLocked(granted, now int64) bool {
 }
 
 // requeueLocked queues w, a call held back by the pause, first in line
-// behind the kept places, and reserves its turn again after the pause.
+// behind the reserved places, and reserves its turn again after the pause.
 func (b *Budget) requeueLocked(w *waiter, now int64) {
-	var last *waiter // the end of the run of kept places at the head
-	for q := b.queue.Head; q != nil && q.kept(); q = q.Next {
+	var last *waiter // the end of the run of reserved places at the head
+	for q := b.queue.Head; q != nil && q.reservedPlace(); q = q.Next {
 		last = q
 	}
 	w.pauseEnd = b.pause.until
@@ -71,7 +71,7 @@ func (b *Budget) requeueLocked(w *waiter, now int64) {
 // over hundreds of µs on two loaded CPUs. So just before sending,
 // Transport.RoundTrip looks once more (lastLook, an atomic load when no
 // pause moved since the grant): a call granted before the pause moved
-// later waits for its end, first in line behind the kept places, as a
+// later waits for its end, first in line behind the reserved places, as a
 // woken waiter does, or fails at once with a *RateLimitError when its turn
 // after the pause comes at or after its deadline.
 

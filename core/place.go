@@ -12,7 +12,7 @@ import (
 // wait (a server pause, or the estimate's wait), the call it refused will
 // be retried when the wait ends — the adapters sleep exactly the budget's
 // PauseRemaining — but by then every caller that arrived during the wait is
-// queued ahead of it. So the refusal leaves a kept place at the head of the
+// queued ahead of it. So the refusal leaves a reserved place at the head of the
 // queue: a waiter with no caller that reserves the first turn after the
 // wait. The first call that arrives once that turn has come takes it and
 // goes at once; the callers queued behind it wait for it, for placeGrace at
@@ -21,7 +21,7 @@ import (
 // A call that arrives at once after the refusal adopts the place: a retry
 // layer that does not wait.
 //
-// A place is kept for the refused request's key (internal/reqkey: its method
+// A place is reserved for the refused request's key (internal/reqkey: its method
 // and URL), and only a call for that key takes it: a caller that arrives
 // at the wait's end with another request — one whose call was admitted
 // the instant the wait ended and who came straight back — queues behind
@@ -31,7 +31,7 @@ import (
 // places of a Permit that knew no key (anyKey); calls for one URL share
 // their places.
 
-// maxPlaceGrace bounds how long after its turn a kept place waits for the
+// maxPlaceGrace bounds how long after its turn a reserved place waits for the
 // refused call's retry: long enough for a retry layer to wake and send,
 // short enough that a call that never comes back costs the others little.
 // The grace is one interval of the pace, at most this.
@@ -41,21 +41,21 @@ const maxPlaceGrace = int64(20 * time.Millisecond)
 // reqkey.Of, is never it, nor 0: no key).
 const anyKey uint64 = 1
 
-// kept reports whether w is a kept place, or was one until a call adopted
+// reservedPlace reports whether w is a reserved place, or was one until a call adopted
 // it (only places have a key). The run of them at the head of the queue is
-// where places are kept, in the order of their refusals: a loop over the
+// where places are reserved, in the order of their refusals: a loop over the
 // places walks that whole run, not only its first places, or a retry
 // would miss its place behind one adopted before it.
-func (w *waiter) kept() bool { return w.place || w.key != 0 }
+func (w *waiter) reservedPlace() bool { return w.place || w.key != 0 }
 
-// takes reports whether a call for key may take the kept place p.
+// takes reports whether a call for key may take the reserved place p.
 func (p *waiter) takes(key uint64) bool { return key == 0 || p.key == anyKey || p.key == key }
 
-// placeGraceLocked is how long a kept place waits past its turn: one
+// placeGraceLocked is how long a reserved place waits past its turn: one
 // interval of the effective pace, at most maxPlaceGrace.
 func (b *Budget) placeGraceLocked() int64 { return min(b.g.Interval, maxPlaceGrace) }
 
-// givePlaceUpLocked removes the kept place p, whose retry did not come in
+// givePlaceUpLocked removes the reserved place p, whose retry did not come in
 // time, and gives its turn to the callers behind it.
 func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 	if n := p.Next; n != nil {
@@ -76,9 +76,9 @@ func (b *Budget) givePlaceUpLocked(p *waiter, now int64) {
 	b.retimeQueueLocked(now)
 }
 
-// keepPlaceLocked leaves a kept place for a refused call at the head of the
-// queue, behind the places already kept, unless the budget is not waiting
-// (nothing to keep a place in) or as many places are kept as a burst holds.
+// keepPlaceLocked leaves a reserved place for a refused call at the head of the
+// queue, behind the places already reserved, unless the budget is not waiting
+// (nothing to keep a place in) or as many places are reserved as a burst holds.
 // Places past what may go at once when the wait ends (one, when it ends
 // with a guess) keep their calls' turns behind the first: their retries
 // adopt them by key whenever they come back.
@@ -89,7 +89,7 @@ func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 	}
 	var last *waiter
 	n := int64(0)
-	for w := b.queue.Head; w != nil && w.kept(); w = w.Next {
+	for w := b.queue.Head; w != nil && w.reservedPlace(); w = w.Next {
 		last, n = w, n+1
 	}
 	if n >= max(allow, b.g.Burst) {
@@ -99,7 +99,7 @@ func (b *Budget) keepPlaceLocked(now int64, key uint64) {
 }
 
 // insertPlaceLocked keeps a place for key behind last, the end of the
-// run of kept places at the head (nil: none), and returns it.
+// run of reserved places at the head (nil: none), and returns it.
 func (b *Budget) insertPlaceLocked(now int64, key uint64, last *waiter) *waiter {
 	p := &waiter{place: true, key: key, deadline: never, arrived: now, turn: gcra.Turn{SendAt: never}}
 	if last == nil {
@@ -115,12 +115,12 @@ func (b *Budget) insertPlaceLocked(now int64, key uint64, last *waiter) *waiter 
 	return p
 }
 
-// claimPlaceLocked gives a call for key arriving at now the first kept
+// claimPlaceLocked gives a call for key arriving at now the first reserved
 // place it may take whose turn has come, and reports whether it did. The
 // call holds a slot of its own already: a slot the place kept is freed.
 func (b *Budget) claimPlaceLocked(now int64, key uint64) bool {
 	p := b.queue.Head
-	for p != nil && p.kept() && p.turn.SendAt <= now && !(p.place && p.takes(key)) {
+	for p != nil && p.reservedPlace() && p.turn.SendAt <= now && !(p.place && p.takes(key)) {
 		p = p.Next
 	}
 	if p == nil || !p.place || p.turn.SendAt > now {
@@ -138,7 +138,7 @@ func (b *Budget) claimPlaceLocked(now int64, key uint64) bool {
 // before the call took a slot: a place that kept a slot gives the call
 // both, so the retry waits for neither.
 func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
-	for p := b.queue.Head; p != nil && p.kept() && p.turn.SendAt <= now; p = p.Next {
+	for p := b.queue.Head; p != nil && p.reservedPlace() && p.turn.SendAt <= now; p = p.Next {
 		if !p.place || !p.takes(key) {
 			continue
 		}
@@ -153,7 +153,7 @@ func (b *Budget) claimPlaceSlotLocked(now int64, key uint64) (slotRef, bool) {
 	return slotRef{}, false
 }
 
-// takePlaceLocked removes the kept place p for the call that takes it at
+// takePlaceLocked removes the reserved place p for the call that takes it at
 // now, and lets the callers behind it go. The call goes now, not at the
 // turn the place reserved, and the callers behind it keep the pace from
 // its real send: the queue is re-timed from it (p's reservation made again
@@ -180,13 +180,13 @@ func (b *Budget) takePlaceLocked(p *waiter, now int64) {
 	b.dispatchLocked(now)
 }
 
-// adoptWithin is how soon after the refusal a call may adopt its kept
+// adoptWithin is how soon after the refusal a call may adopt its reserved
 // place: a retry layer that retries at once comes back within
 // microseconds; a caller who merely arrives first later must not take it.
 const adoptWithin = int64(time.Millisecond)
 
 // adoptable reports whether a call for key arriving at now may adopt the
-// kept place p before its turn: the refused request itself (its key) at
+// reserved place p before its turn: the refused request itself (its key) at
 // any time — a place behind a guess's is still its own when its retry
 // comes back at the pause's end — and any call it may take at once after
 // the refusal.
@@ -195,7 +195,7 @@ func (p *waiter) adoptable(now int64, key uint64) bool {
 }
 
 // adoptPlaceLocked gives a call arriving at now, at once after the refusal
-// (adoptWithin), the kept place at the head of the queue (its call was
+// (adoptWithin), the reserved place at the head of the queue (its call was
 // sent before anyone queued behind it): w, the call's waiter (one is taken
 // when w is nil), takes the place's stead in the queue, with its
 // reservation and its key, and is returned (nil if no place can be
@@ -208,7 +208,7 @@ func (p *waiter) adoptable(now int64, key uint64) bool {
 // place may have taken the next slot freed before it ran, but the place is
 // still its.
 func (b *Budget) adoptPlaceLocked(w *waiter, now, deadline int64, withSlot bool, key uint64) *waiter {
-	for p := b.queue.Head; p != nil && p.kept(); p = p.Next {
+	for p := b.queue.Head; p != nil && p.reservedPlace(); p = p.Next {
 		if !p.place || !p.takes(key) {
 			continue
 		}
@@ -240,15 +240,15 @@ func (b *Budget) adoptPlaceLocked(w *waiter, now, deadline int64, withSlot bool,
 }
 
 // placeWithSlot gives a call of a budget WithMaxInFlight, before it takes a
-// slot, a kept place that kept one: claimed when its turn has come, or
+// slot, a reserved place that kept one: claimed when its turn has come, or
 // adopted when the call is back at once (it then waits in it). ok is false
 // when no place is for it.
 func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64, key uint64) (p Permit, ok bool, err error) {
 	if b.lastAt.Load() == math.MinInt64 {
-		// The queue was empty at the last unlock, so no place is kept: a
+		// The queue was empty at the last unlock, so no place is reserved: a
 		// place is queued, and every unlock publishes the queue's last
 		// turn (wake.go). A refused call's retry comes after the unlock
-		// that kept its place, so it never misses it; a call that races
+		// that reserved its place, so it never misses it; a call that races
 		// the refusal counts as arrived before it. No lock taken for nothing.
 		return Permit{}, false, nil
 	}
@@ -275,7 +275,7 @@ func (b *Budget) placeWithSlot(ctx context.Context, now, deadline int64, key uin
 }
 
 // placeSlotLocked hands a refused call's retry about to wait for a slot
-// the slot its kept place took, if it took one (key 0, or anyKey: no place
+// the slot its reserved place took, if it took one (key 0, or anyKey: no place
 // is its own). The retry found its place without a slot and none free
 // (placeWithSlot), and one freed before it queued for a slot went to that
 // place, its retry not waiting yet (freeSlotLocked): waiting on, it would
@@ -287,7 +287,7 @@ func (b *Budget) placeSlotLocked(key uint64) (slotRef, bool) {
 	if key == 0 || key == anyKey {
 		return slotRef{}, false
 	}
-	for p := b.queue.Head; p != nil && p.kept(); p = p.Next {
+	for p := b.queue.Head; p != nil && p.reservedPlace(); p = p.Next {
 		if p.place && p.key == key && p.slot.idx1 > 0 {
 			ref := p.slot
 			p.slot = slotRef{}
@@ -297,14 +297,14 @@ func (b *Budget) placeSlotLocked(key uint64) (slotRef, bool) {
 	return slotRef{}, false
 }
 
-// placeExpiryLocked is when the first kept place is due to be given up,
+// placeExpiryLocked is when the first reserved place is due to be given up,
 // or 0: the caller first in line for a slot waits for it, since the place
 // holds, or reserves, the slot it waits for.
 func (b *Budget) placeExpiryLocked() int64 {
 	if b.cfg.maxInFlight == 0 {
 		return 0
 	}
-	for p := b.queue.Head; p != nil && p.kept(); p = p.Next {
+	for p := b.queue.Head; p != nil && p.reservedPlace(); p = p.Next {
 		if p.place {
 			return p.expire + 1
 		}
@@ -312,11 +312,11 @@ func (b *Budget) placeExpiryLocked() int64 {
 	return 0
 }
 
-// placesWithoutSlotLocked is how many kept places hold no slot: that many
+// placesWithoutSlotLocked is how many reserved places hold no slot: that many
 // free slots are reserved for their retries (WithMaxInFlight).
 func (b *Budget) placesWithoutSlotLocked() int {
 	n := 0
-	for p := b.queue.Head; p != nil && p.kept(); p = p.Next {
+	for p := b.queue.Head; p != nil && p.reservedPlace(); p = p.Next {
 		if p.place && p.slot.idx1 == 0 {
 			n++
 		}

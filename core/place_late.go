@@ -1,20 +1,20 @@
 package core
 
-// A late retry still goes first. A kept place waits for its refused
+// A late retry still goes first. A reserved place waits for its refused
 // call's retry one interval of the pace past its turn (placeGrace) and is
 // then given up, so that a call that never comes back costs the others
 // little. A retry that wakes later than that (a loaded machine's timer)
 // would find the callers queued during the pause ahead of it. So a place
 // given up notes its key (givePlaceUpLocked, at most maxRejoin of them),
 // and the call for that key that comes while others still wait goes first
-// in line behind the kept places, as a call held back by the pause does
+// in line behind the reserved places, as a call held back by the pause does
 // (requeueLocked): the callers who queued during the pause wait one turn
 // more, not the refused call behind all of them. The notes are dropped
 // once nobody waits (turnLocked): there is nobody left to go ahead of. A
-// note names the request (its method and URL), as a kept place does:
+// note names the request (its method and URL), as a reserved place does:
 // another caller's identical request arriving first takes it. With
 // WithMaxInFlight a late retry first waits for a slot, in arrival order,
-// and the note is no help (the kept place's own slot was freed when it was
+// and the note is no help (the reserved place's own slot was freed when it was
 // given up).
 
 // clear forgets every key noted.
@@ -33,7 +33,7 @@ func (r *rejoining) take(key uint64) bool {
 }
 
 // lateRetryLocked queues w for the late retry of a refused call for key,
-// arriving at now, first in line behind the kept places. A turn it cannot
+// arriving at now, first in line behind the reserved places. A turn it cannot
 // have before deadline fails it (retimeQueueLocked), as any waiter's.
 func (b *Budget) lateRetryLocked(w *waiter, now, deadline int64, key uint64) {
 	w.state, w.deadline, w.arrived, w.callKey = queued, deadline, now, key

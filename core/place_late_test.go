@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// A refused call whose retry comes back after its kept place was given up
+// A refused call whose retry comes back after its reserved place was given up
 // — its retry layer's timer woke late, 50 ms past the pause's end, as
 // resty's did over loopback on two loaded CPUs — still goes first: at the
 // next turn, ahead of the callers who queued during the pause. (Before, it

@@ -79,19 +79,19 @@ func TestRefusedCallKeepsItsPlace(t *testing.T) {
 					t.Errorf("first other caller at %v; want it when the place is given up (%v)", first, 2*time.Second+time.Duration(maxPlaceGrace))
 				}
 				if n := b.InFlight(); n != 0 {
-					t.Errorf("InFlight = %d after every call, want 0: a kept place leaked its slot", n)
+					t.Errorf("InFlight = %d after every call, want 0: a reserved place leaked its slot", n)
 				}
 			})
 		})
 	}
 }
 
-// A kept place is for the refused request: a caller with another request
+// A reserved place is for the refused request: a caller with another request
 // that arrives as the pause ends (its worker just got an answer) queues
 // behind the places instead of taking one, so every refused call's retry
 // still goes first — on a windowed server the one left without a place
 // would wait for the next window.
-func TestKeptPlaceIsForTheRefusedRequest(t *testing.T) {
+func TestReservedPlaceIsForTheRefusedRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, err := quotatest.New(quotatest.Config{Requests: 10, Period: time.Second, Headers: quotatest.RetryAfterSeconds})
 		if err != nil {
@@ -219,7 +219,7 @@ func TestRefusedCallKeepsItsPlaceWhileThePauseOverrunsItsReset(t *testing.T) {
 
 // A pause that goes on most of a second past its rounded-down reset takes
 // some seven probes at 100/s (one per doubling of the overrun); the refused
-// call is the probe for the first three at most (its kept place), later
+// call is the probe for the first three at most (its reserved place), later
 // ones are whichever call is next, so that no one call's retry layer runs
 // out of tries on it (the matrix's clients give up after six).
 func TestNoCallSpendsItsTriesOnAPauseThatOverrunsItsReset(t *testing.T) {
@@ -257,7 +257,7 @@ func TestNoCallSpendsItsTriesOnAPauseThatOverrunsItsReset(t *testing.T) {
 		}
 		t.Logf("%d refused by the pause, %d of them one call's", into, most)
 		if most > 4 {
-			t.Errorf("one call was refused %d times by the pause; want at most 4 (the first, then the probes its kept place makes it)", most)
+			t.Errorf("one call was refused %d times by the pause; want at most 4 (the first, then the probes its reserved place makes it)", most)
 		}
 	})
 }
@@ -268,7 +268,7 @@ func TestNoCallSpendsItsTriesOnAPauseThatOverrunsItsReset(t *testing.T) {
 // find theirs behind it — on a windowed server a retry left without a
 // place waits for the next window (seen in the feedback matrix, hgkit's
 // pause cells, in some interleavings).
-func TestRetriesAtOnceAdoptEveryKeptPlace(t *testing.T) {
+func TestRetriesAtOnceAdoptEveryReservedPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, err := quotatest.New(quotatest.Config{Requests: 10, Period: time.Second, Headers: quotatest.RetryAfterSeconds})
 		if err != nil {
@@ -384,7 +384,7 @@ func TestRetryThatWaitedForASlotKeepsItsPlace(t *testing.T) {
 		wg.Go(func() { refusedA = send("/refused/a", http.StatusTooManyRequests) }) // its body left open: a slot held
 		wg.Go(func() {
 			time.Sleep(100 * time.Millisecond) // its turn
-			// Its slot goes to a's place, kept first; its retry finds none free.
+			// Its slot goes to a's place, reserved first; its retry finds none free.
 			send("/refused/b", http.StatusTooManyRequests).Body.Close()
 			send("/refused/b", http.StatusOK).Body.Close()
 		})
@@ -430,7 +430,7 @@ func TestRetryThatWaitedForASlotKeepsItsPlace(t *testing.T) {
 			t.Errorf("the first other caller sent at %v, want it after the retries, which the burst lets go at the pause's end (%v)", first, want)
 		}
 		if n := b.InFlight(); n != 0 {
-			t.Errorf("InFlight = %d after every call, want 0: a kept place leaked its slot", n)
+			t.Errorf("InFlight = %d after every call, want 0: a reserved place leaked its slot", n)
 		}
 	})
 }
@@ -490,7 +490,7 @@ func TestRetryFindsTheSlotItsPlaceTookBeforeItWaited(t *testing.T) {
 		end := time.Now().Add(b.PauseRemaining())
 		call(x)
 		synctest.Wait() // x waits for a slot
-		pa.Release()    // a's slot goes to z's place, kept first
+		pa.Release()    // a's slot goes to z's place, reserved first
 		if _, ok, _ := b.placeWithSlot(ctx, b.now(), never, a); ok {
 			t.Fatal("a's retry found its place with a slot: the race is not set up")
 		}
@@ -515,10 +515,10 @@ func TestRetryFindsTheSlotItsPlaceTookBeforeItWaited(t *testing.T) {
 	})
 }
 
-// A kept place that nobody comes back for, at the queue's end, gives its
+// A reserved place that nobody comes back for, at the queue's end, gives its
 // turn back when it is given up: a call that arrives once the place is
 // given up goes at the turn the place had, not one interval after it.
-func TestKeptPlaceGivenUpAtTheQueuesEndGivesItsTurnBack(t *testing.T) {
+func TestReservedPlaceGivenUpAtTheQueuesEndGivesItsTurnBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, err := quotatest.New(quotatest.Config{Requests: 1, Period: time.Second, Headers: quotatest.RetryAfterSeconds})
 		if err != nil {
@@ -532,10 +532,10 @@ func TestKeptPlaceGivenUpAtTheQueuesEndGivesItsTurnBack(t *testing.T) {
 			t.Fatalf("status %d, want the pause's 429", st)
 		}
 		b.mu.Lock()
-		kept := b.queue.Head != nil && b.queue.Head.place && b.queue.Head.Next == nil
+		reserved := b.queue.Head != nil && b.queue.Head.place && b.queue.Head.Next == nil
 		b.mu.Unlock()
-		if !kept {
-			t.Fatal("no place kept alone in the queue after the refusal: the case is not set up")
+		if !reserved {
+			t.Fatal("no place reserved alone in the queue after the refusal: the case is not set up")
 		}
 		// No retry comes. The place's turn is at 2s, given up at 2s + the
 		// grace; the turn after it would come at 3s.

@@ -18,14 +18,14 @@ type waiter struct {
 	wake      chan struct{}
 	err       error        // when state is failed
 	granted   int64        // when state is granted
-	slot      slotRef      // the slot it was handed (a slot waiter, a capped call's turn) or a kept place keeps
+	slot      slotRef      // the slot it was handed (a slot waiter, a capped call's turn) or a reserved place keeps
 	res       *reservation // its extra dimensions' reservation, or nil
-	expire    int64        // a kept place: when it is given up if nobody takes it
-	key       uint64       // a kept place, adopted or not: the key of the request it is kept for (place.go)
+	expire    int64        // a reserved place: when it is given up if nobody takes it
+	key       uint64       // a reserved place, adopted or not: the key of the request it is reserved for (place.go)
 	callKey   uint64       // the key of the request whose turn it waits for (0: none), for a refused call rejoining (place.go)
 	state     waiterState
 	throttled bool // its wait was slowed by adaptive throttling (a Throttled event)
-	place     bool // a kept place: no caller yet (place.go)
+	place     bool // a reserved place: no caller yet (place.go)
 	list.Link[waiter]
 }
 

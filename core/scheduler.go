@@ -91,10 +91,10 @@ func (b *Budget) takeTurn(now, deadline int64, r *reservation, key uint64) (sent
 // returns nil when the turn was given at once (at now), or the error when
 // it comes at or after deadline, or else the waiter the call waits on,
 // queued or granted: w, or one taken for it when w is nil. The returned
-// waiter holds the call's reservation, or the kept place it adopted.
+// waiter holds the call's reservation, or the reserved place it adopted.
 func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key uint64) (*waiter, error) {
 	b.syncPaceLocked(now)
-	if b.queue.Head != nil { // (the queue's head is where places are kept and backfills go)
+	if b.queue.Head != nil { // (the queue's head is where places are reserved and backfills go)
 		granted, p := b.aheadLocked(w, now, deadline, r, key)
 		if late := b.pause.late.n > 0 && key != 0 && b.pause.late.take(key); late && !granted && p == nil && r == nil {
 			if w == nil {
@@ -127,7 +127,7 @@ func (b *Budget) turnLocked(w *waiter, now, deadline int64, r *reservation, key 
 		b.idleLocked()
 		return nil, b.lateErrorLocked(t.SendAt, now)
 	}
-	if t.SendAt <= now && b.queue.N == 0 { // (a place kept ahead: it waits behind it, in the queue's reservations)
+	if t.SendAt <= now && b.queue.N == 0 { // (a place reserved ahead: it waits behind it, in the queue's reservations)
 		if r != nil {
 			b.grantDimsLocked(r)
 		}
@@ -231,7 +231,7 @@ func (b *Budget) baseLocked() int64 {
 
 // rewindLocked rewinds the pacing state to tat, but never below b.sent,
 // the record of the turns granted: a state that may have been taken
-// before a turn granted since (a kept place, a call requeued after the
+// before a turn granted since (a reserved place, a call requeued after the
 // pause, one granted ahead of the queue) must not give that turn again.
 // Every turn b.g gives is then one the configured rate and burst allow
 // after every turn granted, in any order.
@@ -290,7 +290,7 @@ func (b *Budget) dispatchLocked(now int64) {
 	for w := b.queue.Head; w != nil && w.turn.SendAt <= now; w = b.queue.Head {
 		if w.place {
 			if now < w.expire {
-				return // kept for a refused call's retry: the others wait behind it
+				return // reserved for a refused call's retry: the others wait behind it
 			}
 			b.givePlaceUpLocked(w, now) // nobody came back for it
 			continue
@@ -312,7 +312,7 @@ func (b *Budget) lateErrorLocked(sendAt, now int64) error {
 	e := &RateLimitError{RetryAfter: time.Duration(sendAt - now), Reason: Paced, Budget: b.cfg.name}
 	switch {
 	case b.pause.until > now && (sendAt <= b.pause.until || b.queue.Head != nil && b.queue.Head.place):
-		// (Held back by the pause, or by the places kept at its end.)
+		// (Held back by the pause, or by the places reserved at its end.)
 		e.Reason, e.StatusCode = Paused, b.pause.status
 	case b.model.Factor() < 1:
 		e.Reason = Throttled

@@ -27,7 +27,7 @@ type slotPool struct {
 
 // admitCapped admits a call of a capped in-memory budget (no extra cost)
 // in one critical section when it can go at once: nobody queued for a turn
-// (so no kept place either, place.go), nobody waiting for a slot, a free
+// (so no reserved place either, place.go), nobody waiting for a slot, a free
 // slot, and a turn that has come before deadline. It returns the slot taken
 // and true, the turn spent at now; otherwise it takes nothing and reports
 // false, and the call takes its slot, then its turn, the long way (acquire).
@@ -63,7 +63,7 @@ func (b *Budget) admitCapped(now, deadline int64) (slotRef, bool) {
 // turn comes or it fails. A caller waiting for a slot fails at once, like
 // one waiting for its turn, when a server pause outlasts its deadline. key
 // names the request (place.go; 0: none): a refused call's retry waiting for
-// a slot is handed the slot its kept place would take (freeSlotLocked).
+// a slot is handed the slot its reserved place would take (freeSlotLocked).
 func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *reservation, key uint64) (Permit, error) {
 	rr := r
 	if rr == nil && b.dims != nil {
@@ -131,8 +131,8 @@ func (b *Budget) acquireSlotTurn(ctx context.Context, now, deadline int64, r *re
 
 // slotNowLocked takes a slot for a call for key that arrives now, if it
 // may have one without waiting: a free slot when nobody waits for one, but
-// for those the kept places need, which are reserved for their calls'
-// retries, who come first; or the one its own kept place took meanwhile
+// for those the reserved places need, which are reserved for their calls'
+// retries, who come first; or the one its own reserved place took meanwhile
 // (placeSlotLocked, place.go).
 func (b *Budget) slotNowLocked(key uint64) (slotRef, bool) {
 	if b.freeSlotsLocked() > b.placesWithoutSlotLocked() && b.slots.waiting.Head == nil {
@@ -168,7 +168,7 @@ func (b *Budget) handedTurnsLocked() {
 	for w := b.slots.handed.Head; w != nil; w = b.slots.handed.Head {
 		b.slots.handed.Remove(w)
 		key, ref := w.key, w.slot
-		w.state, w.key = queued, 0 // (in the turn queue a key marks a kept place: its request's key is callKey)
+		w.state, w.key = queued, 0 // (in the turn queue a key marks a reserved place: its request's key is callKey)
 		q, err := b.turnLocked(w, now, w.deadline, w.res, key)
 		switch {
 		case err != nil:
@@ -184,7 +184,7 @@ func (b *Budget) handedTurnsLocked() {
 
 // waitSlot sleeps until sw, waiting for a slot, is signalled (true) or its
 // context ends (false). mu is held on entry and released on return. The
-// first in line for a slot gives up a kept place when it is due (place.go):
+// first in line for a slot gives up a reserved place when it is due (place.go):
 // the place holds, or reserves, the slot it waits for, and a retry that
 // never comes must free it.
 func (b *Budget) waitSlot(ctx context.Context, sw *waiter) bool {
@@ -270,13 +270,13 @@ func (b *Budget) freeSlotsLocked() int {
 }
 
 // handFreeSlotsLocked gives free slots to the callers waiting for one, as
-// far as the kept places' reservations allow.
+// far as the reserved places' reservations allow.
 func (b *Budget) handFreeSlotsLocked() {
 	for sw := b.slots.waiting.Head; sw != nil && b.freeSlotsLocked() > b.placesWithoutSlotLocked(); sw = b.slots.waiting.Head {
 		b.handSlotLocked(sw, b.takeSlotLocked())
 	}
 	// The slots reserved for the places go to their retries, when they wait.
-	for p := b.queue.Head; p != nil && p.kept() && b.slots.waiting.Head != nil && b.slotFreeLocked(); p = p.Next {
+	for p := b.queue.Head; p != nil && p.reservedPlace() && b.slots.waiting.Head != nil && b.slotFreeLocked(); p = p.Next {
 		if sw := b.retryWaitingLocked(p); sw != nil {
 			b.handSlotLocked(sw, b.takeSlotLocked())
 		}
@@ -284,7 +284,7 @@ func (b *Budget) handFreeSlotsLocked() {
 }
 
 // retryWaitingLocked is the caller waiting for a slot that is the retry of
-// the refused call whose place p is kept without a slot, or nil. (It came
+// the refused call whose place p is reserved without a slot, or nil. (It came
 // back when no slot was free; the slot the place would take is its.)
 func (b *Budget) retryWaitingLocked(p *waiter) *waiter {
 	if !p.place || p.slot.idx1 != 0 || p.key == anyKey {
@@ -318,7 +318,7 @@ func (b *Budget) releaseSlot(ref slotRef) {
 	b.freeSlotLocked(ref)
 }
 
-// freeSlotLocked is releaseSlot under mu. A kept place at the head of the
+// freeSlotLocked is releaseSlot under mu. A reserved place at the head of the
 // turn queue takes the slot first: its call's retry must not wait for one
 // (place.go).
 func (b *Budget) freeSlotLocked(ref slotRef) {
@@ -329,7 +329,7 @@ func (b *Budget) freeSlotLocked(ref slotRef) {
 	b.slots.gen[i]++
 	// (Only while callers wait for a slot: the first of them gives the
 	// place up if its retry never comes, acquireSlot.)
-	for p := b.queue.Head; p != nil && p.kept() && b.slots.waiting.Head != nil; p = p.Next {
+	for p := b.queue.Head; p != nil && p.reservedPlace() && b.slots.waiting.Head != nil; p = p.Next {
 		if p.place && p.slot.idx1 == 0 {
 			if sw := b.retryWaitingLocked(p); sw != nil { // its retry: the slot is its
 				b.handSlotLocked(sw, slotRef{idx1: ref.idx1, gen: b.slots.gen[i]})

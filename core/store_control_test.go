@@ -433,7 +433,7 @@ func TestStoreWaitingCallsWokenByFallsAndRealRises(t *testing.T) {
 }
 
 // A refusal that does not lower the fleet's factor — an ease to the pace
-// it already has: the server kept all of it — still restarts its recovery
+// it already has: the server admitted all of it — still restarts its recovery
 // from the plateau it names, as the controller's ease does: the fleet does
 // not climb on from the clock of the cut before, into the next refusal.
 func TestStoreRefusalAtTheFactorRestartsItsRecovery(t *testing.T) {

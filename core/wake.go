@@ -6,7 +6,7 @@ import "time"
 //
 // A queued caller sleeps on its wake channel alone. The budget keeps one
 // timer (time.AfterFunc, made at the first wait) set to the instant the
-// queue next needs attention (wakeAtLocked): the head's turn, a kept
+// queue next needs attention (wakeAtLocked): the head's turn, a reserved
 // place's end, a quota report running out. When it fires, onTimer re-times
 // the queue if the pace changed and grants every turn that has come
 // (dispatchLocked), signalling each caller once. Every holder of mu lets
@@ -38,7 +38,7 @@ func (b *Budget) armLocked() (time.Duration, bool) {
 }
 
 // wakeAtLocked is when the queue next needs attention after now: the
-// head's turn, or a kept place's end when the head is one (its retry takes
+// head's turn, or a reserved place's end when the head is one (its retry takes
 // it on arrival; the callers behind it wait until it is given up), or
 // sooner the end of a quota report that slowed an extra dimension's pace,
 // when the queue is re-timed to the faster one. never: nothing to wait for.

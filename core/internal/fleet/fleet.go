@@ -38,7 +38,7 @@ type Report struct {
 //     (Report.Plateau, CUBIC's W_max) — unless its request was sent
 //     before the last decrease (one burst of refusals counts once,
 //     whichever budget reports it). It never raises the factor, but an
-//     ease to the pace it already has (the server kept all of it) still
+//     ease to the pace it already has (the server admitted all of it) still
 //     restarts the recovery's clock from the plateau, as the
 //     controller's ease does: the fleet does not climb on into refusals;
 //   - a success (below 500, not a 429) of a request sent after the last
