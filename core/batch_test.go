@@ -523,7 +523,7 @@ func wantConfiguredExactly(t *testing.T, bt batch, r batchResult, holds *want) {
 
 // Over loopback a batch's first burst opens its connections (a dial each)
 // and reaches the server a few milliseconds late, while the next paced
-// call reuses one and comes on time: a hair before its token at a GCRA
+// call reuses one and comes on time: slightly before its token at a GCRA
 // server. Configured exactly, the budget still meets the wants (the servers
 // here report a reset rounded down to "now").
 func TestBatchConfiguredExactRateNearMissAtTheStart(t *testing.T) {
@@ -556,9 +556,9 @@ func TestBatchConfiguredExactRateNearMissAtTheStart(t *testing.T) {
 
 // A GCRA server whose quota is a sliver short of whole when the batch
 // starts (another client's token, or redis_rate's float arithmetic, or a
-// clock a hair behind the budget's), its refusals answered after the
+// clock slightly behind the budget's), its refusals answered after the
 // burst's admissions: configured exactly, the budget meets the wants. (A
-// Transport's first wave is half the configured burst and the rest goes by the
+// Transport's first burst is half the configured burst and the rest goes by the
 // quota the first answer reports, so the burst is seldom refused at all.)
 func TestBatchConfiguredExactRateFirstBurstShortOfAToken(t *testing.T) {
 	t.Parallel()
@@ -615,7 +615,7 @@ func TestBatchConfiguredExactRateStalled(t *testing.T) {
 
 // Over loopback the first burst may reach the server late (its dials)
 // and half its answers come back later still, while the first paced call,
-// on a connection already open, may be refused a hair before its token,
+// on a connection already open, may be refused slightly before its token,
 // its refusal the first answer the budget sees: configured exactly, the budget
 // still meets the wants.
 func TestBatchConfiguredExactRateFirstPacedCallOvertakesTheBurst(t *testing.T) {
@@ -716,7 +716,7 @@ func pauseHolds(cfg quotatest.Config, burst int) *pauseWant {
 
 // Over loopback the callers a pause's end releases together leave a
 // little late — each wakes in turn — while the next paced call leaves on
-// time: at a GCRA server it comes a hair before its token, and is refused.
+// time: at a GCRA server it comes slightly before its token, and is refused.
 // Modelled here by the calls released at the pause's end taking 2 ms on
 // the way: the pause's wants still hold (pauseHolds where they are
 // missed, as in TestBatchServerPause).
@@ -916,13 +916,13 @@ func TestBatchFixedWindowPauseEndsLateInItsSecond(t *testing.T) {
 	}
 }
 
-// Configured at twice a sliding-window counter's rate, the first wave spends its
+// Configured at twice a sliding-window counter's rate, the first burst spends its
 // window and the rest is refused with a Retry-After of 2 s (the next call
 // fits 10 ms into the next window, rounded up) and a reset of 1 s (the
 // window's end): the quota turns at the reset, a whole rounding before the
 // wait ends. The wants: within 1 % of the 1.258× any client reaches
 // (honoured as a pause, 2.00×), and at most 0.5 % 429s after the first
-// wave. Missed: a Retry-After over a second is the least wait the server
+// burst. Missed: a Retry-After over a second is the least wait the server
 // asks for (RFC 9110 §10.2.3), which the budget honours — it goes no
 // earlier on the reset's word. Held to the bound met: the naive client's
 // 429s and 1.52× (the worst of 12 runs: 2.0 %, 1.508×).
@@ -939,17 +939,17 @@ func TestBatchSlidingWindowConfiguredTwiceTheRate(t *testing.T) {
 				setup()
 				r := runBatch(t, bt)
 				x := float64(r.makespan) / float64(bt.ideal())
-				wave, after := 0, 0 // refused in the first wave, sent before any answer came; after it
+				firstBurst, after := 0, 0 // refused in the first burst, sent before any answer came; after it
 				for _, a := range r.arrivals {
 					switch {
 					case a.Outcome == quotatest.Admitted:
 					case a.At.Before(start.Add(2 * bt.latency)):
-						wave++
+						firstBurst++
 					default:
 						after++
 					}
 				}
-				t.Logf("429s %d in the first wave, %d after it; makespan %v = %.3f × ideal %v", wave, after, r.makespan, x, bt.ideal())
+				t.Logf("429s %d in the first burst, %d after it; makespan %v = %.3f × ideal %v", firstBurst, after, r.makespan, x, bt.ideal())
 				floor := want{refused: 0.5, x: 1.258 * 1.01}
 				judge(t, 100*float64(after)/float64(bt.n), x, floor, &want{refused: naive.refused, x: 1.52})
 			})
@@ -1064,9 +1064,9 @@ func TestBatchSlidingWindowConfiguredExactRate(t *testing.T) {
 // down: no refusal says when its quota turns. Configured at twice its rate, the
 // wants: within 1 % of the floor for its start φ into a window,
 // (N/L − φ)·W (bench/matrix/sliding_bound_test.go), with at most 1 % 429s
-// after the first wave. Missed today, the 429s at times worse than the
+// after the first burst. Missed today, the 429s at times worse than the
 // naive client's: held to the bound met, 130 % and 1.21× the floor (of 10
-// runs each, the 429s after the wave reach 17 % at 437 ms; at 0 ms three
+// runs each, the 429s after the first burst reach 17 % at 437 ms; at 0 ms three
 // runs in ten lose a whole window, 1.205×, the others 1.008×).
 func TestBatchSlidingWindowRetryAfterWindowConfiguredTwiceTheRate(t *testing.T) {
 	t.Parallel()
@@ -1088,17 +1088,17 @@ func TestBatchSlidingWindowRetryAfterWindowConfiguredTwiceTheRate(t *testing.T) 
 				r := runBatch(t, bt)
 				floor := 5*time.Second - off
 				x := float64(r.makespan) / float64(floor)
-				wave, after := 0, 0 // refused in the first wave, sent before any answer came; after it
+				firstBurst, after := 0, 0 // refused in the first burst, sent before any answer came; after it
 				for _, a := range r.arrivals {
 					switch {
 					case a.Outcome == quotatest.Admitted:
 					case a.At.Before(start.Add(2 * bt.latency)):
-						wave++
+						firstBurst++
 					default:
 						after++
 					}
 				}
-				t.Logf("429s %d in the first wave, %d after it; makespan %v = %.3f × the floor %v", wave, after, r.makespan, x, floor)
+				t.Logf("429s %d in the first burst, %d after it; makespan %v = %.3f × the floor %v", firstBurst, after, r.makespan, x, floor)
 				judge(t, 100*float64(after)/float64(bt.n), x, want{refused: 1, x: 1.01}, &want{refused: max(naive.refused, 130), x: 1.21})
 			})
 		})

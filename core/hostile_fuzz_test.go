@@ -44,7 +44,7 @@ func FuzzHostileFeedbackSequence(f *testing.F) {
 	// The same, the 503s reporting what remains with a reset far away (a
 	// quota report's shape, its reset cut to WithMaxPause).
 	f.Add([]byte(refusedForADay + strings.Repeat(shaped503, 30)))
-	// The eight calls of the first wave report the quota spent; two probes
+	// The eight calls of the first burst report the quota spent; two probes
 	// refused show windows; the window's probe finds it whole with an hour
 	// to its reset, and the window's allowance is spent.
 	f.Add([]byte(strings.Repeat(spent200, 8) + spent429 + spent429 + wholeForAnHour + strings.Repeat(clean200, 30)))

@@ -111,11 +111,11 @@ func TestSynctestServerPauseHoldsEveryCaller(t *testing.T) {
 				firstAfter = a.At
 			}
 		}
-		// Only the first wave (sent before any caller saw the pause: the
+		// Only the first burst (sent before any caller saw the pause: the
 		// 20 workers take their turns from the burst at once, in whatever
 		// order the scheduler runs them) may reach the server during it.
 		if during < 1 || during > 20 {
-			t.Fatalf("%d requests reached the server during its pause; want at most the first wave of 20", during)
+			t.Fatalf("%d requests reached the server during its pause; want at most the first burst of 20", during)
 		}
 		if res.failed != 0 {
 			t.Fatalf("%d calls failed", res.failed)

@@ -191,10 +191,10 @@ func TestIntegrationServerPauseHoldsEveryCaller(t *testing.T) {
 	}
 	t.Logf("%d arrivals during the pause (%d refused), first after it at +%v, makespan %v",
 		during, refusedDuring, firstAfter.Sub(pauseStart), res.makespan)
-	// Only the first wave (sent before any caller saw the pause) may reach
+	// Only the first burst (sent before any caller saw the pause) may reach
 	// the server during it: 20 workers at most, one request each.
 	if during > 20 {
-		t.Fatalf("%d requests reached the server during its pause; want at most the first wave of 20", during)
+		t.Fatalf("%d requests reached the server during its pause; want at most the first burst of 20", during)
 	}
 	if res.failed != 0 {
 		t.Fatalf("%d calls failed", res.failed)

@@ -319,7 +319,7 @@ func TestRetriesAtOnceAdoptEveryReservedPlace(t *testing.T) {
 }
 
 // warmUp sends one request through get and waits a second: its answer
-// came (a Transport's first wave is half the configured burst, until the first
+// came (a Transport's first burst is half the configured burst, until the first
 // answer), and the configured burst is whole again.
 func warmUp(t *testing.T, get func(path string) int) {
 	t.Helper()
@@ -370,7 +370,7 @@ func TestRetryThatWaitedForASlotKeepsItsPlace(t *testing.T) {
 			}
 			return resp
 		}
-		send("/warm-up", http.StatusOK).Body.Close() // (the first wave is half the burst until the first answer)
+		send("/warm-up", http.StatusOK).Body.Close() // (the first burst is half the burst until the first answer)
 		time.Sleep(time.Second)
 		held, err := b.Acquire(context.Background()) // a call in flight
 		if err != nil {

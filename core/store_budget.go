@@ -179,7 +179,7 @@ func (p *storePacer) sent() {
 // mirror takes the store's shared factor f, under the budget's lock, and
 // wakes the waiting calls when it fell (a cut may stretch a wait past its
 // deadline: it fails at once) or rose by wakeStep since they were last
-// woken, or back to 1. CUBIC raises the factor a hair at almost every
+// woken, or back to 1. CUBIC raises the factor slightly at almost every
 // success: woken at each, every waiting call took the lock twice per
 // response. A call not woken for a smaller rise goes when its timer
 // fires, at most that much later than the risen pace allows.

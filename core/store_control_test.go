@@ -409,7 +409,7 @@ func TestStoreCutPastTheDeadlineFailsAtOnce(t *testing.T) {
 
 // The calls waiting for their store turn are woken when the shared factor
 // falls (a cut may stretch a wait past its deadline), when it rose by
-// wakeStep since they were last woken, or back to 1 — not at each hair of
+// wakeStep since they were last woken, or back to 1 — not at each small step of
 // CUBIC's growth, which came with almost every success (every waiting
 // call taking the budget's lock twice per response).
 func TestStoreWaitingCallsWokenByFallsAndRealRises(t *testing.T) {
