@@ -49,7 +49,7 @@ func TestLateRetryStillGoesFirst(t *testing.T) {
 			})
 			time.Sleep(ms)
 		}
-		time.Sleep(time.Until(start.Add(2050 * ms))) // the place was kept 20 ms past the pause's end
+		time.Sleep(time.Until(start.Add(2050 * ms))) // the place was held 20 ms past the pause's end
 		if err := get(t, tr, context.Background(), "/refused"); err != nil {
 			t.Fatal(err)
 		}

@@ -337,7 +337,7 @@ func TestStoreBudgetObservePlacesSendTimesOnTheStoresClock(t *testing.T) {
 // now: it cuts the pace, in memory and for a fleet, as the documented
 // Budget.Observe promises.
 func TestObserveRefusalBeforeAnyTurnCuts(t *testing.T) {
-	t.Skip("quota: a refusal placed at no counted request (Sent 0, nothing Sent) is seq 0 <= cutSeq 0: pace.observe ignores it")
+	t.Skip("quota: a refusal placed at no counted request (Sent 0, nothing Sent) is seq 0 <= decreaseSeq 0: pace.observe ignores it")
 	synctest.Test(t, func(t *testing.T) {
 		own := MustBudget(PerSecond(10))
 		own.Observe(http.StatusTooManyRequests, nil, time.Time{})

@@ -228,7 +228,7 @@ func (m *Model) likeliest() float64 {
 		r = max(m.cap, b.seen)
 	}
 	if r <= 0 {
-		r = m.seen() // (nothing bounds the rate above nought: what the server admitted)
+		r = m.seen() // (nothing bounds the rate above zero: what the server admitted)
 	}
 	return r
 }
