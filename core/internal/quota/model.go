@@ -114,8 +114,10 @@ type Model struct {
 	// Strikes against each kind: reports it did not explain (compare).
 	bucketStrikes, windowsStrikes int
 	// foreign: others spend from the quota too (a report showed less left
-	// than the requests counted explain); the decision then counts on the
-	// share the pace grants (pace.go), not the whole quota.
+	// than the requests counted explain; a window that fell by this
+	// budget's own spend alone clears it); the decision then counts on the
+	// share the pace grants (pace.go) and, on windows, spreads what is left
+	// (spreadAt), not the whole quota at once.
 	foreign bool
 	// cap bounds the likeliest rate once a request the estimate held
 	// certain was refused (0: none): each such refusal, once per burst
