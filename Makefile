@@ -17,32 +17,55 @@ STATICCHECK := $(CURDIR)/.bin/staticcheck
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
-# make test runs every package of every module with -race, in three steps:
-#   1. build every test binary, as many at once as there are CPUs (-p defaults to
-#      GOMAXPROCS), running none of their tests (-run '^$': a TestMain still runs);
-#   2. the packages whose tests take no bound from the wall clock (CONCURRENT: virtual
-#      time, testing/synctest, or no time at all), several at once;
-#   3. every other package, one at a time (-p 1): their real-time tests (loopback with
+# make test runs every package of every module with -race, in three steps (.ci/gotest):
+#   1. build every test binary once (go test -c, vet included as go test runs it), as many
+#      at once as there are CPUs;
+#   2. the tests that take no bound from the wall clock (virtual time, testing/synctest, or
+#      no time at all), as many binaries at once as there are CPUs: the tests VIRTUAL lists
+#      of the packages that also have real-time tests, then the packages CONCURRENT lists;
+#   3. every other test, one binary at a time: their real-time tests (loopback with
 #      wall-clock bounds, redisstore's redis-server, bench/matrix's real limiters) must
-#      not compete for the CPUs. Within core and bench/matrix the virtual-time tests are
-#      parallel (t.Parallel), which Go runs only after, never beside, the sequential
-#      real-time ones.
-# A package is in step 3 unless CONCURRENT lists it: one with a real-time bound goes
-# nowhere else.
+#      not compete for the CPUs.
+# Steps 2 and 3 run side by side, step 2 at the idle scheduling priority (SCHED_IDLE,
+# chrt -i 0): its binaries get only a CPU no other task wants, and lose it the moment a
+# step-3 thread wakes, so the real-time tests compete with nothing of make test's. Where
+# chrt cannot set that priority (macOS), or with SERIAL=1, step 2 runs before step 3.
+# A test runs in step 3 unless CONCURRENT lists its package or VIRTUAL lists it: one with
+# a real-time bound goes nowhere else. Each test runs once: a VIRTUAL test in step 2
+# (-test.run), its package's others in step 3 (-test.skip).
 CONCURRENT := ./core/internal/... ./core/ratelimit/... ./bench/cmd/matrix/... ./bench/internal/... \
   ./examples/... ./release/... ./sdks/...
-# -timeout: go test's default of 10 minutes a package is no hang guard for bench/matrix
-# under -race on a busy 2-CPU machine (it took 589 s before its cells ran in parallel,
-# and hit the 10 minutes beside another make test).
-TESTFLAGS := -race -count=1 -timeout 30m
+# VIRTUAL: PACKAGE:TEST[,TEST...], TEST a top-level test's exact name (.ci/gotest fails on
+# one that does not exist); each entry is one run of the package's binary, the longest
+# first. A Go process under -race keeps fewer CPUs busy than its parallel tests ask for
+# (TestFamily's 200 parallel draws: 1.35 of 2), so the long ones run apart.
+COMMA := ,
+SPACE := $(subst ,, )
+VIRTUAL := \
+  ./bench/matrix:TestSlidingAtPhase \
+  ./bench/matrix:TestFamily,TestFamilyWants \
+  ./bench/matrix:TestWantsInVirtualTime,TestWantsAtUnluckyPhases \
+  ./bench/matrix:TestSlidingFloor \
+  ./core:TestRandomReportsNeverBeatTheToldRate \
+  ./core:$(subst $(SPACE),$(COMMA),$(strip TestHostileHeadersBoundedStall \
+    TestBatchToldExactRate TestBatchToldExactRateFirstBurstShortOfAToken \
+    TestBatchToldExactRateFirstPacedCallOvertakesTheBurst TestBatchToldExactRateNearMissAtTheStart \
+    TestBatchToldExactRateStalled TestBatchToldTwiceTheRate TestBatchLearnedRate \
+    TestBatchServerPause TestBatchServerPauseNearMissAfterIt TestBatchServerPauseNearMissAfterItRetryAfterOnly \
+    TestBatchFixedWindowPauseResetRoundedDown TestBatchFixedWindowPauseEndsLateInItsSecond \
+    TestBatchSlidingWindowToldExactRate TestBatchSlidingWindowToldTwiceTheRate \
+    TestBatchSlidingWindowRetryAfterWindowToldTwiceTheRate TestBatchSlidingWindowPause \
+    TestStoreBatchToldExactRate TestStoreBatchToldTwiceTheRate)) \
+  ./bench/matrix:TestSlidingWindowBound \
+  ./bench/matrix:TestFiberFixedTurnInTheFirstBurst,TestFiberSlidingInVirtualTime,TestHttprateOffTheSecond
+# TIMEOUT, each test binary's -test.timeout: go test's default of 10 minutes a package is
+# no hang guard for bench/matrix under -race on a busy 2-CPU machine (it took 589 s before
+# its cells ran in parallel, and hit the 10 minutes beside another make test).
+TIMEOUT := 30m
 
-test: core-deps ## go test -race in every package: built at once, virtual-time packages together, real-time ones alone
-	@echo "== build every test binary"
-	@out=$$($(GO) test $(TESTFLAGS) -run '^$$' $(MODULES:%=./%/...) 2>&1) || { echo "$$out"; exit 1; }
-	@echo "== virtual time, several packages at once"
-	@$(GO) test $(TESTFLAGS) $(CONCURRENT)
-	@echo "== real time, one package at a time"
-	@pkgs=$$($(GO) list $(MODULES:%=./%/...) | grep -vxF "$$($(GO) list $(CONCURRENT))") && $(GO) test $(TESTFLAGS) -p 1 $$pkgs
+test: core-deps ## go test -race in every package: built once, virtual-time tests at idle priority, real-time ones alone
+	@GO=$(GO) TIMEOUT=$(TIMEOUT) SERIAL=$(SERIAL) CONCURRENT="$(CONCURRENT)" VIRTUAL="$(VIRTUAL)" \
+	  .ci/gotest $(MODULES:%=./%/...)
 
 core-deps: ## fail if core requires any module: it is standard library only
 	@deps=$$(cd core && GOWORK=off $(GO) list -m all); if [ "$$deps" != "github.com/headgate-go/headgate/core" ]; then 	  echo "core must require nothing, but lists:"; echo "$$deps"; exit 1; fi
