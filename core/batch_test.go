@@ -26,6 +26,9 @@ import (
 // top-level tests only after the sequential ones, so never beside the
 // package's real-time tests (integration_test.go) or its allocation
 // counts (testing.AllocsPerRun counts every goroutine's allocations).
+// make test runs them in a binary of their own, beside the real-time
+// tests' at the idle priority: the Makefile's VIRTUAL names each (a new
+// one not named there runs with the real-time tests, only slower).
 type batch struct {
 	server  quotatest.Config
 	rate    Rate // the rate the budget is configured with; zero: NewLearningBudget
