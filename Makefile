@@ -46,16 +46,16 @@ VIRTUAL := \
   ./bench/matrix:TestFamily,TestFamilyWants \
   ./bench/matrix:TestWantsInVirtualTime,TestWantsAtUnluckyPhases \
   ./bench/matrix:TestSlidingFloor \
-  ./core:TestRandomReportsNeverBeatTheToldRate \
+  ./core:TestRandomReportsNeverBeatTheConfiguredRate \
   ./core:$(subst $(SPACE),$(COMMA),$(strip TestHostileHeadersBoundedStall \
-    TestBatchToldExactRate TestBatchToldExactRateFirstBurstShortOfAToken \
-    TestBatchToldExactRateFirstPacedCallOvertakesTheBurst TestBatchToldExactRateNearMissAtTheStart \
-    TestBatchToldExactRateStalled TestBatchToldTwiceTheRate TestBatchLearnedRate \
+    TestBatchConfiguredExactRate TestBatchConfiguredExactRateFirstBurstShortOfAToken \
+    TestBatchConfiguredExactRateFirstPacedCallOvertakesTheBurst TestBatchConfiguredExactRateNearMissAtTheStart \
+    TestBatchConfiguredExactRateStalled TestBatchConfiguredTwiceTheRate TestBatchLearnedRate \
     TestBatchServerPause TestBatchServerPauseNearMissAfterIt TestBatchServerPauseNearMissAfterItRetryAfterOnly \
     TestBatchFixedWindowPauseResetRoundedDown TestBatchFixedWindowPauseEndsLateInItsSecond \
-    TestBatchSlidingWindowToldExactRate TestBatchSlidingWindowToldTwiceTheRate \
-    TestBatchSlidingWindowRetryAfterWindowToldTwiceTheRate TestBatchSlidingWindowPause \
-    TestStoreBatchToldExactRate TestStoreBatchToldTwiceTheRate)) \
+    TestBatchSlidingWindowConfiguredExactRate TestBatchSlidingWindowConfiguredTwiceTheRate \
+    TestBatchSlidingWindowRetryAfterWindowConfiguredTwiceTheRate TestBatchSlidingWindowPause \
+    TestStoreBatchConfiguredExactRate TestStoreBatchConfiguredTwiceTheRate)) \
   ./bench/matrix:TestSlidingWindowBound \
   ./bench/matrix:TestFiberFixedTurnInTheFirstBurst,TestFiberSlidingInVirtualTime,TestHttprateOffTheSecond
 # TIMEOUT, each test binary's -test.timeout: go test's default of 10 minutes a package is
