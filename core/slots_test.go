@@ -429,6 +429,7 @@ func TestSlotWaiterCancelledTakesNothing(t *testing.T) {
 		if got := <-l.second; got != 200*time.Millisecond {
 			t.Fatalf("the caller behind the cancelled one went at %v, want 200ms (the slot freed, the burst's second turn)", got)
 		}
+		synctest.Wait() // (the second releases its permit after it reports its turn)
 		if n := l.b.InFlight(); n != 0 {
 			t.Fatalf("InFlight = %d, want 0", n)
 		}
@@ -457,6 +458,7 @@ func TestSlotHandedThenCancelledGivesBoth(t *testing.T) {
 		if got := <-l.second; got != time.Second {
 			t.Fatalf("the caller behind the cancelled one went at %v, want 1s (the turn given back)", got)
 		}
+		synctest.Wait() // (the second releases its permit after it reports its turn)
 		if n := l.b.InFlight(); n != 0 {
 			t.Fatalf("InFlight = %d, want 0", n)
 		}
@@ -482,6 +484,7 @@ func TestSlotHandedPastTheDeadlineFailsAtOnce(t *testing.T) {
 		if got := <-l.second; got != time.Second {
 			t.Fatalf("the caller behind went at %v, want 1s", got)
 		}
+		synctest.Wait() // (the second releases its permit after it reports its turn)
 		if n := l.b.InFlight(); n != 0 {
 			t.Fatalf("InFlight = %d, want 0", n)
 		}
