@@ -11,9 +11,11 @@ import "time"
 // placed at the request it answers. Nothing but the server's quota and its
 // pauses bounds it, and no wait it takes on its estimate fails a call for
 // its deadline: only a pause the server stated does. A server that reports
-// no quota teaches it only what it refuses: the pace then starts unbounded,
-// is cut at its first refusal to what the server admitted over the second
-// before it, and grows back along the curve Adaptive describes.
+// no quota teaches it only what it refuses: the pace then starts unbounded;
+// each refusal cuts it to the rate at which the server returned its quota
+// between refusals (or halves it, before that shows), and it grows back
+// along the curve Adaptive describes, and on past the pace refused, until
+// the next refusal.
 //
 // The options are NewBudget's, but WithBurst and WithStore are errors: the
 // burst is learned, and a store's fleet needs a rate every process agrees

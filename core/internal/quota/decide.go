@@ -234,8 +234,12 @@ func (m *Model) likeliest() float64 {
 }
 
 // seen is the rate at which the server was seen to admit the requests,
-// at the pace's factor; 0 before two were admitted.
+// at the pace's factor; configured with no rate, once a refusal cut the
+// pace, the pace's rate; 0 before two were admitted.
 func (m *Model) seen() float64 {
+	if iv := m.pace.interval(); iv > 0 && m.cfg.Interval == 0 {
+		return 1 / float64(iv)
+	}
 	if iv := m.pace.admittedInterval(m.sends.last); iv > 0 {
 		return m.pace.factor / iv
 	}

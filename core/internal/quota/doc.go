@@ -95,9 +95,16 @@
 //	no rate configured, nothing reported yet   every request a guess, slow start from one          TestLearningStartsWithOneRequest
 //	a guess refused                            window back to one; backoff doubles per round       TestRefusedGuessesBackOff,
 //	                                             (refusals at one instant are one round)           TestGuessesRefusedAtOneInstantAreOneRound
+//	a refusal, once a round                    slow start ends at half the requests out then;      TestRefusedRoundEndsSlowStartAtHalf
+//	                                             past it, the window grows by one a window
 //	a refusal's stated wait ends               a request goes: the backoff and the readings wait   TestStatedWaitBoundsTheBackoff,
 //	                                             no longer (Earliest: a fleet's pause, the same)   TestStatedWaitLetsOneGoAtItsEnd
 //	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheAdmittedRate
+//	no rate configured, no quota reported,     pace cut from the pace refused to what came back    TestLearningCutsToWhatCameBackBetweenRefusals
+//	  a refusal                                  between refusals, or by Decrease
+//	  … nothing admitted since the last cut    no cut: the guesses' backoff waits for the quota    TestLearningCutsOnceUntilOneIsAdmitted
+//	  … answers admitted since the cut         the pace climbs back, and past the pace refused     TestLearningPaceGrowsPastThePaceRefused
+//	                                             until the next refusal
 //	no quota reported, refused since admitted  guesses until admitted, then back to the burst      TestNoQuotaRefusalProbesBack
 //	no quota reported, refused past the        a burst only while its span holds no more than the  TestRefusalPastTheBurstReadsTheConfiguredRateAsSpans,
 //	  configured burst in its span, beyond       server admitted in one; the pace goes on          TestSpansLetThePaceGoOn

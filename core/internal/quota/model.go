@@ -139,6 +139,8 @@ type Model struct {
 	// a slow start, as TCP's (Observe). missed: rounds of guesses refused
 	// in a row, the last at missedAt (backoff).
 	guesses, allowed int
+	threshold, acked int    // slow start ends at threshold (0: none yet); past it, allowed grows by one a window (acked)
+	thresholdSeq     uint64 // the requests sent when threshold was last set
 	missed           int
 	missedAt         int64
 	backBy           int64 // the earliest end of a wait the round's refusals stated

@@ -215,6 +215,93 @@ func TestPaceCutsToTheAdmittedRate(t *testing.T) {
 	}
 }
 
+// firstBurst sends a learning model's first burst of n, 1 ms apart, over
+// a 10 ms wire: the first half admitted, the rest refused. It returns
+// when the last answer came.
+func firstBurst(m *quota.Model, n int) int64 {
+	for i := range n {
+		m.Sent(t0+int64(i)*ms, 1)
+	}
+	for i := range n {
+		sent := t0 + int64(i)*ms
+		if i < n/2 {
+			m.Observe(ok(sent, sent+10*ms, -1, -1))
+		} else {
+			m.Observe(refused(sent, sent+10*ms, 0))
+		}
+	}
+	return t0 + int64(n)*ms + 10*ms
+}
+
+func TestLearningCutsToWhatCameBackBetweenRefusals(t *testing.T) {
+	m := newModel(0, 0)
+	now := firstBurst(m, 10) // (admitted at 1000/s: the pace is cut to 500/s)
+	for i := range 20 {      // the server admits 10/s from then on
+		sent := now + int64(i+1)*100*ms
+		m.Sent(sent, 1)
+		m.Observe(ok(sent, sent+10*ms, -1, -1))
+	}
+	sent := now + 2050*ms
+	m.Sent(sent, 1)
+	m.Observe(refused(sent, sent+10*ms, 0))
+	// Empty at the first refusal and at this one: the 20 admitted between
+	// came back between them.
+	want := 20 / (float64(sent-(t0+15*ms)) / 1e9)
+	if r, _ := m.Rate(); r < 0.95*want || r > 1.05*want {
+		t.Errorf("learnt rate %.1f/s after the server admitted 10/s between two refusals, want %.1f/s", r, want)
+	}
+}
+
+func TestLearningCutsOnceUntilOneIsAdmitted(t *testing.T) {
+	m := newModel(0, 0)
+	now := firstBurst(m, 10)
+	cut, _ := m.Rate()
+	for _, wait := range []int64{100 * ms, 300 * ms, 700 * ms} {
+		sent := now + wait
+		m.Sent(sent, 1)
+		m.Observe(refused(sent, sent+10*ms, 0))
+		if r, _ := m.Rate(); r != cut {
+			t.Fatalf("learnt rate %.1f/s after a guess refused %d ms after the cut, nothing admitted since; want the cut's %.1f/s", r, wait/ms, cut)
+		}
+	}
+}
+
+func TestLearningPaceGrowsPastThePaceRefused(t *testing.T) {
+	m := newModel(0, 0)
+	now := firstBurst(m, 10) // (refused at 1000/s)
+	for i := range 1200 {    // then 12 s of answers admitted
+		sent := now + int64(i)*10*ms
+		m.Sent(sent, 1)
+		m.Observe(ok(sent, sent+10*ms, -1, -1))
+	}
+	if r, _ := m.Rate(); r < 1500 {
+		t.Errorf("learnt rate %.0f/s after 12 s admitted since a refusal at 1000/s, want it past 1000/s (nothing bounds it but the next refusal)", r)
+	}
+}
+
+func TestRefusedRoundEndsSlowStartAtHalf(t *testing.T) {
+	mm := quota.New(quota.Config{Interval: 10 * ms, Burst: 64, MaxWait: hour}) // (no adaptive pace)
+	m := &mm
+	m.Sent(t0, 32)
+	for i := range 32 {
+		recv := t0 + 10*ms + int64(i)
+		if i < 16 {
+			m.Observe(ok(t0, recv, -1, -1))
+		} else {
+			m.Observe(refused(t0, recv, 0)) // 16 out at the first: the window regrows quickly to 8
+		}
+	}
+	now := t0 + quota.Second
+	for range 6 { // guesses admitted one at a time
+		m.Sent(now, 1)
+		m.Observe(ok(now, now+10*ms, -1, -1))
+		now += 20 * ms
+	}
+	if r := m.Ready(now, 64); r < 8 || r > 9 {
+		t.Errorf("%d guesses may go after a refusal with 16 out and six admitted since, want 8 or 9: slow start to half, then one more a window", r)
+	}
+}
+
 func TestNoQuotaRefusalProbesBack(t *testing.T) {
 	mm := quota.New(quota.Config{Interval: 10 * ms, Burst: 8, MaxWait: hour}) // (no adaptive pace)
 	m := &mm
@@ -360,9 +447,12 @@ func TestRefusalOfAnUnknownSendIsNeverStale(t *testing.T) {
 func TestGuessesRefusedAtOneInstantAreOneRound(t *testing.T) {
 	m := newModel(10*ms, 100)
 	now := t0
-	m.Sent(now, 1)
+	m.Sent(now, 16)
 	m.Observe(refused(now, now, 0)) // no quota reported: every request a guess from here
-	for range 6 {                   // admitted guesses grow the window
+	for range 15 {                  // (16 out at the refusal: slow start goes on to 8)
+		m.Observe(ok(now, now, -1, -1))
+	}
+	for range 6 { // admitted guesses grow the window
 		now = next(m, now, 1)
 		n := m.Ready(now, 64)
 		for range n {

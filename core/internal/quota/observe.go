@@ -21,15 +21,25 @@ func (m *Model) Observe(r Report) Effect {
 	} else {
 		guess = m.sends.answer(seq, admitted, r.Recv, r.Remaining)
 	}
+	if r.Refused && seq > m.thresholdSeq {
+		// Slow start ends at half the requests out when a refusal came,
+		// once a round (those out then are of the round it ends).
+		m.threshold, m.thresholdSeq = max(1, int(m.inFlight()+1)/2), m.sends.n
+	}
 	if guess {
 		m.guesses = max(0, m.guesses-1)
 		switch {
 		case r.Refused:
-			m.allowed = 1
-		case m.fresh.seq == 0 && m.missed == 0:
-			m.allowed = min(2*m.allowed, maxGuesses) // (nothing known yet, nothing refused: slow start)
+			m.allowed, m.acked = 1, 0
+		case m.fresh.seq == 0 && m.missed == 0 && (m.threshold == 0 || m.allowed < m.threshold):
+			m.allowed = min(2*m.allowed, maxGuesses) // (nothing known yet: slow start, up to the threshold)
+			if m.threshold > 0 {
+				m.allowed = min(m.allowed, m.threshold)
+			}
 		default:
-			m.allowed = min(m.allowed+1, maxGuesses)
+			if m.acked++; m.acked >= m.allowed || m.fresh.seq != 0 || m.missed > 0 {
+				m.allowed, m.acked = min(m.allowed+1, maxGuesses), 0
+			}
 		}
 	}
 	switch {

@@ -1,34 +1,46 @@
 package quota
 
+import "math"
+
 // pace is the estimate for a server whose responses report no quota: all
 // it shows is which requests it refused. A refusal cuts the pace (a factor
 // on the configured rate) once per burst — a refusal of a request sent before
 // the cut's first paced turn says nothing of the cut pace — by what the
 // run since shows: after a admitted at the pace, the pace was at most one
 // in a+1 too fast, so the cut is to a/(a+1) of it, but never deeper than
-// Decrease, nor below MinRate. A refusal that states a wait longer than a second is a
-// pause, not a pace too fast: it does not cut. It grows back along a CUBIC curve (RFC 9438, as the AWS
-// SDKs' adaptive retry mode): fast at first, flat near the factor that
-// drew the cut (the plateau), which it reaches after the time a linear
-// climb of Increase per second would take, and beyond it slowly, up to 1.
+// Decrease, nor below MinRate. A refusal that states a wait longer than a
+// second is a pause, not a pace too fast: it does not cut. It grows back
+// along a CUBIC curve (RFC 9438, as the AWS SDKs' adaptive retry mode):
+// fast at first, flat near the factor that drew the cut (the plateau),
+// which it reaches after the time a linear climb of Increase per second
+// would take, and beyond it slowly, up to 1.
 //
-// Configured with no rate (Interval 0), the pace starts unbounded; its first cut sets
-// a rate from what the server admitted over the second before it, and
-// growth is relative to that rate.
+// Configured with no rate (Interval 0), the pace starts unbounded, and each
+// cut is from the pace it refused (cutLearning) — the factor is on that
+// pace (base), its plateau — to what the server returned between refusals
+// (refill), or by Decrease; the curve then climbs back from there in the
+// same time at any rate, and past the plateau without bound until the
+// next refusal.
 type pace struct {
 	cfg          Config
-	factor       float64 // on the configured rate (or on base, with no rate), in [MinRate, 1]
+	factor       float64 // on the configured rate, in [MinRate, 1]; with no rate, on base, > 0
 	plateau      float64 // the factor that drew the last cut (CUBIC's W_max)
 	decreaseSeq  uint64  // requests up to this one left before the cut took effect
 	lastDecrease int64   // the last cut's instant; 0: none yet
 	grown        int64   // time spent growing since the cut, ns
 	grewAt       int64   // the last answer that grew the factor
-	base         float64 // with no rate: the interval the factor applies to, ns; 0 before a cut
+	base         float64 // with no rate: the interval the factor applies to (the pace refused last), ns; 0 before a cut
+	from         float64 // with no rate: the factor the last cut set
 	run          int     // admitted since the last cut, of requests sent after it
 	admits       [64]int64
 	nAdmits      int
 	spans        bool  // a refusal showed the configured rate is spans, not a bucket (spanNext)
 	spanAdmitted int64 // the most the server admitted in one span then
+
+	// refill's evidence: the quota was empty when the first refusal came
+	// and when the latest refused request arrived.
+	firstRefused, lastRefused int64 // the first refusal's arrival; the latest refused request's send
+	admitsSince, admitsBefore int   // admitted of those sent after firstRefused: in all, and before lastRefused
 }
 
 func newPace(c Config) pace { return pace{cfg: c, factor: 1, plateau: 1} }
@@ -122,34 +134,35 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 	}
 	if !r.Refused {
 		p.admitted(r.Recv)
+		if p.firstRefused > 0 && r.Sent > p.firstRefused {
+			p.admitsSince++
+		}
 		if seq > p.decreaseSeq {
 			p.run++
 		}
-		if p.factor < 1 && seq > p.decreaseSeq {
+		if (p.factor < 1 || p.cfg.Interval == 0) && seq > p.decreaseSeq {
 			if r.Recv > p.grewAt {
 				p.grown += r.Recv - max(p.grewAt, p.lastDecrease)
 				p.grewAt = r.Recv
 			}
 			f := min(1, cubic(p.plateau, p.cfg.Decrease, p.cfg.Increase, float64(p.grown)/1e9))
+			if p.cfg.Interval == 0 {
+				f = cubicFrom(p.from, p.cfg.Decrease, p.cfg.Increase, float64(p.grown)/1e9)
+			}
 			if f > p.factor {
 				p.factor = f
 				e.Changed = true
-				e.Restored = f == 1
+				e.Restored = f >= 1
 			}
 		}
 		return e
 	}
+	p.refused(r)
 	if seq <= p.decreaseSeq {
 		return e // sent before the last cut took effect: one burst counts once
 	}
-	if p.cfg.Interval == 0 && p.base == 0 {
-		// Configured with no rate: the pace the server was seen to admit at becomes the
-		// one the factor applies to; too few admitted yet to show one,
-		// the guesses go on (Model.Next).
-		if p.base = p.admittedInterval(r.Recv); p.base == 0 {
-			return e
-		}
-		p.factor, p.plateau = 1, 1
+	if p.cfg.Interval == 0 {
+		return p.cutLearning(r, sent, e, shared)
 	}
 	f := p.factor
 	if r.Wait <= Second || shared {
@@ -172,6 +185,60 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 	p.decreaseSeq, p.lastDecrease, p.grewAt, p.grown = sent, r.Recv, r.Recv, 0
 	e.Cut, e.Changed = true, true
 	return e
+}
+
+// cutLearning is a refusal's cut configured with no rate, from the pace
+// or, before any cut, from the rate the server admitted its last requests
+// at (too few admitted yet to show one, the guesses go on: Model.Next):
+// to the rate at which the server returned its quota between refusals
+// (refill), when that is slower than a cut by Decrease; else by Decrease. The pace then grows back along CUBIC's curve from the rate cut
+// to (cubicFrom): fast at first, flat near the pace refused, and past it
+// ever faster until the next refusal.
+func (p *pace) cutLearning(r Report, sent uint64, e Effect, shared bool) Effect {
+	if r.Wait > Second && !shared || p.lastDecrease > 0 && p.run == 0 {
+		// A pause, not a pace too fast; or nothing admitted since the
+		// last cut: the quota has not returned yet, which the guesses'
+		// backoff waits for (the pace sent none of them).
+		return e
+	}
+	iv := float64(p.interval())
+	if iv == 0 {
+		iv = p.admittedInterval(r.Recv)
+	}
+	if iv == 0 {
+		return e
+	}
+	p.base, p.plateau, p.factor = iv, 1, p.cfg.Decrease
+	if rf := p.refill(); rf > 0 {
+		p.factor = min(p.factor, rf*iv)
+	}
+	p.from = p.factor
+	p.run = 0
+	p.decreaseSeq, p.lastDecrease, p.grewAt, p.grown = sent, r.Recv, r.Recv, 0
+	e.Cut, e.Changed = true, true
+	return e
+}
+
+// refused records a refusal.
+func (p *pace) refused(r Report) {
+	switch {
+	case r.Sent <= 0:
+	case p.firstRefused == 0:
+		p.firstRefused = r.Recv
+	case r.Sent > p.lastRefused:
+		p.lastRefused, p.admitsBefore = r.Sent, p.admitsSince
+	}
+}
+
+// refill is the least rate, per ns, at which the server returned its
+// quota between the first refusal and the latest: all it admitted of the
+// requests sent between them, none of which reached it before the first
+// nor after the latest; 0 before it admitted one.
+func (p *pace) refill() float64 {
+	if n := p.admitsBefore; n > 0 && p.lastRefused > p.firstRefused {
+		return float64(n) / float64(p.lastRefused-p.firstRefused)
+	}
+	return 0
 }
 
 // admitted records an admission at t (configured with no rate, before the first cut).
@@ -206,6 +273,16 @@ func cubic(wMax, beta, increase, t float64) float64 {
 	}
 	d := t - k
 	return wMax + wMax*(1-beta)*d*d*d/(k*k*k)
+}
+
+// cubicFrom is CUBIC's factor t seconds after a cut to from, the plateau
+// 1: cubic's curve for a cut by beta, moved to start at from (RFC 9438's
+// K), unbounded past the plateau.
+func cubicFrom(from, beta, increase, t float64) float64 {
+	k0 := (1 - beta) / increase
+	c := (1 - beta) / (k0 * k0 * k0)
+	d := t - math.Cbrt((1-from)/c)
+	return 1 + c*d*d*d
 }
 
 // Cubic is cubic, for the stores that keep a fleet's factor by the same
