@@ -73,6 +73,8 @@
 //	none left, a bucket                        each token at 1/rate after the report's decision    TestBucketPacesAtTheLikeliestRate
 //	none left, windows                         the limit again at the turn the resets place        TestWindowsWaitForTheTurn (kinds_test.go),
 //	                                             or a window after the latest start seen           TestWindowTurnsNoSoonerThanItsLatestStart (windows_test.go)
+//	a window's end stated to the millisecond   the latest next turn counts on the longest window   TestWindowTurnsNoSoonerThanItsStatedEnd (windows_test.go)
+//	                                             the reset allows, never the shortest
 //	a configured rate no refusal bounds below  the configured rate is the likeliest                TestBucketPacesAtTheLikeliestRate
 //	a refusal bounds the rate below the        the least rate the reports show                     TestConfiguredTooFastLearnsTheRate (kinds_test.go)
 //	  configured one

@@ -77,8 +77,10 @@ func (w *windows) turned(before int64, s sample, x [2]int64, res int64) {
 		}
 	}
 	if x[0] != 0 && res < Second {
-		// A window stated to end that far after its turn lasts so long.
-		w.length = max(w.length, x[0]-after-res)
+		// A window stated to end at the latest that far after its turn at
+		// the earliest lasts at most so long: the latest next turn counts
+		// on it (bracket).
+		w.length = max(w.length, x[1]+res-before)
 	}
 	w.turnLo, w.turnHi, w.since = before, after, s.sent
 	w.lo, w.hi, w.stated, w.refused = after, 0, 0, 0

@@ -16,3 +16,19 @@ func TestWindowTurnsNoSoonerThanItsLatestStart(t *testing.T) {
 		t.Errorf("the window turns at the latest at %d ms (placed: %v), want 2050 ms: its start may be as late as the answer's way back allows", latest/ms, ok)
 	}
 }
+
+func TestWindowTurnsNoSoonerThanItsStatedEnd(t *testing.T) {
+	ms := int64(1e6)
+	var w windows
+	// A window turned between a report decided at 6998 ms and a request
+	// that left at 7000 ms and was answered at 7280 ms, the quickest
+	// round trip 280 ms: the answer states, to the millisecond, that the
+	// window ends at 14141 ms as read at its arrival, or 140 ms sooner
+	// had the server stated it as a time from its decision.
+	s := sample{seq: 89, sent: 7000 * ms, recv: 7280 * ms, at: 7140 * ms, remaining: 55}
+	w.turned(6998*ms, s, [2]int64{14001 * ms, 14141 * ms}, ms)
+	latest, _, ok := w.bracket(0, 0)
+	if !ok || latest < 14141*ms {
+		t.Errorf("the window turns at the latest at %d ms (placed: %v), want no sooner than the 14141 ms it may be stated to end at", latest/ms, ok)
+	}
+}
