@@ -105,7 +105,7 @@ matrix: ## the feedback matrix alone (about 20 min; MATRIX=-quick for a one-minu
 	cd bench && $(GO) run ./cmd/matrix -doc ../docs/BENCHMARKS.md $(MATRIX)
 	@$(MAKE) --no-print-directory summary
 
-matrix-wants: ## the regression cells judged by issue 14's wants in virtual time (make test logs their misses; the told bound fails either way)
+matrix-wants: ## the regression cells judged by issue 14's wants in virtual time (make test logs their misses; the configured bound fails either way)
 	cd bench && $(GO) test -count=1 ./matrix -args -matrix.wants
 
 family: ## the randomized server family (FAMILY=N draws, default 1000; SEED=S replays): its distribution in docs/BENCHMARKS.md, then issue 30's wants judged on 200 draws

@@ -28,8 +28,8 @@
 // Package matrix (and cmd/matrix, which writes its tables) is the feedback
 // matrix of issue 14: every headgate client and the x/time/rate baseline
 // against quotatest and real server-side limiters (httprate, redis_rate,
-// fiber), told the exact limit, twice it, half it, or none, and through a
-// server pause.
+// fiber), configured at the exact limit, twice it, half it, or with no
+// rate, and through a server pause.
 //
 // The benchmarks live in _test.go files, so `go test ./...` runs only the
 // quick checks that the benchmarks measure what they claim (no limiter ever

@@ -25,14 +25,14 @@ const (
 	scN       = 200
 	scWorkers = 50
 	scRate    = 400 // the server's limit, per second
-	scBurst   = 40  // the paced clients are told it exactly, as the server's rate
+	scBurst   = 40  // the paced clients are configured with it exactly, as with the server's rate
 	scPause   = time.Second
 )
 
 // A scenario is one way of running the batch.
 type scenario struct {
 	name   string
-	factor int  // the clients are told factor × the server's rate
+	factor int  // the clients are configured at factor × the server's rate
 	pause  bool // the server pauses once a third of the batch has arrived
 }
 
@@ -53,7 +53,7 @@ func (s scenario) ideal() time.Duration {
 }
 
 // A pacer is a client-side limiter in front of a plain net/http client,
-// told the given rate; headgate sits in the transport instead.
+// configured at the given rate; headgate sits in the transport instead.
 type pacer struct {
 	name string
 	new  func(rps, burst int, base http.RoundTripper) (*http.Client, func(context.Context) error, *core.Budget)

@@ -24,12 +24,12 @@ var Issue14 = Workload{N: 500, Workers: 100, Rate: 100, Burst: 10, Pause: 2 * ti
 // pauses: a third of the batch.
 func (w Workload) pauseAfter() int { return max(1, w.N/3) }
 
-// Scenario is what a client is told, and what the server does.
+// Scenario is what a client is configured with, and what the server does.
 type Scenario struct {
 	Name   string
-	Factor float64 // the client is told Factor × the server's rate and burst
+	Factor float64 // the client is configured at Factor × the server's rate and burst
 	Pause  bool    // the server pauses once a third of the batch was admitted (every worker then waits in a call: 99 behind the refused one)
-	Learn  bool    // the client is told no rate: it learns it from the server
+	Learn  bool    // the client is configured with no rate: it learns it from the server
 }
 
 // Scenarios are the issue's, in table order.
@@ -51,9 +51,9 @@ func ScenarioByName(name string) (Scenario, bool) {
 	return Scenario{}, false
 }
 
-// told is the rate and burst a client is told: Factor × the server's, at
-// least 1.
-func (s Scenario) told(rate, burst int) (int, int) {
+// configured is the rate and burst a client is configured with: Factor ×
+// the server's, at least 1.
+func (s Scenario) configured(rate, burst int) (int, int) {
 	f := func(v int) int { return max(1, int(math.Round(float64(v)*s.Factor))) }
 	return f(rate), f(burst)
 }
@@ -76,16 +76,16 @@ type Result struct {
 	Sent     int           // requests the server saw, retries included
 	Refused  int           // 429s (and 503s) the server sent
 	Makespan time.Duration // from the first call to the last call's return
-	Ideal    time.Duration // what the server's limit allows (half: the told limit's)
+	Ideal    time.Duration // what the server's limit allows (half: the configured limit's)
 
-	// Told is whether every window of the sends kept to the rate and burst the
-	// client was told, give or take Env.Slack (the bound of the half
-	// scenario); ToldSlack is the least slack at which they did, 0 when they
-	// kept to it exactly: on a loaded machine requests sent on time arrive
-	// bunched by a few milliseconds.
-	Told      bool
-	ToldSlack time.Duration
-	ToldError string // at Env.Slack
+	// KeptConfigured is whether every window of the sends kept to the rate
+	// and burst the client was configured with, give or take Env.Slack (the
+	// bound of the half scenario); ConfiguredSlack is the least slack at
+	// which they did, 0 when they kept to it exactly: on a loaded machine
+	// requests sent on time arrive bunched by a few milliseconds.
+	KeptConfigured  bool
+	ConfiguredSlack time.Duration
+	ConfiguredError string // at Env.Slack
 
 	// Pause scenario.
 	Paused     bool          // the pause happened
@@ -99,7 +99,7 @@ type Result struct {
 	// Sliding-window servers (floor.go): how far into the server's window
 	// the batch started, and a greedy client's makespan from there (within
 	// 1 % of what any client can reach); 0 for other servers, and when
-	// told half (the told limit's ideal is the bound then).
+	// configured at half (the configured limit's ideal is the bound then).
 	Phase time.Duration
 	Floor time.Duration
 }
@@ -147,7 +147,7 @@ func ideal(n, rate, burst int) time.Duration {
 // for a CPU, the budget none the wiser. (Over loopback on two loaded CPUs
 // a window's burst of 99 takes a few ms to reach the wire, and up to 7
 // of one were counted so, every one sent before its budget had the pause.)
-func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, seen *clientSide, pause time.Duration, toldRate, toldBurst int, slack time.Duration) {
+func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, seen *clientSide, pause time.Duration, configuredRate, configuredBurst int, slack time.Duration) {
 	r.Sent = len(arrivals)
 	times := make([]time.Time, 0, len(arrivals))
 	first := -1
@@ -182,13 +182,13 @@ func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, seen *clientSide
 			}
 		}
 	}
-	interval := time.Second / time.Duration(toldRate)
-	err := quotatest.CheckTimes(times, toldBurst, interval, slack)
-	r.Told = err == nil
+	interval := time.Second / time.Duration(configuredRate)
+	err := quotatest.CheckTimes(times, configuredBurst, interval, slack)
+	r.KeptConfigured = err == nil
 	if err != nil {
-		r.ToldError = err.Error()
+		r.ConfiguredError = err.Error()
 	}
-	r.ToldSlack = leastSlack(times, toldBurst, interval)
+	r.ConfiguredSlack = leastSlack(times, configuredBurst, interval)
 	if pauseAt.IsZero() {
 		return
 	}
@@ -207,8 +207,8 @@ func (r *Result) measure(arrivals []Arrival, pauseAt time.Time, seen *clientSide
 	}
 }
 
-// maxSlack bounds leastSlack's search: sends that need more broke the told
-// rate, whatever the noise.
+// maxSlack bounds leastSlack's search: sends that need more broke the
+// configured rate, whatever the noise.
 const maxSlack = 10 * time.Second
 
 // leastSlack is the least slack, to the nanosecond, at which times keep to

@@ -16,7 +16,7 @@ func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) 
 // TestMeasure checks the figures a cell reports from what the server saw:
 // the refusals, the pause's known arrivals (after the first one it
 // refused, not at the same instant), the refused call's retry from the
-// pause's end, and the told-rate check.
+// pause's end, and the configured-rate check.
 func TestMeasure(t *testing.T) {
 	pauseAt := at(100)
 	arrivals := []Arrival{
@@ -30,9 +30,9 @@ func TestMeasure(t *testing.T) {
 	}
 	var r Result
 	r.measure(arrivals, pauseAt, nil, time.Second, 100, 10, 0)
-	if r.Sent != 7 || r.Refused != 4 || r.IntoKnown != 1 || !r.Paused || !r.Found || !r.RetrySeen || r.RetryDelay != 12*time.Millisecond || !r.Told {
-		t.Errorf("measure = sent %d refused %d into %d paused %v found %v retry %v %v told %v; want 7 4 1 true true true 12ms true",
-			r.Sent, r.Refused, r.IntoKnown, r.Paused, r.Found, r.RetrySeen, r.RetryDelay, r.Told)
+	if r.Sent != 7 || r.Refused != 4 || r.IntoKnown != 1 || !r.Paused || !r.Found || !r.RetrySeen || r.RetryDelay != 12*time.Millisecond || !r.KeptConfigured {
+		t.Errorf("measure = sent %d refused %d into %d paused %v found %v retry %v %v kept configured %v; want 7 4 1 true true true 12ms true",
+			r.Sent, r.Refused, r.IntoKnown, r.Paused, r.Found, r.RetrySeen, r.RetryDelay, r.KeptConfigured)
 	}
 	var unfound Result // paused, but nothing arrived in the pause
 	unfound.measure([]Arrival{{At: at(0), Call: 1, Status: 200}}, at(10), nil, time.Second, 100, 10, 0)
@@ -40,17 +40,17 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("a pause nobody met: paused %v found %v retry %v; want true false false", unfound.Paused, unfound.Found, unfound.RetrySeen)
 	}
 
-	// Faster than told: 3 at once with a told burst of 2.
+	// Faster than configured: 3 at once with a configured burst of 2.
 	var fast Result
 	fast.measure([]Arrival{{At: at(0)}, {At: at(0)}, {At: at(0)}}, time.Time{}, nil, 0, 10, 2, 0)
-	if fast.Told || fast.ToldError == "" || fast.Paused || fast.ToldSlack != 100*time.Millisecond {
-		t.Errorf("3 at once told burst 2: told %v (%q, kept at slack %v), paused %v; want false, an error, 100ms, false",
-			fast.Told, fast.ToldError, fast.ToldSlack, fast.Paused)
+	if fast.KeptConfigured || fast.ConfiguredError == "" || fast.Paused || fast.ConfiguredSlack != 100*time.Millisecond {
+		t.Errorf("3 at once, configured burst 2: kept configured %v (%q, kept at slack %v), paused %v; want false, an error, 100ms, false",
+			fast.KeptConfigured, fast.ConfiguredError, fast.ConfiguredSlack, fast.Paused)
 	}
-	var bunched Result // 3 ms early, on a told interval of 100 ms
+	var bunched Result // 3 ms early, on a configured interval of 100 ms
 	bunched.measure([]Arrival{{At: at(0)}, {At: at(97)}, {At: at(200)}}, time.Time{}, nil, 0, 10, 1, 5*time.Millisecond)
-	if !bunched.Told || bunched.ToldSlack != 3*time.Millisecond {
-		t.Errorf("3 ms early: told %v at slack 5ms, kept at %v; want true, 3ms", bunched.Told, bunched.ToldSlack)
+	if !bunched.KeptConfigured || bunched.ConfiguredSlack != 3*time.Millisecond {
+		t.Errorf("3 ms early: kept configured %v at slack 5ms, kept at %v; want true, 3ms", bunched.KeptConfigured, bunched.ConfiguredSlack)
 	}
 
 	// An early retry, into the pause, counts as known and has a negative delay.
@@ -135,7 +135,7 @@ func TestClientSideHearsBudgets(t *testing.T) {
 	}
 }
 
-func TestIdealAndTold(t *testing.T) {
+func TestIdealAndConfigured(t *testing.T) {
 	if got := ideal(500, 100, 10); got != 4900*time.Millisecond {
 		t.Errorf("ideal(500, 100, 10) = %v, want 4.9s", got)
 	}
@@ -146,8 +146,8 @@ func TestIdealAndTold(t *testing.T) {
 		f                   float64
 		rate, burst, wr, wb int
 	}{{1, 100, 10, 100, 10}, {2, 100, 10, 200, 20}, {0.5, 100, 10, 50, 5}, {0.5, 1, 1, 1, 1}} {
-		if r, b := (Scenario{Factor: tt.f}).told(tt.rate, tt.burst); r != tt.wr || b != tt.wb {
-			t.Errorf("told ×%v of %d, %d = %d, %d; want %d, %d", tt.f, tt.rate, tt.burst, r, b, tt.wr, tt.wb)
+		if r, b := (Scenario{Factor: tt.f}).configured(tt.rate, tt.burst); r != tt.wr || b != tt.wb {
+			t.Errorf("configured ×%v of %d, %d = %d, %d; want %d, %d", tt.f, tt.rate, tt.burst, r, b, tt.wr, tt.wb)
 		}
 	}
 }
@@ -158,8 +158,8 @@ func TestRender(t *testing.T) {
 		{Scenario: "exact", Server: "s1", Client: "b", Skipped: "why not"},
 		{Scenario: "pause", Server: "s1", Client: "a", Calls: 500, Makespan: 7 * time.Second, Ideal: 7 * time.Second,
 			Paused: true, IntoKnown: 2, RetrySeen: true, RetryDelay: -3 * time.Millisecond, Failed: 1},
-		{Scenario: "half", Server: "s1", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second, ToldSlack: maxSlack},
-		{Scenario: "half", Server: "s2", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second, ToldSlack: 2500 * time.Microsecond},
+		{Scenario: "half", Server: "s1", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second, ConfiguredSlack: maxSlack},
+		{Scenario: "half", Server: "s2", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second, ConfiguredSlack: 2500 * time.Microsecond},
 		{Scenario: "half", Server: "s3", Client: "a", Calls: 500, Makespan: 10 * time.Second, Ideal: 10 * time.Second},
 		{Scenario: "exact", Server: "s4", Client: "a", Calls: 500, Refused: 2, Makespan: 4600 * time.Millisecond, Ideal: 4 * time.Second,
 			Phase: 450 * time.Millisecond, Floor: 4580 * time.Millisecond},

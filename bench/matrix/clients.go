@@ -30,16 +30,16 @@ const maxInFlight = 16
 // clientEnv is what a client is built from.
 type clientEnv struct {
 	url         string        // the server's base URL
-	rate, burst int           // what the client is told: rate requests per period
-	period      time.Duration // the told rate's period; 0 is a second
-	learn       bool          // told no rate
+	rate, burst int           // what the client is configured with: rate requests per period
+	period      time.Duration // the configured rate's period; 0 is a second
+	learn       bool          // configured with no rate
 	tries       int           // tries per call, the first included
 	inFlight    int           // a headgate budget's concurrency cap (core.WithMaxInFlight); 0: none
 	base        http.RoundTripper
 	observer    core.Observer // every headgate budget's (nil: none)
 }
 
-// per is the told rate's period.
+// per is the configured rate's period.
 func (e clientEnv) per() time.Duration {
 	if e.period <= 0 {
 		return time.Second
@@ -98,13 +98,13 @@ func ClientByName(name string) (ClientSpec, bool) {
 func (e clientEnv) callURL(id int) string { return e.url + callPath(id) }
 
 // newBudget is every headgate client's budget: the rate and burst it was
-// told, exactly (no headroom), or a learning budget.
+// configured with, exactly (no headroom), or a learning budget.
 func newBudget(e clientEnv) (*core.Budget, error) {
 	opts := []core.Option{core.WithObserver(e.observer)}
 	if e.inFlight > 0 {
 		opts = append(opts, core.WithMaxInFlight(e.inFlight))
 	}
-	if e.learn { // told no rate: it learns the server's
+	if e.learn { // no rate configured: it learns the server's
 		return core.NewLearningBudget(opts...)
 	}
 	return core.NewBudget(core.Rate{Requests: e.rate, Period: e.per()}, append(opts, core.WithBurst(e.burst))...)
@@ -131,9 +131,9 @@ func refusal(status int) bool {
 }
 
 // baselineClient is what a Go user writes without headgate: an
-// x/time/rate limiter at the told rate and burst (rate.Inf when told
-// none), and each goroutine that gets a 429 sleeping its own Retry-After
-// (1 s when there is none) before it waits its turn again.
+// x/time/rate limiter at the configured rate and burst (rate.Inf with no
+// rate configured), and each goroutine that gets a 429 sleeping its own
+// Retry-After (1 s when there is none) before it waits its turn again.
 func baselineClient(e clientEnv) (*client, error) {
 	limit := rate.Limit(float64(e.rate) / e.per().Seconds())
 	if e.learn {

@@ -23,7 +23,8 @@
 // refused requests count: libraries.go). Its rule, transcribed and checked
 // against fiber (fiber_rule_test.go), runs in virtual time in the tests,
 // which prove what any client can reach on it (fiber_bound_test.go) and
-// hold headgate's clients to the told rate there (fiber_virtual_test.go).
+// hold headgate's clients to the configured rate there
+// (fiber_virtual_test.go).
 //
 // On a sliding-window counter no client can beat a bound that depends on
 // where in the server's window the batch starts (sliding_bound_test.go):
@@ -36,14 +37,15 @@
 // seed — the server's algorithm (quotatest's six), limit, burst and
 // window, headers, reset encoding and rounding, Retry-After or not; a wire
 // of 0–150 ms each way whose every leg has its own delay; 1–8
-// uncoordinated clients on the key; what they are told (exact, 2×, ½,
-// nothing); callers with deadlines the server's rate meets. Every draw
-// runs headgate's transport and the baseline on a fresh server in virtual
-// time (RunFamilyDraw); each makespan is measured against the greedy ideal,
-// or a proven floor where no client reaches it (the sliding counter's; a
-// GCRA's whose tolerance is under the wire's jitter: jitterFloor), and
-// the distribution by told class and sharing (RenderFamily) is held to the
-// issue's wants on its 95th percentiles (FamilyMisses, TestFamilyWants).
+// uncoordinated clients on the key; the rate they are configured with
+// (exact, 2×, ½, none); callers with deadlines the server's rate meets.
+// Every draw runs headgate's transport and the baseline on a fresh server
+// in virtual time (RunFamilyDraw); each makespan is measured against the
+// greedy ideal, or a proven floor where no client reaches it (the sliding
+// counter's; a GCRA's whose tolerance is under the wire's jitter:
+// jitterFloor), and the distribution by configured-rate class and sharing
+// (RenderFamily) is held to the wants on its 95th percentiles
+// (FamilyMisses, TestFamilyWants).
 // Draw k of seed s replays alone: go test ./matrix -run 'TestFamily$' -v
 // -args -family.seed=s -family.draw=k -family.trace=FILE.
 //

@@ -13,29 +13,42 @@ import (
 // The family (issue 30): where the matrix holds a client to a dozen
 // servers it knows, the family draws servers and deployments at random —
 // the server's algorithm, limit, headers and rounding, the wire's latency,
-// how many uncoordinated clients share the key, what they are told, whether
-// their callers have deadlines — and judges the distribution of what the
-// clients reach over many draws, each drawn anew from a fresh seed on every
-// run. Draw k of seed s is a pure function of (s, k): one draw replays
-// alone, whatever the number of draws around it.
+// how many uncoordinated clients share the key, the rate they are
+// configured with, whether their callers have deadlines — and judges the
+// distribution of what the clients reach over many draws, each drawn anew
+// from a fresh seed on every run. Draw k of seed s is a pure function of
+// (s, k): one draw replays alone, whatever the number of draws around it.
 
-// Told is what every client of a draw is told of the server's limit.
-type Told int
+// Configured is the rate and burst every client of a draw is configured
+// with, against the server's limit.
+type Configured int
 
 const (
-	ToldExact Told = iota // the server's rate and burst
-	Told2x                // twice them
-	ToldHalf              // half them (at least 1)
-	ToldNone              // nothing: headgate learns it (core.NewLearningBudget), the baseline runs at rate.Inf
+	ConfiguredExact Configured = iota // the server's rate and burst
+	Configured2x                      // twice them
+	ConfiguredHalf                    // half them (at least 1)
+	ConfiguredNone                    // no rate: headgate learns it (core.NewLearningBudget), the baseline runs at rate.Inf
 )
 
-var toldNames = [...]string{"exact", "2×", "½", "none"}
+var configuredNames = [...]string{"exact", "2×", "½", "none"}
 
 // String is the class name, "exact", "2×", "½" or "none".
-func (t Told) String() string { return toldNames[t] }
+func (t Configured) String() string { return configuredNames[t] }
+
+// phrase says it in words: "configured at the exact limit", "configured
+// at 2× the limit", "configured at ½ the limit" or "no rate configured".
+func (t Configured) phrase() string {
+	switch t {
+	case ConfiguredNone:
+		return "no rate configured"
+	case ConfiguredExact:
+		return "configured at the exact limit"
+	}
+	return "configured at " + t.String() + " the limit"
+}
 
 // factor is what the server's rate and burst are multiplied by.
-func (t Told) factor() float64 { return [...]float64{1, 2, 0.5, 0}[t] }
+func (t Configured) factor() float64 { return [...]float64{1, 2, 0.5, 0}[t] }
 
 // Sharing classes: how many clients share the key.
 const (
@@ -64,15 +77,15 @@ type Draw struct {
 	Jitter  time.Duration `json:"jitter"`
 
 	// The deployment: Clients uncoordinated clients (each its own budget,
-	// no store) share the key, each told Told, and split the batch's Calls
-	// between them, each with its share of Workers goroutines; Deadlines of
-	// every 2 callers have a context deadline (0, 1 or 2), one the server's
-	// real rate meets (Deadline).
-	Clients   int  `json:"clients"`
-	Told      Told `json:"told"`
-	Deadlines int  `json:"deadlines"`
-	Calls     int  `json:"calls"`
-	Workers   int  `json:"workers"`
+	// no store) share the key, each configured as Configured says, and
+	// split the batch's Calls between them, each with its share of Workers
+	// goroutines; Deadlines of every 2 callers have a context deadline (0,
+	// 1 or 2), one the server's real rate meets (Deadline).
+	Clients    int        `json:"clients"`
+	Configured Configured `json:"configured"`
+	Deadlines  int        `json:"deadlines"`
+	Calls      int        `json:"calls"`
+	Workers    int        `json:"workers"`
 
 	// The batch starts Phase past FamilyStart: anywhere in the server's
 	// windows and in the clock's second.
@@ -130,7 +143,7 @@ func NewDraw(s uint64, k int) Draw {
 	default:
 		d.Clients = 5 + r.IntN(4)
 	}
-	d.Told = Told(r.IntN(4))
+	d.Configured = Configured(r.IntN(4))
 	d.Deadlines = r.IntN(3)
 	d.Phase = time.Duration(r.IntN(10_000)) * time.Millisecond
 	return d
@@ -180,12 +193,13 @@ func (d Draw) windowed() bool {
 	return d.Algorithm != quotatest.GCRA && d.Algorithm != quotatest.TokenBucket
 }
 
-// told is the rate (per Window) and burst every client is told; 0, 0 told none.
-func (d Draw) told() (rate, burst int) {
-	if d.Told == ToldNone {
+// configured is the rate (per Window) and burst every client is
+// configured with; 0, 0 with no rate configured.
+func (d Draw) configured() (rate, burst int) {
+	if d.Configured == ConfiguredNone {
 		return 0, 0
 	}
-	return Scenario{Factor: d.Told.factor()}.told(d.Limit, d.Burst)
+	return Scenario{Factor: d.Configured.factor()}.configured(d.Limit, d.Burst)
 }
 
 // Sharing is the draw's sharing class: "1", "2–4" or "5–8" clients.
@@ -220,8 +234,9 @@ func (d Draw) slowLeg() time.Duration { return d.Latency + d.Jitter }
 
 // String describes the draw in one line, e.g. "#7: FirstRequestWindow 80
 // per 3s · X-RateLimit-Reset epoch ms, rounded down, no Retry-After ·
-// 72+0–15 ms each way · 3 clients told 2× · deadlines: half the callers
-// · 240 calls, 100 goroutines · start +3.417s".
+// 72+0–15 ms each way · 3 clients, configured at 2× the limit ·
+// deadlines: half the callers · 240 calls, 100 goroutines · start
+// +3.417s".
 func (d Draw) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d: %v %d per %v", d.Index, d.Algorithm, d.Limit, d.Window)
@@ -232,8 +247,8 @@ func (d Draw) String() string {
 	if d.Clients > 1 {
 		b.WriteString("s")
 	}
-	fmt.Fprintf(&b, " told %v · deadlines: %s · %d calls, %d goroutines · start +%v",
-		d.Told, []string{"none", "half the callers", "every caller"}[d.Deadlines], d.Calls, d.Workers, d.Phase)
+	fmt.Fprintf(&b, ", %s · deadlines: %s · %d calls, %d goroutines · start +%v",
+		d.Configured.phrase(), []string{"none", "half the callers", "every caller"}[d.Deadlines], d.Calls, d.Workers, d.Phase)
 	return b.String()
 }
 

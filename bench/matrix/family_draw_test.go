@@ -68,7 +68,7 @@ func TestNewDrawRanges(t *testing.T) {
 			bad("clients %d phase %v workers %d", d.Clients, d.Phase, d.Workers)
 		}
 		seen["headers "+headersText(d.Headers)] = true
-		seen[fmt.Sprintf("told %v", d.Told)] = true
+		seen[d.Configured.phrase()] = true
 		seen["sharing "+d.Sharing()] = true
 		seen[fmt.Sprintf("deadlines %d", d.Deadlines)] = true
 		seen[fmt.Sprintf("clients %d", d.Clients)] = true
@@ -87,7 +87,7 @@ func TestNewDrawRanges(t *testing.T) {
 		}
 	}
 	want = append(want, "headers no quota header, Retry-After", "headers no rate-limit header at all",
-		"told exact", "told 2×", "told ½", "told none", "sharing 1", "sharing 2–4", "sharing 5–8",
+		"configured at the exact limit", "configured at 2× the limit", "configured at ½ the limit", "no rate configured", "sharing 1", "sharing 2–4", "sharing 5–8",
 		"deadlines 0", "deadlines 1", "deadlines 2", "jitter true", "jitter false")
 	for c := 1; c <= 8; c++ {
 		want = append(want, fmt.Sprintf("clients %d", c))
@@ -99,11 +99,11 @@ func TestNewDrawRanges(t *testing.T) {
 	}
 }
 
-// draw is a hand-made draw: one client, told none, no latency, unless edit
-// says otherwise.
+// draw is a hand-made draw: one client, no rate configured, no latency,
+// unless edit says otherwise.
 func draw(alg quotatest.Algorithm, limit int, window time.Duration, burst, calls int, edit func(*Draw)) Draw {
 	d := Draw{Algorithm: alg, Limit: limit, Window: window, Burst: burst, Headers: quotatest.XRateLimitDelta | quotatest.RetryAfterSeconds,
-		Clients: 1, Told: ToldNone, Calls: calls, Workers: familyWorkers}
+		Clients: 1, Configured: ConfiguredNone, Calls: calls, Workers: familyWorkers}
 	if edit != nil {
 		edit(&d)
 	}
@@ -114,8 +114,8 @@ func draw(alg quotatest.Algorithm, limit int, window time.Duration, burst, calls
 func TestFamilyIdeal(t *testing.T) {
 	const s = time.Second
 	ms := time.Millisecond
-	told := func(tl Told, clients int) func(*Draw) {
-		return func(d *Draw) { d.Told, d.Clients = tl, clients }
+	configured := func(c Configured, clients int) func(*Draw) {
+		return func(d *Draw) { d.Configured, d.Clients = c, clients }
 	}
 	tests := []struct {
 		name string
@@ -127,21 +127,22 @@ func TestFamilyIdeal(t *testing.T) {
 		{"TokenBucket", draw(quotatest.TokenBucket, 100, s, 10, 110, nil), s},
 		// Plus a round trip at the wire's slowest: 2 × (50 + 10) ms.
 		{"GCRA over a wire", draw(quotatest.GCRA, 100, s, 10, 110, func(d *Draw) { d.Latency, d.Jitter = 50*ms, 10*ms }), s + 120*ms},
-		{"GCRA told exact", draw(quotatest.GCRA, 100, s, 10, 110, told(ToldExact, 1)), s},
-		// Told half: 5 at once, then one every 20 ms.
-		{"GCRA told half", draw(quotatest.GCRA, 100, s, 10, 110, told(ToldHalf, 1)), 2100 * ms},
-		// Two clients told half: 5 each at once, then each one every 20 ms
-		// from 20 ms; the server's slot at 10 ms comes back as burst, so it
-		// admits both: together they keep the server's pace.
-		{"GCRA told half, two clients", draw(quotatest.GCRA, 100, s, 10, 110, told(ToldHalf, 2)), s},
-		// Told half, three clients on a burst of 4 (2 each): 6 at once are
-		// 2 over the server's burst, so the third client's burst waits.
-		{"GCRA told half, three clients", draw(quotatest.GCRA, 100, s, 4, 64, told(ToldHalf, 3)), 600 * ms},
+		{"GCRA configured exactly", draw(quotatest.GCRA, 100, s, 10, 110, configured(ConfiguredExact, 1)), s},
+		// Configured at half: 5 at once, then one every 20 ms.
+		{"GCRA configured at half", draw(quotatest.GCRA, 100, s, 10, 110, configured(ConfiguredHalf, 1)), 2100 * ms},
+		// Two clients configured at half: 5 each at once, then each one
+		// every 20 ms from 20 ms; the server's slot at 10 ms comes back as
+		// burst, so it admits both: together they keep the server's pace.
+		{"GCRA configured at half, two clients", draw(quotatest.GCRA, 100, s, 10, 110, configured(ConfiguredHalf, 2)), s},
+		// Configured at half, three clients on a burst of 4 (2 each): 6 at
+		// once are 2 over the server's burst, so the third client's burst
+		// waits.
+		{"GCRA configured at half, three clients", draw(quotatest.GCRA, 100, s, 4, 64, configured(ConfiguredHalf, 3)), 600 * ms},
 		// Windows from 300 ms into a second: 100 there, 100 at 1 s, 50 at 2 s.
 		{"fixed windows", draw(quotatest.FixedWindow, 100, s, 100, 250, func(d *Draw) { d.Phase = 300 * ms }), 1700 * ms},
-		// Told exact, a GCRA of 100/s: 70 tokens back by 1 s, 30 more by
-		// 1.3 s; 70 again by 2 s, for the last 50.
-		{"fixed windows told exact", draw(quotatest.FixedWindow, 100, s, 100, 250, func(d *Draw) { d.Phase, d.Told = 300*ms, ToldExact }), 1700 * ms},
+		// Configured exactly, a GCRA of 100/s: 70 tokens back by 1 s, 30
+		// more by 1.3 s; 70 again by 2 s, for the last 50.
+		{"fixed windows configured exactly", draw(quotatest.FixedWindow, 100, s, 100, 250, func(d *Draw) { d.Phase, d.Configured = 300*ms, ConfiguredExact }), 1700 * ms},
 		// Windows from the first request: 300 ms, 1.3 s, 2.3 s.
 		{"first-request windows", draw(quotatest.FirstRequestWindow, 100, s, 100, 250, func(d *Draw) { d.Phase = 300 * ms }), 2 * s},
 		{"sliding log", draw(quotatest.SlidingLog, 100, s, 100, 250, func(d *Draw) { d.Phase = 300 * ms }), 2 * s},
@@ -311,9 +312,9 @@ func TestDist(t *testing.T) {
 	}
 }
 
-// result is a synthetic result of draw k of class told × clients.
-func result(k int, told Told, clients int, hg, bl Outcome) DrawResult {
-	return DrawResult{Draw: Draw{Index: k, Told: told, Clients: clients, Calls: 1000, Algorithm: quotatest.GCRA, Limit: 100, Window: time.Second, Burst: 10},
+// result is a synthetic result of draw k of class configured × clients.
+func result(k int, configured Configured, clients int, hg, bl Outcome) DrawResult {
+	return DrawResult{Draw: Draw{Index: k, Configured: configured, Clients: clients, Calls: 1000, Algorithm: quotatest.GCRA, Limit: 100, Window: time.Second, Burst: 10},
 		Ideal: 10 * time.Second, Headgate: hg, Baseline: bl}
 }
 
@@ -321,7 +322,7 @@ func TestFamilyMisses(t *testing.T) {
 	good := Outcome{Refused: 1, Makespan: 10 * time.Second}
 	var rs []DrawResult
 	for k := range 20 {
-		for _, tl := range []Told{ToldExact, Told2x, ToldHalf, ToldNone} {
+		for _, tl := range []Configured{ConfiguredExact, Configured2x, ConfiguredHalf, ConfiguredNone} {
 			for _, c := range []int{1, 3, 6} {
 				rs = append(rs, result(len(rs), tl, c, good, good))
 			}
@@ -331,10 +332,10 @@ func TestFamilyMisses(t *testing.T) {
 	if m := FamilyMisses(rs); len(m) != 0 {
 		t.Fatalf("misses on a family within the wants:\n%s", MissTable(m))
 	}
-	edit := func(told Told, clients int, n int, f func(*DrawResult)) []DrawResult {
+	edit := func(configured Configured, clients int, n int, f func(*DrawResult)) []DrawResult {
 		out := append([]DrawResult(nil), rs...)
 		for i := range out {
-			if out[i].Draw.Told == told && out[i].Draw.Clients == clients && n > 0 {
+			if out[i].Draw.Configured == configured && out[i].Draw.Clients == clients && n > 0 {
 				f(&out[i])
 				n--
 			}
@@ -347,20 +348,20 @@ func TestFamilyMisses(t *testing.T) {
 		want string // in the miss table; "" for none
 	}{
 		// 2 of 20 draws over: the 95th percentile (the 19th) is over.
-		{"exact 429s", edit(ToldExact, 1, 2, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 6, 6 }), "| told exact · 1 client (20 draws) | p95 429 % | 0.60 | ≤ 0.5 |"},
+		{"exact 429s", edit(ConfiguredExact, 1, 2, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 6, 6 }), "| configured at the exact limit · 1 client (20 draws) | p95 429 % | 0.60 | ≤ 0.5 |"},
 		// 1 of 20: the 95th percentile is not.
-		{"exact 429s, one draw", edit(ToldExact, 1, 1, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 6, 6 }), ""},
-		{"2× makespan", edit(Told2x, 1, 2, func(r *DrawResult) { r.Headgate.Makespan = 13 * time.Second }), "| told 2× · 1 client (20 draws) | p95 makespan ÷ ideal | 1.300 | ≤ 1.20 |"},
-		{"none makespan", edit(ToldNone, 1, 2, func(r *DrawResult) { r.Headgate.Makespan = 11600 * time.Millisecond }), "| told none · 1 client (20 draws) | p95 makespan ÷ ideal | 1.160 | ≤ 1.15 |"},
-		{"four budgets", edit(ToldExact, 3, 2, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 51, 60 }), "| told exact · 2–4 clients (20 draws) | p95 429 % | 5.10 | ≤ 5.0 |"},
-		{"eight budgets are not held", edit(ToldExact, 6, 20, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 500, 600 }), ""},
-		{"half is not held", edit(ToldHalf, 1, 20, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 500, 600 }), ""},
-		{"more than the baseline", edit(ToldHalf, 6, 1, func(r *DrawResult) { r.Headgate.Refused = 2 }), "| every draw | more 429s than the baseline | 1 draws | 0 draws |"},
-		{"faster than told", edit(Told2x, 3, 1, func(r *DrawResult) { r.Headgate.ToldBroken = 1 }), "| every draw told a rate | clients that sent faster than told | 1 draws |"},
-		{"learning told nothing to break", edit(ToldNone, 3, 1, func(r *DrawResult) { r.Headgate.ToldBroken = 1 }), ""},
-		{"deadline told none", edit(ToldNone, 6, 1, func(r *DrawResult) { r.Headgate.Deadline = 3 }), "| every draw told none | calls failed for a deadline the server's rate meets | 1 draws |"},
-		{"deadline told exact", edit(ToldExact, 1, 1, func(r *DrawResult) { r.Headgate.Deadline = 3 }), "| told exact · 1 client (20 draws) | calls failed for a deadline the server's rate meets | 1 draws | 0 draws | #0 (3) |"},
-		{"deadline told half is not held", edit(ToldHalf, 1, 1, func(r *DrawResult) { r.Headgate.Deadline = 3 }), ""},
+		{"exact 429s, one draw", edit(ConfiguredExact, 1, 1, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 6, 6 }), ""},
+		{"2× makespan", edit(Configured2x, 1, 2, func(r *DrawResult) { r.Headgate.Makespan = 13 * time.Second }), "| configured at 2× the limit · 1 client (20 draws) | p95 makespan ÷ ideal | 1.300 | ≤ 1.20 |"},
+		{"none makespan", edit(ConfiguredNone, 1, 2, func(r *DrawResult) { r.Headgate.Makespan = 11600 * time.Millisecond }), "| no rate configured · 1 client (20 draws) | p95 makespan ÷ ideal | 1.160 | ≤ 1.15 |"},
+		{"four budgets", edit(ConfiguredExact, 3, 2, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 51, 60 }), "| configured at the exact limit · 2–4 clients (20 draws) | p95 429 % | 5.10 | ≤ 5.0 |"},
+		{"eight budgets are not held", edit(ConfiguredExact, 6, 20, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 500, 600 }), ""},
+		{"half is not held", edit(ConfiguredHalf, 1, 20, func(r *DrawResult) { r.Headgate.Refused, r.Baseline.Refused = 500, 600 }), ""},
+		{"more than the baseline", edit(ConfiguredHalf, 6, 1, func(r *DrawResult) { r.Headgate.Refused = 2 }), "| every draw | more 429s than the baseline | 1 draws | 0 draws |"},
+		{"faster than configured", edit(Configured2x, 3, 1, func(r *DrawResult) { r.Headgate.ConfiguredBroken = 1 }), "| every draw with a configured rate | clients that sent faster than their configured rate | 1 draws |"},
+		{"learning has no configured rate to break", edit(ConfiguredNone, 3, 1, func(r *DrawResult) { r.Headgate.ConfiguredBroken = 1 }), ""},
+		{"deadline no rate configured", edit(ConfiguredNone, 6, 1, func(r *DrawResult) { r.Headgate.Deadline = 3 }), "| every draw with no rate configured | calls failed for a deadline the server's rate meets | 1 draws |"},
+		{"deadline configured exactly", edit(ConfiguredExact, 1, 1, func(r *DrawResult) { r.Headgate.Deadline = 3 }), "| configured at the exact limit · 1 client (20 draws) | calls failed for a deadline the server's rate meets | 1 draws | 0 draws | #0 (3) |"},
+		{"deadline configured at half is not held", edit(ConfiguredHalf, 1, 1, func(r *DrawResult) { r.Headgate.Deadline = 3 }), ""},
 	} {
 		table := MissTable(FamilyMisses(tt.rs))
 		switch {
@@ -372,10 +373,10 @@ func TestFamilyMisses(t *testing.T) {
 	}
 }
 
-// TestToldBroken: each client's sends are held to the told rate and burst
-// on their own, with toldSlack.
-func TestToldBroken(t *testing.T) {
-	d := draw(quotatest.GCRA, 10, time.Second, 2, 10, func(d *Draw) { d.Told, d.Clients = ToldHalf, 2 }) // 5/s burst 1
+// TestConfiguredBroken: each client's sends are held to the configured rate
+// and burst on their own, with configuredSlack.
+func TestConfiguredBroken(t *testing.T) {
+	d := draw(quotatest.GCRA, 10, time.Second, 2, 10, func(d *Draw) { d.Configured, d.Clients = ConfiguredHalf, 2 }) // 5/s burst 1
 	at := func(ms ...int) []time.Time {
 		var ts []time.Time
 		for _, m := range ms {
@@ -384,21 +385,21 @@ func TestToldBroken(t *testing.T) {
 		return ts
 	}
 	ok, early := at(0, 200, 400), at(0, 200, 399)
-	if n, _ := d.toldBroken([][]time.Time{ok, ok}); n != 0 {
+	if n, _ := d.configuredBroken([][]time.Time{ok, ok}); n != 0 {
 		t.Errorf("two clients at 5/s: %d broke it", n)
 	}
-	if n, _ := d.toldBroken([][]time.Time{ok, at(100, 300)}); n != 0 {
+	if n, _ := d.configuredBroken([][]time.Time{ok, at(100, 300)}); n != 0 {
 		t.Errorf("two clients at 5/s, 100 ms apart together: %d broke it", n)
 	}
-	if n, msg := d.toldBroken([][]time.Time{ok, early}); n != 1 || !strings.Contains(msg, "at most 1 allowed") {
+	if n, msg := d.configuredBroken([][]time.Time{ok, early}); n != 1 || !strings.Contains(msg, "at most 1 allowed") {
 		t.Errorf("one client 1 ms early: %d broke it (%q), want 1", n, msg)
 	}
-	if n, _ := d.toldBroken([][]time.Time{{FamilyStart, FamilyStart.Add(200*time.Millisecond - toldSlack)}}); n != 0 {
+	if n, _ := d.configuredBroken([][]time.Time{{FamilyStart, FamilyStart.Add(200*time.Millisecond - configuredSlack)}}); n != 0 {
 		t.Errorf("within the slack: %d broke it", n)
 	}
-	d.Told = ToldNone
-	if n, _ := d.toldBroken([][]time.Time{early}); n != 0 {
-		t.Errorf("told none: %d broke it", n)
+	d.Configured = ConfiguredNone
+	if n, _ := d.configuredBroken([][]time.Time{early}); n != 0 {
+		t.Errorf("no rate configured: %d broke it", n)
 	}
 }
 
@@ -407,9 +408,9 @@ func TestToldBroken(t *testing.T) {
 func TestRenderFamily(t *testing.T) {
 	var rs []DrawResult
 	for k := range 4 {
-		rs = append(rs, result(k, ToldExact, 1, Outcome{Refused: 10 * k, Makespan: 11 * time.Second}, Outcome{Refused: 5, Makespan: 10 * time.Second}))
+		rs = append(rs, result(k, ConfiguredExact, 1, Outcome{Refused: 10 * k, Makespan: 11 * time.Second}, Outcome{Refused: 5, Makespan: 10 * time.Second}))
 	}
-	rs = append(rs, result(4, ToldNone, 3, Outcome{Deadline: 7, Makespan: 5 * time.Second}, Outcome{Makespan: 10 * time.Second}))
+	rs = append(rs, result(4, ConfiguredNone, 3, Outcome{Deadline: 7, Makespan: 5 * time.Second}, Outcome{Makespan: 10 * time.Second}))
 	out := RenderFamily(99, rs)
 	for _, want := range []string{
 		"| exact | 1 | 4 | headgate | 1.0 · 3.0 · 3.0 | 1.10 · 1.10 · 1.10 | 0 (0) | 0 | 0 | 3 |",
@@ -426,19 +427,20 @@ func TestRenderFamily(t *testing.T) {
 }
 
 // TestRunFamilyDraw runs a small draw through both clients, in virtual
-// time: on a GCRA server told exactly, over no wire, both reach the ideal
-// with no 429; shared by three clients told exactly, the figures are the
-// key's (more than a third of the calls' 429s) and every call ends.
+// time: on a GCRA server, configured exactly, over no wire, both reach the
+// ideal with no 429; shared by three clients configured exactly, the
+// figures are the key's (more than a third of the calls' 429s) and every
+// call ends.
 func TestRunFamilyDraw(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		d       Draw
 		refused bool
 	}{
-		{"one client", draw(quotatest.GCRA, 50, time.Second, 5, 80, func(d *Draw) { d.Told = ToldExact }), false},
-		{"three clients", draw(quotatest.GCRA, 50, time.Second, 5, 80, func(d *Draw) { d.Told, d.Clients = ToldExact, 3 }), true},
-		{"deadlines", draw(quotatest.GCRA, 50, time.Second, 5, 80, func(d *Draw) { d.Told, d.Deadlines = ToldExact, 2 }), false},
-		{"over a wire", draw(quotatest.GCRA, 50, time.Second, 5, 80, func(d *Draw) { d.Told, d.Latency = ToldExact, 40*time.Millisecond }), false},
+		{"one client", draw(quotatest.GCRA, 50, time.Second, 5, 80, func(d *Draw) { d.Configured = ConfiguredExact }), false},
+		{"three clients", draw(quotatest.GCRA, 50, time.Second, 5, 80, func(d *Draw) { d.Configured, d.Clients = ConfiguredExact, 3 }), true},
+		{"deadlines", draw(quotatest.GCRA, 50, time.Second, 5, 80, func(d *Draw) { d.Configured, d.Deadlines = ConfiguredExact, 2 }), false},
+		{"over a wire", draw(quotatest.GCRA, 50, time.Second, 5, 80, func(d *Draw) { d.Configured, d.Latency = ConfiguredExact, 40*time.Millisecond }), false},
 	} {
 		ideal, err := tt.d.ideal()
 		if err != nil {
@@ -472,8 +474,8 @@ func TestRunFamilyDraw(t *testing.T) {
 							t.Errorf("deadline 1 s: %d failed for it, %d otherwise; want %d to %d, and 0", o.Deadline, o.Failed, late, most)
 						}
 					}
-					if o.ToldBroken != 0 || o.Sent != tt.d.Calls+o.Refused+o.Failed*(familyTries-1) && o.Failed == 0 {
-						t.Errorf("%+v: want each 429 retried, told kept", o)
+					if o.ConfiguredBroken != 0 || o.Sent != tt.d.Calls+o.Refused+o.Failed*(familyTries-1) && o.Failed == 0 {
+						t.Errorf("%+v: want each 429 retried, the configured rate kept", o)
 					}
 					var lost []string
 					if o.Failed+o.Deadline != 0 {
@@ -486,13 +488,13 @@ func TestRunFamilyDraw(t *testing.T) {
 					} else {
 						judge(t, lost, fmt.Sprintf("%+v", o))
 					}
-					// The baseline paces at the told rate, the server's:
+					// The baseline paces at the configured rate, the server's:
 					// the ideal to the nanosecond; headgate no sooner.
 					if !tt.refused && (o.Refused != 0 || o.Makespan < ideal || baseline && o.Makespan != ideal) {
 						t.Errorf("%d 429s, makespan %v; want none and the ideal %v", o.Refused, o.Makespan, ideal)
 					}
 					if tt.refused && o.Refused == 0 {
-						t.Errorf("no 429 from three clients each told the key's limit; want the key's")
+						t.Errorf("no 429 from three clients each configured at the key's limit; want the key's")
 					}
 					if got := strings.Count(trace.String(), "\n# sent_ms"); got != tt.d.Clients {
 						t.Errorf("trace of %d clients, want %d", got, tt.d.Clients)

@@ -21,25 +21,27 @@ type Outcome struct {
 	Deadline int           `json:"deadline"` // calls failed for their caller's deadline (one the server's real rate meets)
 	Makespan time.Duration `json:"makespan"` // from the start to the last call's return
 
-	// ToldBroken is how many of the draw's clients sent faster than they
-	// were told (their sends, at the wire, against the told rate and
-	// burst: quotatest.CheckTimes with toldSlack); ToldError is the first
-	// client's window that broke it. Told none, nothing is checked.
-	ToldBroken int    `json:"told_broken"`
-	ToldError  string `json:"told_error,omitempty"`
+	// ConfiguredBroken is how many of the draw's clients sent faster than
+	// they were configured to (their sends, at the wire, against the
+	// configured rate and burst: quotatest.CheckTimes with
+	// configuredSlack); ConfiguredError is the first client's window that
+	// broke it. With no rate configured, nothing is checked.
+	ConfiguredBroken int    `json:"configured_broken"`
+	ConfiguredError  string `json:"configured_error,omitempty"`
 }
 
-// toldSlack is the slack the told bound is checked with: x/time/rate's
-// float arithmetic puts some turns a nanosecond early, where sending too
-// fast puts one a whole interval (5 ms at least in the family) early.
-const toldSlack = time.Microsecond
+// configuredSlack is the slack the configured bound is checked with:
+// x/time/rate's float arithmetic puts some turns a nanosecond early, where
+// sending too fast puts one a whole interval (5 ms at least in the family)
+// early.
+const configuredSlack = time.Microsecond
 
 // DrawResult is a draw and what both clients reached on it.
 type DrawResult struct {
 	Draw Draw `json:"draw"`
 	// Ideal is the best makespan any client can reach: a greedy client's,
-	// which sends each call the instant both the server and the told rate
-	// admit it, plus one round trip at the wire's slowest (ideal).
+	// which sends each call the instant both the server and the configured
+	// rate admit it, plus one round trip at the wire's slowest (ideal).
 	Ideal time.Duration `json:"ideal"`
 	// Pace is, for a sliding-window counter, the makespan its rate alone
 	// would allow ((calls − limit) ÷ rate, plus a round trip), which no
@@ -88,7 +90,7 @@ func (d Draw) ideal() (time.Duration, error) {
 
 // greedy is when the server admits each call of the batch, in order, when
 // every call is sent the instant the server's limiter (quotatest.Limiter,
-// the server's own) and the told rate of some client with calls left both
+// the server's own) and the configured rate of some client with calls left both
 // admit it, from first (the first request's arrival). Greedy is the best
 // schedule against every algorithm but the sliding-window counter, where
 // it is within 1 % of the floor (floor.go).
@@ -97,24 +99,24 @@ func (d Draw) greedy(first time.Time) ([]time.Time, error) {
 	if err != nil {
 		return nil, err
 	}
-	type told struct {
+	type pacedClient struct {
 		left int
-		tat  time.Time // the told GCRA's theoretical arrival time (at the server)
+		tat  time.Time // the configured GCRA's theoretical arrival time (at the server)
 	}
-	rate, burst := d.told()
+	rate, burst := d.configured()
 	var interval, tau time.Duration
 	if rate > 0 {
 		interval = d.Window / time.Duration(rate)
 		tau = time.Duration(burst-1) * interval
 	}
-	clients := make([]told, d.Clients)
+	clients := make([]pacedClient, d.Clients)
 	for c := range clients {
 		calls, _ := d.share(c)
-		clients[c] = told{left: len(calls), tat: first}
+		clients[c] = pacedClient{left: len(calls), tat: first}
 	}
 	admitted := make([]time.Time, 0, d.Calls)
 	for at := first; len(admitted) < d.Calls; {
-		// The client whose told rate lets it go first (most calls left on a tie).
+		// The client whose configured rate lets it go first (most calls left on a tie).
 		pick, next := -1, time.Time{}
 		for c, cl := range clients {
 			if cl.left == 0 {
@@ -208,7 +210,7 @@ func RunFamilyDraw(ctx context.Context, d Draw, baseline bool, ideal time.Durati
 	if err != nil {
 		return Outcome{}, err
 	}
-	rate, burst := d.told()
+	rate, burst := d.configured()
 	build := transportClient
 	if baseline {
 		build = baselineClient
@@ -219,7 +221,7 @@ func RunFamilyDraw(ctx context.Context, d Draw, baseline bool, ideal time.Durati
 		sides[c] = newClientSide(newJitterWire(p.Transport(), d.Latency, d.Jitter, splitmix(d.Seed^uint64(d.Index)<<8^uint64(c))))
 		sides[c].trace = trace != nil
 		clients[c], err = build(clientEnv{
-			url: "http://quotatest.invalid", rate: rate, burst: max(1, burst), period: d.Window, learn: d.Told == ToldNone,
+			url: "http://quotatest.invalid", rate: rate, burst: max(1, burst), period: d.Window, learn: d.Configured == ConfiguredNone,
 			tries: familyTries, base: sides[c], observer: sides[c].heard,
 		})
 		if err != nil {
@@ -274,7 +276,7 @@ func RunFamilyDraw(ctx context.Context, d Draw, baseline bool, ideal time.Durati
 			sends[c] = append(sends[c], ts...)
 		}
 	}
-	o.ToldBroken, o.ToldError = d.toldBroken(sends)
+	o.ConfiguredBroken, o.ConfiguredError = d.configuredBroken(sends)
 	if trace != nil {
 		who := "headgate transport"
 		if baseline {
@@ -287,17 +289,17 @@ func RunFamilyDraw(ctx context.Context, d Draw, baseline bool, ideal time.Durati
 	return o, nil
 }
 
-// toldBroken is how many clients' sends (sends[c], client c's, in any
-// order) broke the told rate and burst, and the first one's broken window;
-// told none, 0.
-func (d Draw) toldBroken(sends [][]time.Time) (int, string) {
-	rate, burst := d.told()
+// configuredBroken is how many clients' sends (sends[c], client c's, in any
+// order) broke the configured rate and burst, and the first one's broken
+// window; with no rate configured, 0.
+func (d Draw) configuredBroken(sends [][]time.Time) (int, string) {
+	rate, burst := d.configured()
 	if rate == 0 {
 		return 0, ""
 	}
 	n, first := 0, ""
 	for _, times := range sends {
-		if err := quotatest.CheckTimes(times, max(1, burst), d.Window/time.Duration(rate), toldSlack); err != nil {
+		if err := quotatest.CheckTimes(times, max(1, burst), d.Window/time.Duration(rate), configuredSlack); err != nil {
 			n++
 			if first == "" {
 				first = err.Error()

@@ -34,43 +34,43 @@ func dist(vals []float64, draws []int) Dist {
 
 // ClientFigures are one client kind's figures over a class's draws.
 type ClientFigures struct {
-	Refused       Dist // 429s, % of the calls
-	Ratio         Dist // makespan ÷ ideal
-	DeadlineDraws int  // draws where some call failed for its deadline
-	DeadlineCalls int  // such calls, over the class
-	FailedCalls   int  // calls failed otherwise (refused on every try)
-	ToldDraws     int  // draws where some client sent faster than told
+	Refused               Dist // 429s, % of the calls
+	Ratio                 Dist // makespan ÷ ideal
+	DeadlineDraws         int  // draws where some call failed for its deadline
+	DeadlineCalls         int  // such calls, over the class
+	FailedCalls           int  // calls failed otherwise (refused on every try)
+	ConfiguredBrokenDraws int  // draws where some client sent faster than its configured rate
 }
 
-// FamilyClass is one row pair of the family's table: the draws of one told
-// class and sharing class.
+// FamilyClass is one row pair of the family's table: the draws of one
+// configured-rate class and sharing class.
 type FamilyClass struct {
-	Told     Told
-	Sharing  string
-	Draws    int
-	Headgate ClientFigures
-	Baseline ClientFigures
+	Configured Configured
+	Sharing    string
+	Draws      int
+	Headgate   ClientFigures
+	Baseline   ClientFigures
 	// MoreRefused lists the draws (Draw.Index) where headgate drew more
 	// 429s than the baseline.
 	MoreRefused []int
 }
 
-// Aggregate groups results by told class and sharing class, in table
-// order; classes with no draw are left out.
+// Aggregate groups results by configured-rate class and sharing class, in
+// table order; classes with no draw are left out.
 func Aggregate(results []DrawResult) []FamilyClass {
 	var out []FamilyClass
-	for t := ToldExact; t <= ToldNone; t++ {
+	for t := ConfiguredExact; t <= ConfiguredNone; t++ {
 		for _, sh := range []string{sharingOne, sharingFew, sharingMany} {
 			var rs []DrawResult
 			for _, r := range results {
-				if r.Draw.Told == t && r.Draw.Sharing() == sh {
+				if r.Draw.Configured == t && r.Draw.Sharing() == sh {
 					rs = append(rs, r)
 				}
 			}
 			if len(rs) == 0 {
 				continue
 			}
-			c := FamilyClass{Told: t, Sharing: sh, Draws: len(rs),
+			c := FamilyClass{Configured: t, Sharing: sh, Draws: len(rs),
 				Headgate: figuresOf(rs, func(r DrawResult) Outcome { return r.Headgate }),
 				Baseline: figuresOf(rs, func(r DrawResult) Outcome { return r.Baseline })}
 			for _, r := range rs {
@@ -98,8 +98,8 @@ func figuresOf(rs []DrawResult, of func(DrawResult) Outcome) ClientFigures {
 		if o.Deadline > 0 {
 			f.DeadlineDraws++
 		}
-		if o.ToldBroken > 0 {
-			f.ToldDraws++
+		if o.ConfiguredBroken > 0 {
+			f.ConfiguredBrokenDraws++
 		}
 	}
 	f.Refused, f.Ratio = dist(refused, draws), dist(ratio, draws)
@@ -107,29 +107,29 @@ func figuresOf(rs []DrawResult, of func(DrawResult) Outcome) ClientFigures {
 }
 
 // RenderFamily writes the family's distribution as markdown: the table by
-// told class and sharing class, headgate beside the baseline on the same
-// draws; headgate's 95th percentiles by algorithm; and the worst draws,
-// each with what replays it.
+// configured-rate class and sharing class, headgate beside the baseline on
+// the same draws; headgate's 95th percentiles by algorithm; and the worst
+// draws, each with what replays it.
 func RenderFamily(seed uint64, results []DrawResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d draws of seed %d. Each draw: a fresh server and deployment (bench/matrix/family.go), its batch sent "+
-		"through headgate's transport and, on a fresh server, through the baseline (x/time/rate at the told rate, each goroutine "+
-		"sleeping its own Retry-After; told none, rate.Inf), in virtual time. 429s as %% of the calls; makespan ÷ the ideal "+
-		"(a greedy client's: each call the instant the server and the told rate admit it, plus a round trip, each leg at the wire's "+
+		"through headgate's transport and, on a fresh server, through the baseline (x/time/rate at the configured rate, each goroutine "+
+		"sleeping its own Retry-After; with no rate configured, rate.Inf), in virtual time. 429s as %% of the calls; makespan ÷ the ideal "+
+		"(a greedy client's: each call the instant the server and the configured rate admit it, plus a round trip, each leg at the wire's "+
 		"slowest; on a sliding-window counter that is the proven floor, above the rate's pace; on a GCRA or token bucket whose "+
 		"tolerance is under the wire's jitter, the proven floor of a client no delay can make refused, where it is higher); figures summed "+
 		"over the clients sharing the key. p50 · p95 · worst. A makespan ends with the last call's return, failed calls included: "+
 		"a draw whose calls failed fast reads short, so read it beside the failures.\n\n", len(results), seed)
-	b.WriteString("| told | clients | draws | client | 429 % | makespan ÷ ideal | failed for a deadline: draws (calls) | refused on every try: calls | told bound broken: draws | more 429s than the baseline: draws |\n")
+	b.WriteString("| configured rate | clients | draws | client | 429 % | makespan ÷ ideal | failed for a deadline: draws (calls) | refused on every try: calls | configured bound broken: draws | more 429s than the baseline: draws |\n")
 	b.WriteString("|---|---|--:|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range Aggregate(results) {
 		row := func(who string, f ClientFigures, more string) {
-			told := "–"
-			if c.Told != ToldNone {
-				told = fmt.Sprint(f.ToldDraws)
+			broken := "–"
+			if c.Configured != ConfiguredNone {
+				broken = fmt.Sprint(f.ConfiguredBrokenDraws)
 			}
-			fmt.Fprintf(&b, "| %v | %s | %d | %s | %s | %s | %d (%d) | %d | %s | %s |\n", c.Told, c.Sharing, c.Draws, who,
-				distText(f.Refused, "%.1f"), distText(f.Ratio, "%.2f"), f.DeadlineDraws, f.DeadlineCalls, f.FailedCalls, told, more)
+			fmt.Fprintf(&b, "| %v | %s | %d | %s | %s | %s | %d (%d) | %d | %s | %s |\n", c.Configured, c.Sharing, c.Draws, who,
+				distText(f.Refused, "%.1f"), distText(f.Ratio, "%.2f"), f.DeadlineDraws, f.DeadlineCalls, f.FailedCalls, broken, more)
 		}
 		row("headgate", c.Headgate, fmt.Sprint(len(c.MoreRefused)))
 		row("baseline", c.Baseline, "")
@@ -145,21 +145,21 @@ func distText(d Dist, f string) string {
 }
 
 // renderByAlgorithm writes headgate's 95th percentiles by server algorithm
-// and by the server's headers, against the told class and one client or
-// several: where the misses are.
+// and by the server's headers, against the configured-rate class and one
+// client or several: where the misses are.
 func renderByAlgorithm(b *strings.Builder, results []DrawResult) {
 	breakdown := func(title string, rows []string, of func(Draw) string) {
-		fmt.Fprintf(b, "headgate by %s — cell: p95 429 %% · p95 makespan ÷ ideal (draws), by told class and clients\n\n", title)
+		fmt.Fprintf(b, "headgate by %s — cell: p95 429 %% · p95 makespan ÷ ideal (draws), by configured-rate class and clients\n\n", title)
 		fmt.Fprintf(b, "| %s | exact · 1 | exact · 2–8 | 2× · 1 | 2× · 2–8 | ½ · 1 | ½ · 2–8 | none · 1 | none · 2–8 |\n|---|%s\n",
 			title, strings.Repeat("--:|", 8))
 		for _, row := range rows {
 			fmt.Fprintf(b, "| %s |", row)
 			for col := range 8 {
-				t, one := ToldExact+Told(col/2), col%2 == 0
+				t, one := ConfiguredExact+Configured(col/2), col%2 == 0
 				var refused, ratio []float64
 				var draws []int
 				for _, r := range results {
-					if of(r.Draw) == row && r.Draw.Told == t && (r.Draw.Clients == 1) == one {
+					if of(r.Draw) == row && r.Draw.Configured == t && (r.Draw.Clients == 1) == one {
 						refused = append(refused, r.Headgate.RefusedPct(r.Draw.Calls))
 						ratio = append(ratio, r.Ratio(r.Headgate))
 						draws = append(draws, r.Draw.Index)
@@ -213,8 +213,9 @@ func ReplayCommand(seed uint64, k int) string {
 
 // WorstDraws lists, for each way a draw can go wrong, headgate's n worst
 // draws: the most 429s, the longest makespan ÷ ideal, more 429s than the
-// baseline, calls failed for a deadline, sends faster than told — each
-// with both clients' figures, its full description and its replay command.
+// baseline, calls failed for a deadline, sends faster than the configured
+// rate — each with both clients' figures, its full description and its
+// replay command.
 func WorstDraws(seed uint64, results []DrawResult, n int) string {
 	var b strings.Builder
 	section := func(title string, keep func(DrawResult) bool, key func(DrawResult) float64) {
@@ -243,9 +244,9 @@ func WorstDraws(seed uint64, results []DrawResult, n int) string {
 	section("calls failed for a deadline the server's rate meets",
 		func(r DrawResult) bool { return r.Headgate.Deadline > 0 },
 		func(r DrawResult) float64 { return float64(r.Headgate.Deadline) })
-	section("sent faster than told",
-		func(r DrawResult) bool { return r.Headgate.ToldBroken > 0 },
-		func(r DrawResult) float64 { return float64(r.Headgate.ToldBroken) })
+	section("sent faster than the configured rate",
+		func(r DrawResult) bool { return r.Headgate.ConfiguredBroken > 0 },
+		func(r DrawResult) float64 { return float64(r.Headgate.ConfiguredBroken) })
 	return b.String()
 }
 
@@ -265,16 +266,17 @@ func outcomeText(r DrawResult, o Outcome) string {
 	if o.Failed > 0 {
 		s += fmt.Sprintf(", %d failed", o.Failed)
 	}
-	if o.ToldBroken > 0 {
-		s += fmt.Sprintf(", %d clients faster than told (%s)", o.ToldBroken, o.ToldError)
+	if o.ConfiguredBroken > 0 {
+		s += fmt.Sprintf(", %d clients faster than their configured rate (%s)", o.ConfiguredBroken, o.ConfiguredError)
 	}
 	return s
 }
 
 // familyWant is one of issue 30's wants on the family: on the 95th
-// percentile of headgate's draws of a told class and sharing classes.
+// percentile of headgate's draws of a configured-rate class and sharing
+// classes.
 type familyWant struct {
-	told       Told
+	configured Configured
 	sharing    []string
 	maxRefused float64 // % of the calls
 	maxRatio   float64 // makespan ÷ ideal
@@ -284,10 +286,10 @@ type familyWant struct {
 // one key are held to theirs on the draws of two to four clients; five to
 // eight are measured, held to nothing but the wants of every draw.
 var familyWants = []familyWant{
-	{ToldExact, []string{sharingOne}, 0.5, 1.03},
-	{Told2x, []string{sharingOne}, 3, 1.20},
-	{ToldNone, []string{sharingOne}, 3, 1.15},
-	{ToldExact, []string{sharingFew}, 5, 1.30},
+	{ConfiguredExact, []string{sharingOne}, 0.5, 1.03},
+	{Configured2x, []string{sharingOne}, 3, 1.20},
+	{ConfiguredNone, []string{sharingOne}, 3, 1.15},
+	{ConfiguredExact, []string{sharingFew}, 5, 1.30},
 }
 
 // Miss is a want the family missed.
@@ -302,14 +304,14 @@ type Miss struct {
 // a deadline the server's real rate meets (a caller must not fail for
 // the controller's estimate; and a call failed fast would shorten the
 // makespan the class is judged by); on every draw, no more 429s than the
-// baseline; on every draw told a rate, nothing sent faster than told; on
-// every draw told none, no call failed for a deadline.
+// baseline; on every draw with a configured rate, nothing sent faster than
+// it; on every draw with no rate configured, no call failed for a deadline.
 func FamilyMisses(results []DrawResult) []Miss {
 	var misses []Miss
 	for _, w := range familyWants {
 		var rs []DrawResult
 		for _, r := range results {
-			if r.Draw.Told == w.told && slices.Contains(w.sharing, r.Draw.Sharing()) {
+			if r.Draw.Configured == w.configured && slices.Contains(w.sharing, r.Draw.Sharing()) {
 				rs = append(rs, r)
 			}
 		}
@@ -321,7 +323,7 @@ func FamilyMisses(results []DrawResult) []Miss {
 		if slices.Equal(w.sharing, []string{sharingOne}) {
 			clients = "client"
 		}
-		class := fmt.Sprintf("told %v · %s %s (%d draws)", w.told, strings.Join(w.sharing, ", "), clients, len(rs))
+		class := fmt.Sprintf("%s · %s %s (%d draws)", w.configured.phrase(), strings.Join(w.sharing, ", "), clients, len(rs))
 		if f.Refused.P95 > w.maxRefused {
 			misses = append(misses, Miss{class, "p95 429 %", fmt.Sprintf("%.2f", f.Refused.P95), fmt.Sprintf("≤ %.1f", w.maxRefused),
 				fmt.Sprintf("#%d (%.2f)", f.Refused.WorstDraw, f.Refused.Worst)})
@@ -360,11 +362,11 @@ func FamilyMisses(results []DrawResult) []Miss {
 	}
 	every("every draw", "more 429s than the baseline", nil,
 		func(r DrawResult) float64 { return float64(r.Headgate.Refused - r.Baseline.Refused) }, "0 draws")
-	every("every draw told a rate", "clients that sent faster than told",
-		func(r DrawResult) bool { return r.Draw.Told != ToldNone },
-		func(r DrawResult) float64 { return float64(r.Headgate.ToldBroken) }, "0 draws")
-	every("every draw told none", "calls failed for a deadline the server's rate meets",
-		func(r DrawResult) bool { return r.Draw.Told == ToldNone },
+	every("every draw with a configured rate", "clients that sent faster than their configured rate",
+		func(r DrawResult) bool { return r.Draw.Configured != ConfiguredNone },
+		func(r DrawResult) float64 { return float64(r.Headgate.ConfiguredBroken) }, "0 draws")
+	every("every draw with no rate configured", "calls failed for a deadline the server's rate meets",
+		func(r DrawResult) bool { return r.Draw.Configured == ConfiguredNone },
 		func(r DrawResult) float64 { return float64(r.Headgate.Deadline) }, "0 draws")
 	return misses
 }

@@ -146,7 +146,8 @@ func familyResults(t *testing.T) *FamilyRun {
 // -family.draw replay one) and logs its distribution: the table of
 // RenderFamily and the worst draws, each with its replay command. It
 // checks that the measurement is sane and that headgate never sends
-// faster than told; TestFamilyWants holds headgate to the wants.
+// faster than its configured rate; TestFamilyWants holds headgate to the
+// issue's wants.
 func TestFamily(t *testing.T) {
 	run := familyResults(t)
 	for _, r := range run.Draws {
@@ -158,8 +159,8 @@ func TestFamily(t *testing.T) {
 		if r.Ideal <= 0 {
 			t.Errorf("%s: ideal %v", r.Draw, r.Ideal)
 		}
-		if r.Headgate.ToldBroken > 0 {
-			t.Errorf("%s: headgate sent faster than told: %s", r.Draw, r.Headgate.ToldError)
+		if r.Headgate.ConfiguredBroken > 0 {
+			t.Errorf("%s: headgate sent faster than the configured rate: %s", r.Draw, r.Headgate.ConfiguredError)
 		}
 	}
 	t.Logf("%d draws in %v\n\n%s", len(run.Draws), run.Elapsed.Round(time.Millisecond), RenderFamily(run.Seed, run.Draws))

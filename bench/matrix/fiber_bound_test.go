@@ -34,7 +34,7 @@ import (
 // 2 s pause covers window 3 (fiber sees none of its requests), and from
 // window 4 the 334 left need four windows of every other: window 10, again
 // 10 − φ seconds, 1.67× the ideal + pause of 6 s (1.50–1.67× over
-// loopback). The told-2× and learned scenarios have the exact one's bound.
+// loopback). The 2× and learned scenarios have the exact one's bound.
 //
 // TestFiberSlidingBound computes the first two by exhaustive search over
 // every window's count of requests, and runs the client that reaches the

@@ -15,9 +15,9 @@ import (
 // 3.4 % 429s (10–17), above the 3 %: the learning budget read the
 // two whole reports, 0.5–2 ms apart, as a server refilling faster than
 // its pace and doubled its rate, sending a second quota into the fresh
-// window (core: learnRefillLocked). Told no rate, a fixed window draws
-// one refusal (the probe that finds the first window spent); held here
-// to 2, and to the 1.15× the ideal.
+// window (core: learnRefillLocked). With no rate configured, a fixed
+// window draws one refusal (the probe that finds the first window spent);
+// held here to 2, and to the 1.15× the ideal.
 func TestFiberFixedTurnInTheFirstBurst(t *testing.T) {
 	var learned Scenario
 	for _, sc := range Scenarios {

@@ -10,10 +10,10 @@ import (
 // scenario against fiber's sliding-window rule (fiberRule) in virtual
 // time, its clock ticking on the second and half a second past it, and
 // holds each to what it must keep there: no call failed, nothing sent
-// faster than told (half: exactly, no slack), nothing sent into a known
-// pause and the refused call's retry within 20 ms of its end, no slot
-// leaked — no run below the floor fiber_bound_test.go proves, which
-// would show that floor wrong, and none more than 50 ms above it.
+// faster than the configured rate (half: exactly, no slack), nothing sent
+// into a known pause and the refused call's retry within 20 ms of its
+// end, no slot leaked — no run below the floor fiber_bound_test.go proves,
+// which would show that floor wrong, and none more than 50 ms above it.
 //
 // The makespans are out of reach here (the floor is 2.00× the
 // ideal, 2.25× for a client that does not know fiber's rule before its
@@ -27,8 +27,8 @@ import (
 // ends at 9 s there too, its probes timed by fiber's whole-second
 // Retry-After. (Before it learned this, 2.51×: the probe into each window
 // after a spent one was refused, counted, and each pair of windows
-// admitted 99.) Told half the rate, the budget's pace is the bound, not
-// fiber's windows: not held to the floor.
+// admitted 99.) Configured at half the rate, the budget's pace is the
+// bound, not fiber's windows: not held to the floor.
 func TestFiberSlidingInVirtualTime(t *testing.T) {
 	t.Cleanup(func() { checkLedger(t, "TestFiberSlidingInVirtualTime/") })
 	for _, phase := range []time.Duration{0, 500 * time.Millisecond} {
@@ -48,10 +48,10 @@ func TestFiberSlidingInVirtualTime(t *testing.T) {
 						t.Error(b)
 					}
 					switch {
-					case !r.Told && !sc.Learn:
-						t.Errorf("sent faster than told: %s", r.ToldError)
-					case !r.Told:
-						fail("sent faster than the server's own rate and burst: %s", r.ToldError)
+					case !r.KeptConfigured && !sc.Learn:
+						t.Errorf("sent faster than the configured rate: %s", r.ConfiguredError)
+					case !r.KeptConfigured:
+						fail("sent faster than the server's own rate and burst: %s", r.ConfiguredError)
 					}
 					if r.Failed > 0 {
 						fail("%d calls failed", r.Failed)

@@ -91,7 +91,7 @@ func greedyOn(t *testing.T, s ServerSpec, pause bool) time.Duration {
 
 // Started anywhere in a sliding window's second, every headgate client
 // finishes within 3 % of the floor for its phase, with the wants' 429s
-// (told exactly, learned):
+// (configured exactly, learned):
 // it spends the window it starts in at once, and when the first burst's
 // wait ends, what the windows since returned at once too (the counter
 // allows L·e at e into the next window). The pause: within 3 % of its
@@ -157,16 +157,16 @@ func TestSlidingAtPhase(t *testing.T) {
 				case "learned":
 					want(r.RefusedPct() <= 3, "429s %.1f%%, want ≤ 3%%", r.RefusedPct())
 				case "2x":
-					// Not held to the issue's ≤ 3 % here: told a burst of
-					// twice the server's, the budget lets up to 200 go at
-					// the batch's first instant, and how many of them reach
-					// the server before the first refusal comes back is the
+					// Not held to the issue's ≤ 3 % here: configured with a
+					// burst of twice the server's, the budget lets up to 200
+					// go at the batch's first instant, and how many of them
+					// reach the server before the first refusal comes back is the
 					// bubble's scheduling: 2–4 mostly, up to 19 (3.8 %) in
 					// some runs, at any phase. TestWantsInVirtualTime holds
 					// the 2× cells to it.
 				}
-				if !c.Scenario.Learn && !r.Told {
-					t.Errorf("sent faster than told: %s", r.ToldError)
+				if !c.Scenario.Learn && !r.KeptConfigured {
+					t.Errorf("sent faster than the configured rate: %s", r.ConfiguredError)
 				}
 				want(r.Failed == 0, "%d calls failed", r.Failed)
 				judge(t, failed, fmt.Sprintf("%s; floor %v (%.3f× ideal)", summary(r), r.Floor, r.FloorRatio()))
@@ -180,7 +180,7 @@ func TestSlidingAtPhase(t *testing.T) {
 // whole second, its reset names an end that much before the window really
 // turns, and reads as passed until then.
 //
-// Told exactly, a batch begun 300–700 ms into such a window (a limiter
+// Configured exactly, a batch begun 300–700 ms into such a window (a limiter
 // that has run a while, as every production one has): a probe refused
 // with the reset still passed honours the refusal's wait (passedReset)
 // instead of probing again at every paced turn, each refusal read as the
@@ -211,13 +211,13 @@ func TestHttprateOffTheSecond(t *testing.T) {
 				t.Run(fmt.Sprintf("exact/%s/%v/%v", cl.Name, build, phase), func(t *testing.T) {
 					t.Parallel()
 					r := runVirtualAt(t, Cell{Server: inProcessAt(httprateServer, phase), Scenario: exact, Client: cl}, build)
-					if !r.Told {
-						t.Errorf("sent faster than told: %s", r.ToldError)
+					if !r.KeptConfigured {
+						t.Errorf("sent faster than the configured rate: %s", r.ConfiguredError)
 					}
 					var failed []string
 					if r.Refused > 3 || r.Failed > 0 || r.Ratio() > 1.03*r.FloorRatio() {
-						failed = append(failed, fmt.Sprintf("%d refusals (want ≤ 3), %d failed, told bound kept %v, %.3f× the floor (want ≤ 1.03×)",
-							r.Refused, r.Failed, r.Told, r.Ratio()/r.FloorRatio()))
+						failed = append(failed, fmt.Sprintf("%d refusals (want ≤ 3), %d failed, configured bound kept %v, %.3f× the floor (want ≤ 1.03×)",
+							r.Refused, r.Failed, r.KeptConfigured, r.Ratio()/r.FloorRatio()))
 					}
 					judge(t, failed, fmt.Sprintf("%s; floor %.3f×", summary(r), r.FloorRatio()))
 				})
@@ -225,14 +225,14 @@ func TestHttprateOffTheSecond(t *testing.T) {
 			t.Run(fmt.Sprintf("pause/%s/%v", cl.Name, build), func(t *testing.T) {
 				t.Parallel()
 				r := runVirtualAt(t, Cell{Server: inProcessAt(httprateServer, 0), Scenario: pause, Client: cl}, build)
-				if !r.Told {
-					t.Errorf("sent faster than told: %s", r.ToldError)
+				if !r.KeptConfigured {
+					t.Errorf("sent faster than the configured rate: %s", r.ConfiguredError)
 				}
 				var failed []string
 				if r.IntoKnown > 0 || r.Failed > 0 || r.Ratio() > 1.03*r.FloorRatio() ||
 					!r.RetrySeen || r.RetryDelay < 0 || r.RetryDelay > 20*time.Millisecond {
-					failed = append(failed, fmt.Sprintf("%d into the known pause, %d failed, told bound kept %v, %.3f× the floor (want ≤ 1.03×), retry %v after the pause (seen %v)",
-						r.IntoKnown, r.Failed, r.Told, r.Ratio()/r.FloorRatio(), r.RetryDelay, r.RetrySeen))
+					failed = append(failed, fmt.Sprintf("%d into the known pause, %d failed, configured bound kept %v, %.3f× the floor (want ≤ 1.03×), retry %v after the pause (seen %v)",
+						r.IntoKnown, r.Failed, r.KeptConfigured, r.Ratio()/r.FloorRatio(), r.RetryDelay, r.RetrySeen))
 				}
 				judge(t, failed, fmt.Sprintf("%s; floor %.3f×", summary(r), r.FloorRatio()))
 			})

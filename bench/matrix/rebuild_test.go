@@ -9,10 +9,10 @@ import (
 
 // judgeWants makes the regression cells' wants fail the test (make
 // matrix-wants). Without it (make test) a cell fails only for what no
-// client may do — send faster than told, leak a slot, see less than its
-// calls — and logs what it misses of the wants with its figures: the
-// cells run in virtual time, but in an order the scheduler picks, and
-// near a want a cell meets it in some runs and not in others.
+// client may do — send faster than its configured rate, leak a slot, see
+// less than its calls — and logs what it misses of the wants with its
+// figures: the cells run in virtual time, but in an order the scheduler
+// picks, and near a want a cell meets it in some runs and not in others.
 var judgeWants = flag.Bool("matrix.wants", false, "judge the regression cells by issue 14's wants (make matrix-wants)")
 
 // rebuildMisses are the regression cells whose wants the controller
@@ -36,16 +36,17 @@ var rebuildMisses = []string{
 	// httprate off the second: 4 refusals where the wants allow 3; after
 	// a pause, a call fails.
 	"TestHttprateOffTheSecond/",
-	// Fixed windows told the exact rate: 3 refusals (0.6 %, want ≤ 0.5 %).
+	// Fixed windows, configured at the exact rate: 3 refusals (0.6 %, want
+	// ≤ 0.5 %).
 	"TestWantsInVirtualTime/exact/quotatest_fixed",
-	// Fixed windows told nothing: in some runs a call is refused all its
-	// tries.
+	// Fixed windows, no rate configured: in some runs a call is refused
+	// all its tries.
 	"TestWantsInVirtualTime/learned/quotatest_fixed",
-	// Fiber's fixed window turning in the first burst, told nothing: 4
-	// refusals where the wants allow 2.
+	// Fiber's fixed window turning in the first burst, no rate
+	// configured: 4 refusals where the wants allow 2.
 	"TestFiberFixedTurnInTheFirstBurst",
-	// Three clients on one key told the whole rate: in some runs one call
-	// is refused all its 6 tries.
+	// Three clients on one key, each configured at the whole rate: in some
+	// runs one call is refused all its 6 tries.
 	"TestRunFamilyDraw/three_clients/baseline=false",
 }
 
@@ -68,13 +69,13 @@ func rebuildEntry(name string) string {
 }
 
 // judge holds a cell to its wants: failed lists what it missed, figures
-// its measurement. Breaking the told bound fails every cell. Otherwise,
+// its measurement. Breaking the configured bound fails every cell. Otherwise,
 // with -matrix.wants, a cell under rebuildMisses that misses is skipped
 // with both and any other fails; without it, a miss is logged.
 func judge(t *testing.T, failed []string, figures string) {
 	t.Helper()
 	for _, f := range failed {
-		if strings.HasPrefix(f, "sent faster than told") {
+		if strings.HasPrefix(f, "sent faster than the configured rate") {
 			t.Error(f)
 		}
 	}

@@ -25,7 +25,7 @@ type Env struct {
 	Workload  Workload
 	InProcess bool          // serve quotatest in-process (for testing/synctest) instead of over loopback
 	RedisAddr string        // a redis-server for redis_rate; "" skips its cells
-	Slack     time.Duration // scheduling noise allowed when checking the told rate: 0 in synctest
+	Slack     time.Duration // scheduling noise allowed when checking the configured rate: 0 in synctest
 	Trace     io.Writer     // if set, each cell's per-request trace is written to it (trace.go)
 	Latency   time.Duration // the wire's latency each way between the clients and the server (wire.go); 0: none added
 	traceMu   sync.Mutex
@@ -55,11 +55,11 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 	defer srv.Close()
 
 	serverBurst := c.Server.Burst(w)
-	toldRate, toldBurst := c.Scenario.told(w.Rate, serverBurst)
+	configuredRate, configuredBurst := c.Scenario.configured(w.Rate, serverBurst)
 	seen := newClientSide(withLatency(srv.Base, env.Latency))
 	seen.trace = env.Trace != nil
 	cl, err := c.Client.build(clientEnv{
-		url: srv.URL, rate: toldRate, burst: toldBurst, learn: c.Scenario.Learn, tries: w.MaxTries, base: seen,
+		url: srv.URL, rate: configuredRate, burst: configuredBurst, learn: c.Scenario.Learn, tries: w.MaxTries, base: seen,
 		inFlight: maxInFlight, observer: seen.heard,
 	})
 	if err != nil {
@@ -67,8 +67,8 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 	}
 
 	res.Ideal = ideal(w.N, w.Rate, serverBurst)
-	if c.Scenario.Factor < 1 { // never faster than told: the told limit's ideal
-		res.Ideal = ideal(w.N, toldRate, toldBurst)
+	if c.Scenario.Factor < 1 { // never faster than configured: the configured limit's ideal
+		res.Ideal = ideal(w.N, configuredRate, configuredBurst)
 	}
 	if c.Scenario.Pause {
 		res.Ideal += w.Pause
@@ -99,7 +99,7 @@ func (env *Env) Run(ctx context.Context, c Cell) (Result, error) {
 		res.Leaked = cl.budget.InFlight()
 	}
 	arrivals, pauseAt := srv.Arrivals()
-	res.measure(arrivals, pauseAt, seen, w.Pause, toldRate, toldBurst, env.Slack)
+	res.measure(arrivals, pauseAt, seen, w.Pause, configuredRate, configuredBurst, env.Slack)
 	if env.Trace != nil {
 		env.traceMu.Lock()
 		writeTrace(env.Trace, res.Scenario+" · "+res.Server+" · "+res.Client+" · "+res.Figures(), start, seen.tries, arrivals)

@@ -30,9 +30,9 @@ import (
 // why a client pacing at the rate (x/time/rate) draws about a fifth of
 // its calls refused there.
 //
-// The bound is the server's, whatever a client is told: it holds for the
-// 2× scenario as it is (1.25×), and a client told half the rate is held to
-// the told limit's ideal instead.
+// The bound is the server's, whatever rate a client is configured with:
+// it holds for the 2× scenario as it is (1.25×), and a client configured
+// at half the rate is held to the configured limit's ideal instead.
 //
 // The pause scenario is another server: it pauses Pause once a third of
 // the batch is admitted, and forgets everything spent when the pause ends.

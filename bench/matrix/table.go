@@ -9,11 +9,11 @@ import (
 
 // scenarioTitles say what each scenario's table shows.
 var scenarioTitles = map[string]string{
-	"exact":   "told the server's exact rate and burst — cell: 429s % of calls · makespan ÷ ideal",
-	"2x":      "told twice the server's rate and burst — cell: 429s % · makespan ÷ ideal",
-	"half":    "told half the server's rate and burst — cell: makespan ÷ the told limit's ideal · kept to the told rate: ✓ exactly, ±N ms within N ms of scheduling noise, ✗ not",
+	"exact":   "configured at the server's exact rate and burst — cell: 429s % of calls · makespan ÷ ideal",
+	"2x":      "configured at twice the server's rate and burst — cell: 429s % · makespan ÷ ideal",
+	"half":    "configured at half the server's rate and burst — cell: makespan ÷ the configured limit's ideal · kept to the configured rate: ✓ exactly, ±N ms within N ms of scheduling noise, ✗ not",
 	"pause":   "the server pauses 2 s once a third of the batch is admitted — cell: makespan ÷ (ideal + pause) · requests sent into the known pause · the refused call's retry, from the pause's end",
-	"learned": "told no rate: the budget learns it — cell: 429s % · makespan ÷ ideal",
+	"learned": "no rate configured: the budget learns it — cell: 429s % · makespan ÷ ideal",
 }
 
 // Render writes results as one markdown table per scenario: a row per
@@ -74,14 +74,14 @@ func (r Result) Figures() string {
 	var s string
 	switch r.Scenario {
 	case "half":
-		told := "✓"
+		kept := "✓"
 		switch {
-		case r.ToldSlack >= maxSlack:
-			told = "✗"
-		case r.ToldSlack > 0:
-			told = fmt.Sprintf("±%.1f ms", float64(r.ToldSlack)/float64(time.Millisecond))
+		case r.ConfiguredSlack >= maxSlack:
+			kept = "✗"
+		case r.ConfiguredSlack > 0:
+			kept = fmt.Sprintf("±%.1f ms", float64(r.ConfiguredSlack)/float64(time.Millisecond))
 		}
-		s = fmt.Sprintf("%.2f× · %s", r.Ratio(), told)
+		s = fmt.Sprintf("%.2f× · %s", r.Ratio(), kept)
 	case "pause":
 		retry := "no retry"
 		if r.RetrySeen {

@@ -40,9 +40,9 @@ func wants(sc Scenario, r Result) []string {
 		want(r.Ratio() <= 1.15, "makespan %.3f× ideal, want ≤ 1.15×", r.Ratio())
 	}
 	// Whatever the server answers, a budget never sends faster than it was
-	// told (at the wire: the server's arrival times, against the told rate
-	// and burst).
-	want(sc.Learn || r.Told, "sent faster than told: %s", r.ToldError)
+	// configured to (at the wire: the server's arrival times, against the
+	// configured rate and burst).
+	want(sc.Learn || r.KeptConfigured, "sent faster than the configured rate: %s", r.ConfiguredError)
 	want(r.Failed == 0, "%d calls failed", r.Failed)
 	return failed
 }
@@ -77,10 +77,10 @@ func sane(sc Scenario, r Result) []string {
 // with 0.2–0.4 % 429s (exact, learned: the first burst's probe, and on
 // the IETF style's whole-second resets its early probe for the window's
 // end; the pace is trimmed by one request per window once the quota that
-// read as windows returns part of itself, before any near miss; told 2×
-// the same), and 1.059× after
-// a pause (at the floor: its wait after the fresh quota is spent ends with one
-// probe, whose Remaining the rest spend at once).
+// read as windows returns part of itself, before any near miss;
+// configured at 2×, the same), and 1.059× after a pause (at the floor:
+// its wait after the fresh quota is spent ends with one probe, whose
+// Remaining the rest spend at once).
 var issue14Pending = []struct {
 	prefix string // "scenario/server name prefix"
 }{
@@ -136,8 +136,8 @@ func summary(r Result) string {
 	if r.Paused {
 		s += fmt.Sprintf(", into known pause %d, retry %v after its end (seen %v)", r.IntoKnown, r.RetryDelay, r.RetrySeen)
 	}
-	if !r.Told {
-		s += ", faster than told"
+	if !r.KeptConfigured {
+		s += ", faster than the configured rate"
 	}
 	return s
 }
@@ -216,9 +216,9 @@ func TestWantsInVirtualTime(t *testing.T) {
 // Phases where the GitHub-style GCRA server (its reset an epoch second
 // rounded down) once missed the wants, each for every headgate client: a
 // reset a few ms away that is the bucket's full refill rounded down read as
-// a spent window (told 2× at 990 ms: 9.8×; learned at 890 ms: 1.23×), a
-// server pause begun just before a whole second read as a sliding window's
-// turn and probed into (pause).
+// a spent window (configured at 2×, at 990 ms: 9.8×; learned at 890 ms:
+// 1.23×), a server pause begun just before a whole second read as a
+// sliding window's turn and probed into (pause).
 func TestWantsAtUnluckyPhases(t *testing.T) {
 	const github = "quotatest GCRA · GitHub-style epoch reset (rounded down) + Retry-After"
 	for _, p := range []struct {

@@ -25,15 +25,16 @@ func runVirtualWire(t *testing.T, c Cell, latency time.Duration) Result {
 	return r
 }
 
-var wireFigures = flag.String("wire.figures", "", "log the told-exact and told-2× figures over a wire of these latencies each way (comma-separated durations), for every in-process server and headgate client")
+var wireFigures = flag.String("wire.figures", "", "log the exact and 2× scenarios' figures (configured at the server's rate, and at twice it) over a wire of these latencies each way (comma-separated durations), for every in-process server and headgate client")
 
-// TestWireFigures logs, with -wire.figures, the told-exact and told-2×
-// figures of every in-process server and headgate client over a wire of
-// each latency given (virtual time): `go test -run 'TestWireFigures$' -v
-// ./matrix -args -wire.figures=0,2ms,20ms`. Real APIs answer 10-100 ms
-// away; the matrix's cells have no latency. A measurement, not a want:
-// requests in flight are not counted against Remaining (the wants are
-// missed there; docs/BENCHMARKS.md).
+// TestWireFigures logs, with -wire.figures, the exact and 2× scenarios'
+// figures (configured at the server's rate, and at twice it) of every
+// in-process server and headgate client over a wire of each latency given
+// (virtual time): `go test -run 'TestWireFigures$' -v ./matrix -args
+// -wire.figures=0,2ms,20ms`. Real APIs answer 10-100 ms away; the
+// matrix's cells have no latency. A measurement, not a want: requests in
+// flight are not counted against Remaining (the wants are missed there;
+// docs/BENCHMARKS.md).
 func TestWireFigures(t *testing.T) {
 	if *wireFigures == "" {
 		t.Skip("-wire.figures not set")

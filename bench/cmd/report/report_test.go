@@ -206,7 +206,7 @@ func TestFromFileWritesTables(t *testing.T) {
 // TestSummary: the summary quotes headgate beside its peer of the same run,
 // names each peer once where it changes, and sums up the matrix's cells by
 // scenario: the worst 429s and the median makespan, what strayed from the
-// told rate, what went into the pause, and every failed call.
+// configured rate, what went into the pause, and every failed call.
 func TestSummary(t *testing.T) {
 	r, err := parse(strings.NewReader(sample + "BenchmarkScenario/pause/xrate-2 \t 1\t 2000000000 ns/op\t 60.0 429s/op\t 60 failed/op\t 0.400 makespan/ideal\t 200 sent/op\t 59.0 inpause/op\n"))
 	if err != nil {
@@ -226,8 +226,8 @@ func TestSummary(t *testing.T) {
 		cell("b", "exact", base, 10, 1.50),
 		cell("c", "exact", "hgretry", 0, 9),
 		{Server: "c", Scenario: "exact", Client: "hgresty", Skipped: "no redis-server"},
-		{Server: "a", Scenario: "half", Client: "headgate transport", ToldSlack: 3 * time.Millisecond},
-		{Server: "a", Scenario: "half", Client: base, ToldSlack: 11 * time.Second},
+		{Server: "a", Scenario: "half", Client: "headgate transport", ConfiguredSlack: 3 * time.Millisecond},
+		{Server: "a", Scenario: "half", Client: base, ConfiguredSlack: 11 * time.Second},
 		{Server: "a", Scenario: "pause", Client: "hgkit", IntoKnown: 1, RetrySeen: true, RetryDelay: 12 * time.Millisecond},
 		{Server: "b", Scenario: "pause", Client: "hgkit", RetrySeen: true, RetryDelay: -3 * time.Millisecond},
 		{Server: "a", Scenario: "pause", Client: base, IntoKnown: 99, Failed: 7},
@@ -240,13 +240,13 @@ func TestSummary(t *testing.T) {
 		"| 100,000 callers parked: heap · cancel, per caller | 480 B · 1000 ns | 490 B · 900 ns |",
 		"| a fleet's budget in Redis: admissions/s, serial | 25,000/s | go-redis/redis_rate `Allow`: 33,333/s |",
 		"| … the server pauses 1 s: requests sent into the pause | 1 | x/time/rate `Wait`: 59 |",
-		"| feedback matrix, 3 servers, told the exact limit: 429s, worst cell · time ÷ ideal, median | 0.4 % · 1.14× | x/time/rate + Retry-After: 20.0 % · 1.35× · **5 failed** |",
-		"| … told half: sends kept to the told rate, worst cell | within ±3.0 ms | broken in 1 of 1 cells |",
+		"| feedback matrix, 3 servers, configured at the exact limit: 429s, worst cell · time ÷ ideal, median | 0.4 % · 1.14× | x/time/rate + Retry-After: 20.0 % · 1.35× · **5 failed** |",
+		"| … configured at half: sends kept to the configured rate, worst cell | within ±3.0 ms | broken in 1 of 1 cells |",
 		"| … the server pauses 2 s: requests into the known pause, all cells · retry after its end, latest | 1 · +12 ms | 99 · no retry · **7 failed** |",
 		"the matrix of 2026-01-02 04:05 UTC (`cd bench && go run ./cmd/matrix -doc ../docs/BENCHMARKS.md`)",
 		"Every table, and how to read it: [`docs/BENCHMARKS.md`](docs/BENCHMARKS.md).",
 	)
-	if strings.Contains(s, "learned") || strings.Contains(s, "twice the limit") || strings.Contains(s, "200 calls, told the server's rate") {
+	if strings.Contains(s, "learned") || strings.Contains(s, "twice the limit") || strings.Contains(s, "200 calls, configured at the server's rate") {
 		t.Error("the summary has rows for what did not run")
 	}
 }

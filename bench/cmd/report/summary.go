@@ -34,7 +34,7 @@ func readMatrix(path string) (matrixRun, error) {
 }
 
 // brokenSlack is the slack at which a half cell's sends count as not kept
-// to the told rate: bench/matrix's bound on its search (maxSlack), shown
+// to the configured rate: bench/matrix's bound on its search (maxSlack), shown
 // as ✗ in the matrix's tables.
 const brokenSlack = 10 * time.Second
 
@@ -81,8 +81,8 @@ func summary(r *results, m matrixRun, docs string) string {
 			thousands(hs)+"/s", "go-redis/redis_rate `Allow`", thousands(rr)+"/s")
 	}
 	for _, sc := range []struct{ key, what string }{
-		{"default", "200 calls, told the server's rate: 429s · time ÷ ideal"},
-		{"misconfigured", "… told twice its rate"},
+		{"default", "200 calls, configured at the server's rate: 429s · time ÷ ideal"},
+		{"misconfigured", "… configured at twice its rate"},
 	} {
 		hr, ok := r.median("BenchmarkScenario/"+sc.key+"/headgate", "429s/op")
 		if !ok {
@@ -105,11 +105,11 @@ func summary(r *results, m matrixRun, docs string) string {
 	}
 	baseName := "x/time/rate + Retry-After"
 	for _, sc := range []struct{ key, what string }{
-		{"exact", "feedback matrix, %d servers, told the exact limit: 429s, worst cell · time ÷ ideal, median"},
-		{"2x", "… told twice the limit"},
-		{"half", "… told half: sends kept to the told rate, worst cell"},
+		{"exact", "feedback matrix, %d servers, configured at the exact limit: 429s, worst cell · time ÷ ideal, median"},
+		{"2x", "… configured at twice the limit"},
+		{"half", "… configured at half: sends kept to the configured rate, worst cell"},
 		{"pause", "… the server pauses 2 s: requests into the known pause, all cells · retry after its end, latest"},
-		{"learned", "… told no rate (learned): 429s, worst cell · time ÷ ideal, median"},
+		{"learned", "… no rate configured (learned): 429s, worst cell · time ÷ ideal, median"},
 	} {
 		h, x := ofScenario(hg, sc.key), ofScenario(base, sc.key)
 		if len(h) == 0 {
@@ -160,9 +160,9 @@ func ofScenario(cells []matrix.Result, scenario string) []matrix.Result {
 }
 
 // cellsFigure sums up cells of one scenario: the worst 429s and the median
-// makespan ÷ ideal; for half, how far the sends strayed from the told
-// rate; for the pause, what went into it and when the refused call came
-// back. Calls that failed after every retry are added, in bold.
+// makespan ÷ ideal; for half, how far the sends strayed from the
+// configured rate; for the pause, what went into it and when the refused
+// call came back. Calls that failed after every retry are added, in bold.
 func cellsFigure(cells []matrix.Result) string {
 	var s string
 	failed := 0
@@ -173,10 +173,10 @@ func cellsFigure(cells []matrix.Result) string {
 	case "half":
 		worst, broken := time.Duration(0), 0
 		for _, c := range cells {
-			if c.ToldSlack >= brokenSlack {
+			if c.ConfiguredSlack >= brokenSlack {
 				broken++
 			}
-			worst = max(worst, min(c.ToldSlack, brokenSlack))
+			worst = max(worst, min(c.ConfiguredSlack, brokenSlack))
 		}
 		switch {
 		case broken > 0:
