@@ -24,6 +24,13 @@ func newModel(interval, burst int64) *quota.Model {
 	return &m
 }
 
+// withoutPace returns a model configured with interval and burst and no
+// adaptive pace.
+func withoutPace(interval, burst int64) *quota.Model {
+	m := quota.New(quota.Config{Interval: interval, Burst: burst, MaxWait: hour})
+	return &m
+}
+
 // ok is an admitted answer reporting remaining of limit (-1, -1: no
 // quota), sent and received at the given instants.
 func ok(sent, recv int64, remaining, limit int) quota.Report {
@@ -280,8 +287,7 @@ func TestLearningPaceGrowsPastThePaceRefused(t *testing.T) {
 }
 
 func TestRefusedRoundEndsSlowStartAtHalf(t *testing.T) {
-	mm := quota.New(quota.Config{Interval: 10 * ms, Burst: 64, MaxWait: hour}) // (no adaptive pace)
-	m := &mm
+	m := withoutPace(10*ms, 64)
 	m.Sent(t0, 32)
 	for i := range 32 {
 		recv := t0 + 10*ms + int64(i)
@@ -303,8 +309,7 @@ func TestRefusedRoundEndsSlowStartAtHalf(t *testing.T) {
 }
 
 func TestNoQuotaRefusalProbesBack(t *testing.T) {
-	mm := quota.New(quota.Config{Interval: 10 * ms, Burst: 8, MaxWait: hour}) // (no adaptive pace)
-	m := &mm
+	m := withoutPace(10*ms, 8)
 	m.Sent(t0, 8)
 	for i := range 8 {
 		m.Observe(ok(t0, t0+ms+int64(i), -1, -1))
