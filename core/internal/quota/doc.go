@@ -73,8 +73,9 @@
 //	none left, a bucket                        each token at 1/rate after the report's decision    TestBucketPacesAtTheLikeliestRate
 //	none left, windows                         the limit again at the turn the resets place        TestWindowsWaitForTheTurn (kinds_test.go),
 //	                                             or a window after the latest start seen           TestWindowTurnsNoSoonerThanItsLatestStart (windows_test.go)
-//	a window's end stated to the millisecond   the latest next turn counts on the longest window   TestWindowTurnsNoSoonerThanItsStatedEnd (windows_test.go)
-//	                                             the reset allows, never the shortest
+//	a window's end stated to the millisecond   a window lasts no longer than the least bound the   TestWindowTurnsNoSoonerThanItsStatedEnd,
+//	                                             resets and the turns put on it; the latest next   TestWindowLengthIsTheLeastBound (windows_test.go)
+//	                                             turn counts on that bound, never on a lower one
 //	a configured rate no refusal bounds below  the configured rate is the likeliest                TestBucketPacesAtTheLikeliestRate
 //	a refusal bounds the rate below the        the least rate the reports show                     TestConfiguredTooFastLearnsTheRate (kinds_test.go)
 //	  configured one
@@ -102,8 +103,9 @@
 //	a refusal's stated wait ends               a request goes: the backoff and the readings wait   TestStatedWaitBoundsTheBackoff,
 //	                                             no longer (Earliest: a fleet's pause, the same)   TestStatedWaitLetsOneGoAtItsEnd
 //	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheAdmittedRate
-//	no rate configured, no quota reported,     pace cut from the pace refused to what came back    TestLearningCutsToWhatCameBackBetweenRefusals
-//	  a refusal                                  between refusals, or by Decrease
+//	no rate configured, no quota reported,     pace cut from the pace refused to what came back    TestLearningCutsToWhatCameBackBetweenRefusals,
+//	  a refusal                                  between refusals, or by Decrease; never below     TestLearningCutsNoDeeperThanMinRate
+//	                                             MinRate of the pace refused
 //	  … nothing admitted since the last cut    no cut: the guesses' backoff waits for the quota    TestLearningCutsOnceUntilOneIsAdmitted
 //	  … answers admitted since the cut         the pace climbs back, and past the pace refused     TestLearningPaceGrowsPastThePaceRefused
 //	                                             until the next refusal

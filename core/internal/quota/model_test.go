@@ -243,19 +243,38 @@ func firstBurst(m *quota.Model, n int) int64 {
 func TestLearningCutsToWhatCameBackBetweenRefusals(t *testing.T) {
 	m := newModel(0, 0)
 	now := firstBurst(m, 10) // (admitted at 1000/s: the pace is cut to 500/s)
-	for i := range 20 {      // the server admits 10/s from then on
-		sent := now + int64(i+1)*100*ms
+	for i := range 250 {     // the server admits 125/s from then on
+		sent := now + int64(i+1)*8*ms
 		m.Sent(sent, 1)
 		m.Observe(ok(sent, sent+10*ms, -1, -1))
 	}
 	sent := now + 2050*ms
 	m.Sent(sent, 1)
 	m.Observe(refused(sent, sent+10*ms, 0))
-	// Empty at the first refusal and at this one: the 20 admitted between
-	// came back between them.
-	want := 20 / (float64(sent-(t0+15*ms)) / 1e9)
+	// Empty at the first refusal and at this one: the 250 admitted
+	// between came back between them.
+	want := 250 / (float64(sent-(t0+15*ms)) / 1e9)
 	if r, _ := m.Rate(); r < 0.95*want || r > 1.05*want {
-		t.Errorf("learnt rate %.1f/s after the server admitted 10/s between two refusals, want %.1f/s", r, want)
+		t.Errorf("learnt rate %.1f/s after the server admitted 125/s between two refusals, want %.1f/s", r, want)
+	}
+}
+
+func TestLearningCutsNoDeeperThanMinRate(t *testing.T) {
+	m := newModel(0, 0)
+	now := firstBurst(m, 10) // (admitted at 1000/s: the pace is cut to 500/s)
+	for i := range 20 {      // the server admits 10/s from then on
+		sent := now + int64(i+1)*100*ms
+		m.Sent(sent, 1)
+		m.Observe(ok(sent, sent+10*ms, -1, -1))
+	}
+	before, _ := m.Rate()
+	sent := now + 2050*ms
+	m.Sent(sent, 1)
+	m.Observe(refused(sent, sent+10*ms, 0))
+	// What came back between the refusals is under a tenth of the pace
+	// refused: the cut goes to MinRate (0.1) of it, the next refusal on.
+	if r, _ := m.Rate(); r < 0.099*before || r > 0.101*before {
+		t.Errorf("learnt rate %.1f/s after a refusal at %.1f/s, want MinRate of it, %.1f/s", r, before, 0.1*before)
 	}
 }
 

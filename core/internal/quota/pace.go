@@ -191,7 +191,8 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 // or, before any cut, from the rate the server admitted its last requests
 // at (too few admitted yet to show one, the guesses go on: Model.Next):
 // to the rate at which the server returned its quota between refusals
-// (refill), when that is slower than a cut by Decrease; else by Decrease. The pace then grows back along CUBIC's curve from the rate cut
+// (refill), when that is slower than a cut by Decrease, but not below
+// MinRate of the pace refused; else by Decrease. The pace then grows back along CUBIC's curve from the rate cut
 // to (cubicFrom): fast at first, flat near the pace refused, and past it
 // ever faster until the next refusal.
 func (p *pace) cutLearning(r Report, sent uint64, e Effect, shared bool) Effect {
@@ -210,7 +211,7 @@ func (p *pace) cutLearning(r Report, sent uint64, e Effect, shared bool) Effect 
 	}
 	p.base, p.plateau, p.factor = iv, 1, p.cfg.Decrease
 	if rf := p.refill(); rf > 0 {
-		p.factor = min(p.factor, rf*iv)
+		p.factor = max(p.cfg.MinRate, min(p.factor, rf*iv))
 	}
 	p.from = p.factor
 	p.run = 0

@@ -79,8 +79,10 @@ func (w *windows) turned(before int64, s sample, x [2]int64, res int64) {
 	if x[0] != 0 && res < Second {
 		// A window stated to end at the latest that far after its turn at
 		// the earliest lasts at most so long: the latest next turn counts
-		// on it (bracket).
-		w.length = max(w.length, x[1]+res-before)
+		// on the least such bound (bracket).
+		if d := x[1] + res - before; d > 0 && (w.length == 0 || d < w.length) {
+			w.length = d
+		}
 	}
 	w.turnLo, w.turnHi, w.since = before, after, s.sent
 	w.lo, w.hi, w.stated, w.refused = after, 0, 0, 0

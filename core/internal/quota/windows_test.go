@@ -32,3 +32,18 @@ func TestWindowTurnsNoSoonerThanItsStatedEnd(t *testing.T) {
 		t.Errorf("the window turns at the latest at %d ms (placed: %v), want no sooner than the 14141 ms it may be stated to end at", latest/ms, ok)
 	}
 }
+
+func TestWindowLengthIsTheLeastBound(t *testing.T) {
+	ms := int64(1e6)
+	var w windows
+	// Two turns of a 4 s window, each stated to the millisecond: the
+	// first right after a report, so its stated end bounds the length
+	// closely; the second after the callers were idle for 8 s, so its end
+	// bounds the length only loosely. A window lasts no longer than the
+	// least bound.
+	w.turned(990*ms, sample{seq: 10, sent: 1000 * ms, recv: 1020 * ms, at: 1010 * ms}, [2]int64{5000 * ms, 5010 * ms}, ms)
+	w.turned(5010*ms, sample{seq: 20, sent: 13000 * ms, recv: 13020 * ms, at: 13010 * ms}, [2]int64{17000 * ms, 17010 * ms}, ms)
+	if w.length > 4100*ms {
+		t.Errorf("a window lasts %d ms by the two turns' stated ends, want at most the 4021 ms the first allows", w.length/ms)
+	}
+}
