@@ -295,13 +295,19 @@ func TestLearningCutsOnceUntilOneIsAdmitted(t *testing.T) {
 func TestLearningPaceGrowsPastThePaceRefused(t *testing.T) {
 	m := newModel(0, 0)
 	now := firstBurst(m, 10) // (refused at 1000/s)
-	for i := range 1200 {    // then 12 s of answers admitted
+	restored := 0
+	for i := range 1200 { // then 12 s of answers admitted
 		sent := now + int64(i)*10*ms
 		m.Sent(sent, 1)
-		m.Observe(ok(sent, sent+10*ms, -1, -1))
+		if m.Observe(ok(sent, sent+10*ms, -1, -1)).Restored {
+			restored++
+		}
 	}
 	if r, _ := m.Rate(); r < 1500 {
 		t.Errorf("learnt rate %.0f/s after 12 s admitted since a refusal at 1000/s, want it past 1000/s (nothing bounds it but the next refusal)", r)
+	}
+	if restored != 1 {
+		t.Errorf("the pace was restored %d times climbing back past the pace refused, want once (each is a RateChanged event)", restored)
 	}
 }
 

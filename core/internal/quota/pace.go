@@ -150,9 +150,9 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 				f = cubicFrom(p.from, p.cfg.Decrease, p.cfg.Increase, float64(p.grown)/1e9)
 			}
 			if f > p.factor {
+				e.Restored = p.factor < 1 && f >= 1 // (once: past 1 it only goes on growing)
 				p.factor = f
 				e.Changed = true
-				e.Restored = f >= 1
 			}
 		}
 		return e
@@ -192,9 +192,10 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 // at (too few admitted yet to show one, the guesses go on: Model.Next):
 // to the rate at which the server returned its quota between refusals
 // (refill), when that is slower than a cut by Decrease, but not below
-// MinRate of the pace refused; else by Decrease. The pace then grows back along CUBIC's curve from the rate cut
-// to (cubicFrom): fast at first, flat near the pace refused, and past it
-// ever faster until the next refusal.
+// MinRate of the pace refused; else by Decrease. The pace then grows back
+// along CUBIC's curve from the rate cut to (cubicFrom): fast at first,
+// flat near the pace refused, and past it ever faster until the next
+// refusal.
 func (p *pace) cutLearning(r Report, sent uint64, e Effect, shared bool) Effect {
 	if r.Wait > Second && !shared || p.lastDecrease > 0 && p.run == 0 {
 		// A pause, not a pace too fast; or nothing admitted since the
