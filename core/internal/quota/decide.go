@@ -9,16 +9,19 @@ import "math"
 // and the moment a caller first had to wait since.
 //
 // The decision holds each request until the quota the estimate expects at
-// the server when it arrives has a token for it under every kind and rate
-// the reports still allow (lo: the last of them), except a few: a request
-// not certain of a token may go as soon as the most favourable reading
-// allows (hi), on a guess, while fewer guesses are out than the window
-// allows and every request but those is certain. Their answers narrow the
-// estimate. The window is one at first, doubles with each guess admitted
-// and falls back to one with each refused (TCP's slow start), and after a
-// refusal the next guess waits longer each time (backoff). No wait holds
-// the callers past quiet + MaxWait: then one request goes, whatever the
-// estimate, and its answer may hold them again.
+// the server when it arrives has a token for it under the kind the reports
+// make likeliest (a bucket until they contradict one), at the likeliest
+// rate and, for windows, at the latest turn they allow (lo), except a few:
+// a request not certain of a token may go as soon as the most favourable
+// reading allows (hi), on a guess, while fewer guesses are out than the
+// window allows and every request but those is certain. Their answers
+// narrow the estimate. The window is one at first, doubles with each
+// guess admitted up to half the requests out at the last refusal, then
+// grows by one a window, and falls back to one with each guess refused
+// (TCP's slow start and congestion avoidance); after a refusal the next
+// guess waits longer each time (backoff). No wait holds the callers past
+// quiet + MaxWait: then one request goes, whatever the estimate, and its
+// answer may hold them again.
 func (m *Model) Next(now, j, quiet int64) (at, known int64) {
 	m.expire(now)
 	lo, hi := m.bounds(now, j)
