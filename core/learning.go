@@ -12,10 +12,11 @@ import "time"
 // pauses bounds it, and no wait it takes on its estimate fails a call for
 // its deadline: only a pause the server stated does. A server that reports
 // no quota teaches it only what it refuses: the pace then starts unbounded;
-// each refusal cuts it to the rate at which the server returned its quota
-// between refusals (or halves it, before that shows), and it grows back
-// along the curve Adaptive describes, and on past the pace refused, until
-// the next refusal.
+// a refusal after one admitted cuts it to the rate at which the server
+// returned its quota since the last cut, when that is slower than the
+// Adaptive Decrease's cut, but never below MinRate of the pace refused;
+// the pace then grows back along the curve Adaptive describes, and on past
+// the pace refused (up to 1/MinRate of it) until the next refusal.
 //
 // The options are NewBudget's, but WithBurst and WithStore are errors: the
 // burst is learned, and a store's fleet needs a rate every process agrees

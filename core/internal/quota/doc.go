@@ -34,7 +34,8 @@
 //   - whether others spend from the same quota (foreign), and then the
 //     share the pace grants (pace.go);
 //   - when reports carry no quota at all, a pace: a factor on the configured
-//     rate that refusals cut and time grows back (pace.go).
+//     rate (configured with none, on the pace the last refusal cut) that
+//     refusals cut and time grows back (pace.go).
 //
 // # The decision
 //
@@ -73,7 +74,7 @@
 //	none left, a bucket                        each token at 1/rate after the report's decision    TestBucketPacesAtTheLikeliestRate
 //	none left, windows                         the limit again at the turn the resets place        TestWindowsWaitForTheTurn (kinds_test.go),
 //	                                             or a window after the latest start seen           TestWindowTurnsNoSoonerThanItsLatestStart (windows_test.go)
-//	a window's end stated to the millisecond   a window lasts no longer than the least bound the   TestWindowTurnsNoSoonerThanItsStatedEnd,
+//	a window's end stated to the millisecond   a window lasts no longer than the least bound the   TestWindowTurnsNoSoonerThanItsStatedEnd (windows_test.go),
 //	                                             resets and the turns put on it; the latest next   TestWindowLengthIsTheLeastBound (windows_test.go)
 //	                                             turn counts on that bound, never on a lower one
 //	a configured rate no refusal bounds below  the configured rate is the likeliest                TestBucketPacesAtTheLikeliestRate
@@ -98,17 +99,20 @@
 //	no rate configured, nothing reported yet   every request a guess, slow start from one          TestLearningStartsWithOneRequest
 //	a guess refused                            window back to one; backoff doubles per round       TestRefusedGuessesBackOff,
 //	                                             (refusals at one instant are one round)           TestGuessesRefusedAtOneInstantAreOneRound
-//	a refusal, once a round                    slow start ends at half the requests out then;      TestRefusedRoundEndsSlowStartAtHalf
-//	                                             past it, the window grows by one a window
+//	no rate configured, the first refusal      slow start ends at half the requests out then (at   TestRefusedRoundEndsSlowStartAtHalf
+//	  since one admitted                         least two); past it, one more a window
 //	a refusal's stated wait ends               a request goes: the backoff and the readings wait   TestStatedWaitBoundsTheBackoff,
 //	                                             no longer (Earliest: a fleet's pause, the same)   TestStatedWaitLetsOneGoAtItsEnd
 //	no quota reported, a refusal               pace cut to what the server was seen to admit       TestPaceCutsToTheAdmittedRate
 //	no rate configured, no quota reported,     pace cut from the pace refused to what came back    TestLearningCutsToWhatCameBackBetweenRefusals,
-//	  a refusal                                  between refusals, or by Decrease; never below     TestLearningCutsNoDeeperThanMinRate
-//	                                             MinRate of the pace refused
+//	  a refusal                                  since the last cut's refusal, or by Decrease;     TestLearningRefillStartsAtTheLastCut,
+//	                                             never below MinRate of the pace refused; the      TestLearningCutsNoDeeperThanMinRate,
+//	                                             interval within [1 ns, MaxWait]                   TestLearningPaceNeverOverflows
 //	  … nothing admitted since the last cut    no cut: the guesses' backoff waits for the quota    TestLearningCutsOnceUntilOneIsAdmitted
 //	  … answers admitted since the cut         the pace climbs back, and past the pace refused     TestLearningPaceGrowsPastThePaceRefused
-//	                                             until the next refusal
+//	                                             up to 1/MinRate of it; before a first cut, no     TestLearningGrowsNothingBeforeItsFirstCut
+//	                                             growth
+//	  … others spend from the quota            the share never more than the whole of it          TestLearningShareIsNeverMoreThanTheQuota
 //	no quota reported, refused since admitted  guesses until admitted, then back to the burst      TestNoQuotaRefusalProbesBack
 //	no quota reported, refused past the        a burst only while its span holds no more than the  TestRefusalPastTheBurstReadsTheConfiguredRateAsSpans,
 //	  configured burst in its span, beyond       server admitted in one; the pace goes on          TestSpansLetThePaceGoOn

@@ -262,7 +262,9 @@ func (m *Model) LastSent() int64 { return m.sends.last }
 // Kind is what the evidence says of the quota so far.
 func (m *Model) Kind() Kind { return m.kind }
 
-// Factor is the pace's factor on the configured rate, in (0, 1] (pace.go).
+// Factor is the pace's factor on the configured rate, in (0, 1]; configured
+// with no rate, on the pace the last cut refused, in [MinRate, 1/MinRate]
+// (pace.go).
 func (m *Model) Factor() float64 { return m.pace.factor }
 
 // Plateau is the factor that drew the pace's last cut (pace.go).

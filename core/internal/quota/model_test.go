@@ -278,6 +278,90 @@ func TestLearningCutsNoDeeperThanMinRate(t *testing.T) {
 	}
 }
 
+// admitEvery sends n requests, every gap after now, each admitted, and
+// returns when the last went.
+func admitEvery(m *quota.Model, now, gap int64, n int) int64 {
+	for range n {
+		now += gap
+		m.Sent(now, 1)
+		m.Observe(ok(now, now+10*ms, -1, -1))
+	}
+	return now
+}
+
+// refuseAt sends one request at sent, refused.
+func refuseAt(m *quota.Model, sent int64) {
+	m.Sent(sent, 1)
+	m.Observe(refused(sent, sent+10*ms, 0))
+}
+
+func TestLearningRefillStartsAtTheLastCut(t *testing.T) {
+	m := newModel(0, 0)
+	now := firstBurst(m, 10)
+	now = admitEvery(m, now, 5*ms, 200) // the server admits 200/s for a second
+	refuseAt(m, now+10*ms)
+	cut := now + 20*ms                   // (the cut, to ~200/s)
+	now = admitEvery(m, cut, 14*ms, 143) // then ~71/s for two seconds
+	refuseAt(m, now+10*ms)
+	// What came back since the last cut: 143 in 2 s. Counted from the
+	// first refusal, the 200/s before would lift it to ~114/s.
+	if r, _ := m.Rate(); r < 68 || r > 74 {
+		t.Errorf("learnt rate %.1f/s after the server admitted 71/s since the last cut, want about 71/s", r)
+	}
+}
+
+func TestLearningGrowsNothingBeforeItsFirstCut(t *testing.T) {
+	m := newModel(0, 0)
+	restored := 0
+	for i := range 600 { // a minute of answers admitted, none refused
+		sent := t0 + int64(i)*100*ms
+		m.Sent(sent, 1)
+		if m.Observe(ok(sent, sent+10*ms, -1, -1)).Restored {
+			restored++
+		}
+	}
+	if f := m.Factor(); f != 1 || restored != 0 {
+		t.Errorf("factor %.2f (restored %d times) after a minute of answers and no refusal, want 1: nothing to grow back from", f, restored)
+	}
+}
+
+func TestLearningPaceNeverOverflows(t *testing.T) {
+	m := newModel(0, 0)
+	now := firstBurst(m, 10)
+	for range 60 { // one admitted between refusals, each a cut, sent without waiting
+		m.Sent(now, 1)
+		m.Observe(ok(now, now+ms, -1, -1))
+		refuseAt(m, now+ms)
+		now += 20 * ms
+	}
+	m.Sent(now, 1)
+	m.Observe(ok(now, now+ms, -1, -1)) // (admitted: the pace, not a backoff, holds the next)
+	now += 2 * ms
+	r, _ := m.Rate()
+	at1, at2 := next(m, now, 1), next(m, now, 2)
+	if !(r > 0) || math.IsInf(r, 0) || at2 <= now || at1 > now+hour {
+		t.Errorf("after 60 cuts the rate is %g/s and the next two go at %+d and %+d ms, want a positive rate and a pace that still holds them, within MaxWait", r, (at1-now)/ms, (at2-now)/ms)
+	}
+}
+
+func TestLearningShareIsNeverMoreThanTheQuota(t *testing.T) {
+	m := newModel(0, 0)
+	now := firstBurst(m, 10)
+	now = admitEvery(m, now, 10*ms, 1500) // 15 s admitted: the pace grows past the one refused
+	// Then the server reports its quota, and others spend from it: 20
+	// fewer left across one request of this budget's.
+	now += quota.Second
+	m.Sent(now, 1)
+	m.Observe(ok(now, now+10*ms, 900, 1000))
+	now += 20 * ms
+	m.Sent(now, 1)
+	m.Observe(ok(now, now+10*ms, 880, 1000))
+	now += 20 * ms
+	if r := m.Ready(now, 100000); r > 880 {
+		t.Errorf("%d may go at once with 880 left and others spending, want no more than what is left", r)
+	}
+}
+
 func TestLearningCutsOnceUntilOneIsAdmitted(t *testing.T) {
 	m := newModel(0, 0)
 	now := firstBurst(m, 10)
@@ -309,21 +393,34 @@ func TestLearningPaceGrowsPastThePaceRefused(t *testing.T) {
 	if restored != 1 {
 		t.Errorf("the pace was restored %d times climbing back past the pace refused, want once (each is a RateChanged event)", restored)
 	}
+	admitEvery(m, now+12*quota.Second, 100*ms, 600) // a quiet minute more
+	if r, _ := m.Rate(); r > 10010 {
+		t.Errorf("learnt rate %.0f/s after a quiet minute more, want no more than 1/MinRate of the 1000/s refused", r)
+	}
 }
 
 func TestRefusedRoundEndsSlowStartAtHalf(t *testing.T) {
-	m := withoutPace(10*ms, 64)
-	m.Sent(t0, 32)
-	for i := range 32 {
-		recv := t0 + 10*ms + int64(i)
-		if i < 16 {
-			m.Observe(ok(t0, recv, -1, -1))
-		} else {
-			m.Observe(refused(t0, recv, 0)) // 16 out at the first: the window regrows quickly to 8
+	mm := quota.New(quota.Config{MaxWait: hour}) // configured with no rate, no adaptive pace: the guesses are all there is
+	m := &mm
+	now := t0
+	for m.Ready(now, 64) < 16 { // slow start, until 16 may go
+		n := m.Ready(now, 64)
+		for range n {
+			m.Sent(now, 1)
 		}
+		for range n {
+			m.Observe(ok(now, now+10*ms, -1, -1))
+		}
+		now += 20 * ms
 	}
-	now := t0 + quota.Second
+	m.Sent(now, 16)
+	m.Observe(refused(now, now+10*ms, 0)) // 16 out: slow start now ends at 8
+	for range 15 {
+		m.Observe(refused(now, now+10*ms, 0))
+	}
+	now += quota.Second
 	for range 6 { // guesses admitted one at a time
+		now = next(m, now, 1)
 		m.Sent(now, 1)
 		m.Observe(ok(now, now+10*ms, -1, -1))
 		now += 20 * ms
@@ -477,12 +574,9 @@ func TestRefusalOfAnUnknownSendIsNeverStale(t *testing.T) {
 func TestGuessesRefusedAtOneInstantAreOneRound(t *testing.T) {
 	m := newModel(10*ms, 100)
 	now := t0
-	m.Sent(now, 16)
+	m.Sent(now, 1)
 	m.Observe(refused(now, now, 0)) // no quota reported: every request a guess from here
-	for range 15 {                  // (16 out at the refusal: slow start goes on to 8)
-		m.Observe(ok(now, now, -1, -1))
-	}
-	for range 6 { // admitted guesses grow the window
+	for range 6 {                   // admitted guesses grow the window
 		now = next(m, now, 1)
 		n := m.Ready(now, 64)
 		for range n {

@@ -21,10 +21,13 @@ func (m *Model) Observe(r Report) Effect {
 	} else {
 		guess = m.sends.answer(seq, admitted, r.Recv, r.Remaining)
 	}
-	if r.Refused && seq > m.thresholdSeq {
-		// Slow start ends at half the requests out when a refusal came,
-		// once a round (those out then are of the round it ends).
-		m.threshold, m.thresholdSeq = max(1, int(m.inFlight()+1)/2), m.sends.n
+	if r.Refused && m.cfg.Interval == 0 && m.missed == 0 && seq > m.thresholdSeq && !(r.Sent > 0 && r.Sent < m.admittedSent) {
+		// Configured with no rate, the guesses are all there is: slow
+		// start ends at half the requests out when a refusal came (at
+		// least two), once a round (those out then are of the round it
+		// ends), and not again while the backoff's probes are refused
+		// (RFC 5681, 3.1).
+		m.threshold, m.thresholdSeq = max(2, int(m.inFlight()+1)/2), m.sends.n
 	}
 	if guess {
 		m.guesses = max(0, m.guesses-1)
@@ -37,7 +40,8 @@ func (m *Model) Observe(r Report) Effect {
 				m.allowed = min(m.allowed, m.threshold)
 			}
 		default:
-			if m.acked++; m.acked >= m.allowed || m.fresh.seq != 0 || m.missed > 0 {
+			m.acked++
+			if m.acked >= m.allowed || m.fresh.seq != 0 || m.missed > 0 {
 				m.allowed, m.acked = min(m.allowed+1, maxGuesses), 0
 			}
 		}

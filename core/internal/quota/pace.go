@@ -23,7 +23,7 @@ import "math"
 // next refusal.
 type pace struct {
 	cfg          Config
-	factor       float64 // on the configured rate, in [MinRate, 1]; with no rate, on base, > 0
+	factor       float64 // on the configured rate, in [MinRate, 1]; with no rate, on base, in [MinRate, 1/MinRate]
 	plateau      float64 // the factor that drew the last cut (CUBIC's W_max)
 	decreaseSeq  uint64  // requests up to this one left before the cut took effect
 	lastDecrease int64   // the last cut's instant; 0: none yet
@@ -37,27 +37,34 @@ type pace struct {
 	spans        bool  // a refusal showed the configured rate is spans, not a bucket (spanNext)
 	spanAdmitted int64 // the most the server admitted in one span then
 
-	// refill's evidence: the quota was empty when the first refusal came
-	// and when the latest refused request arrived.
-	firstRefused, lastRefused int64 // the first refusal's arrival; the latest refused request's send
-	admitsSince, admitsBefore int   // admitted of those sent after firstRefused: in all, and before lastRefused
+	// refill's evidence: the quota was empty when the refusal the last
+	// cut took came (or the first), and when the latest refused request
+	// arrived.
+	firstRefused, lastRefused int64 // that refusal's arrival; the latest refused request's send
+	admitsSince, admitsBefore int   // admitted of those sent after firstRefused: in all, and as counted when lastRefused's answer came
 }
 
 func newPace(c Config) pace { return pace{cfg: c, factor: 1, plateau: 1} }
 
 func (p *pace) enabled() bool { return p.cfg.Decrease > 0 }
 
-// interval is the paced interval: the configured one (or base) over the factor;
-// 0 when the pace bounds nothing.
+// interval is the paced interval: the configured one (or base) over the
+// factor, at least a nanosecond and at most MaxWait (no wait outlasts it;
+// without one, far past any wait, with room for many of it); 0 when the
+// pace bounds nothing.
 func (p *pace) interval() int64 {
-	iv := p.cfg.Interval
+	iv := float64(p.cfg.Interval)
 	if iv == 0 {
-		iv = int64(p.base)
+		iv = p.base
 	}
 	if iv == 0 || p.factor >= 1 && p.cfg.Interval != 0 {
 		return 0
 	}
-	return int64(float64(iv) / p.factor)
+	most := float64(Never >> 20)
+	if p.cfg.MaxWait > 0 {
+		most = float64(p.cfg.MaxWait)
+	}
+	return int64(min(max(iv/p.factor, 1), most))
 }
 
 // next is when the j-th next request may go at the pace, the last one
@@ -140,15 +147,19 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 		if seq > p.decreaseSeq {
 			p.run++
 		}
-		if (p.factor < 1 || p.cfg.Interval == 0) && seq > p.decreaseSeq {
+		// (Configured with no rate, nothing grows before the first cut:
+		// the pace is unbounded until then.)
+		if most := p.most(shared); p.factor < most && seq > p.decreaseSeq && (p.cfg.Interval != 0 || p.lastDecrease > 0) {
 			if r.Recv > p.grewAt {
 				p.grown += r.Recv - max(p.grewAt, p.lastDecrease)
 				p.grewAt = r.Recv
 			}
-			f := min(1, cubic(p.plateau, p.cfg.Decrease, p.cfg.Increase, float64(p.grown)/1e9))
+			t := float64(p.grown) / float64(Second)
+			f := cubic(p.plateau, p.cfg.Decrease, p.cfg.Increase, t)
 			if p.cfg.Interval == 0 {
-				f = cubicFrom(p.from, p.cfg.Decrease, p.cfg.Increase, float64(p.grown)/1e9)
+				f = cubicFrom(p.from, p.cfg.Decrease, p.cfg.Increase, t)
 			}
+			f = min(f, most)
 			if f > p.factor {
 				e.Restored = p.factor < 1 && f >= 1 // (once: past 1 it only goes on growing)
 				p.factor = f
@@ -157,7 +168,7 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 		}
 		return e
 	}
-	p.refused(r)
+	p.noteRefusal(r)
 	if seq <= p.decreaseSeq {
 		return e // sent before the last cut took effect: one burst counts once
 	}
@@ -185,6 +196,23 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 	p.decreaseSeq, p.lastDecrease, p.grewAt, p.grown = sent, r.Recv, r.Recv, 0
 	e.Cut, e.Changed = true, true
 	return e
+}
+
+// shareOf is the part of x the factor grants while others spend from the
+// quota too: never more than the whole (a learning pace's factor, grown
+// past the pace refused before others showed, is on a rate, not a share).
+func (p *pace) shareOf(x float64) float64 { return min(p.factor, 1) * x }
+
+// most is the most the factor grows to: 1, the configured rate or, while
+// others spend from the quota, the whole of it (the factor is then the
+// share); configured with no rate, 1/MinRate of the pace refused, so the
+// pace finds the server's past the plateau but a quiet spell cannot grow
+// it without bound.
+func (p *pace) most(shared bool) float64 {
+	if p.cfg.Interval == 0 && !shared {
+		return 1 / p.cfg.MinRate
+	}
+	return 1
 }
 
 // cutLearning is a refusal's cut configured with no rate, from the pace
@@ -215,27 +243,31 @@ func (p *pace) cutLearning(r Report, sent uint64, e Effect, shared bool) Effect 
 		p.factor = max(p.cfg.MinRate, min(p.factor, rf*iv))
 	}
 	p.from = p.factor
+	// The next cut's evidence starts here: the quota was empty now.
+	p.firstRefused, p.lastRefused, p.admitsSince, p.admitsBefore = r.Recv, 0, 0, 0
 	p.run = 0
 	p.decreaseSeq, p.lastDecrease, p.grewAt, p.grown = sent, r.Recv, r.Recv, 0
 	e.Cut, e.Changed = true, true
 	return e
 }
 
-// refused records a refusal.
-func (p *pace) refused(r Report) {
-	switch {
-	case r.Sent <= 0:
-	case p.firstRefused == 0:
+// noteRefusal records a refusal as refill's evidence.
+func (p *pace) noteRefusal(r Report) {
+	if r.Sent <= 0 {
+		return
+	}
+	if p.firstRefused == 0 {
 		p.firstRefused = r.Recv
-	case r.Sent > p.lastRefused:
+	} else if r.Sent > p.lastRefused {
 		p.lastRefused, p.admitsBefore = r.Sent, p.admitsSince
 	}
 }
 
 // refill is the least rate, per ns, at which the server returned its
-// quota between the first refusal and the latest: all it admitted of the
-// requests sent between them, none of which reached it before the first
-// nor after the latest; 0 before it admitted one.
+// quota between the refusal the last cut took (or the first) and the
+// latest: all it admitted of the requests sent between them, none of which
+// reached it before the first nor after the latest; 0 before it admitted
+// one.
 func (p *pace) refill() float64 {
 	if n := p.admitsBefore; n > 0 && p.lastRefused > p.firstRefused {
 		return float64(n) / float64(p.lastRefused-p.firstRefused)
@@ -243,7 +275,7 @@ func (p *pace) refill() float64 {
 	return 0
 }
 
-// admitted records an admission at t (configured with no rate, before the first cut).
+// admitted records an admission at t.
 func (p *pace) admitted(t int64) {
 	p.admits[p.nAdmits%len(p.admits)] = t
 	p.nAdmits++
@@ -282,6 +314,9 @@ func cubic(wMax, beta, increase, t float64) float64 {
 // K), unbounded past the plateau.
 func cubicFrom(from, beta, increase, t float64) float64 {
 	k0 := (1 - beta) / increase
+	if k0 <= 0 {
+		return max(from, 1) // (no decrease: nothing to climb back)
+	}
 	c := (1 - beta) / (k0 * k0 * k0)
 	d := t - math.Cbrt((1-from)/c)
 	return 1 + c*d*d*d

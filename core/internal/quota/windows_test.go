@@ -43,7 +43,7 @@ func TestWindowLengthIsTheLeastBound(t *testing.T) {
 	// least bound.
 	w.turned(990*ms, sample{seq: 10, sent: 1000 * ms, recv: 1020 * ms, at: 1010 * ms}, [2]int64{5000 * ms, 5010 * ms}, ms)
 	w.turned(5010*ms, sample{seq: 20, sent: 13000 * ms, recv: 13020 * ms, at: 13010 * ms}, [2]int64{17000 * ms, 17010 * ms}, ms)
-	if w.length > 4100*ms {
-		t.Errorf("a window lasts %d ms by the two turns' stated ends, want at most the 4021 ms the first allows", w.length/ms)
+	if w.length < 4000*ms || w.length > 4021*ms {
+		t.Errorf("a window lasts %d ms by the two turns' stated ends, want the 4021 ms the first allows at most, and no less than the 4000 it lasts", w.length/ms)
 	}
 }
