@@ -242,15 +242,10 @@ func firstBurst(m *quota.Model, n int) int64 {
 
 func TestLearningCutsToWhatCameBackBetweenRefusals(t *testing.T) {
 	m := newModel(0, 0)
-	now := firstBurst(m, 10) // (admitted at 1000/s: the pace is cut to 500/s)
-	for i := range 250 {     // the server admits 125/s from then on
-		sent := now + int64(i+1)*8*ms
-		m.Sent(sent, 1)
-		m.Observe(ok(sent, sent+10*ms, -1, -1))
-	}
-	sent := now + 2050*ms
-	m.Sent(sent, 1)
-	m.Observe(refused(sent, sent+10*ms, 0))
+	now := firstBurst(m, 10)              // (admitted at 1000/s: the pace is cut to 500/s)
+	sent := admitEvery(m, now, 8*ms, 250) // the server admits 125/s from then on
+	sent += 50 * ms
+	refuseAt(m, sent)
 	// Empty at the first refusal and at this one: the 250 admitted
 	// between came back between them.
 	want := 250 / (float64(sent-(t0+15*ms)) / 1e9)
@@ -261,16 +256,10 @@ func TestLearningCutsToWhatCameBackBetweenRefusals(t *testing.T) {
 
 func TestLearningCutsNoDeeperThanMinRate(t *testing.T) {
 	m := newModel(0, 0)
-	now := firstBurst(m, 10) // (admitted at 1000/s: the pace is cut to 500/s)
-	for i := range 20 {      // the server admits 10/s from then on
-		sent := now + int64(i+1)*100*ms
-		m.Sent(sent, 1)
-		m.Observe(ok(sent, sent+10*ms, -1, -1))
-	}
+	now := firstBurst(m, 10)             // (admitted at 1000/s: the pace is cut to 500/s)
+	now = admitEvery(m, now, 100*ms, 20) // the server admits 10/s from then on
 	before, _ := m.Rate()
-	sent := now + 2050*ms
-	m.Sent(sent, 1)
-	m.Observe(refused(sent, sent+10*ms, 0))
+	refuseAt(m, now+50*ms)
 	// What came back between the refusals is under a tenth of the pace
 	// refused: the cut goes to MinRate (0.1) of it, the next refusal on.
 	if r, _ := m.Rate(); r < 0.099*before || r > 0.101*before {
