@@ -20,11 +20,11 @@ import (
 	hgretry "github.com/headgate-go/headgate/retryablehttp"
 )
 
-// env is what a client is built from: the URL, the limit it is told, and
-// the base transport every client sends through.
+// env is what a client is built from: the URL, the limit it is
+// configured at, and the base transport every client sends through.
 type env struct {
 	url   string
-	rate  int // requests per second the client is told
+	rate  int // requests per second the client is configured at
 	burst int // the burst it uses
 	base  http.RoundTripper
 }
@@ -39,7 +39,7 @@ type client struct {
 // clientSpec names a client and builds it.
 type clientSpec struct {
 	name     string
-	rated    bool // it is told a rate, so it runs in the misconfigured scenario
+	rated    bool // it is configured at a rate, so it runs in the misconfigured scenario
 	headgate bool
 	build    func(env) (*client, error)
 }
@@ -122,7 +122,7 @@ func retryClient(e env) (*client, error) {
 	return &client{call: retryCall(newRetryablehttp(e), e.url)}, nil
 }
 
-// xrateClient waits on an x/time/rate limiter at the rate it was told,
+// xrateClient waits on an x/time/rate limiter at the rate it was configured at,
 // then sends with a plain client.
 func xrateClient(e env) (*client, error) {
 	lim := rate.NewLimiter(rate.Limit(e.rate), e.burst)
@@ -136,7 +136,7 @@ func xrateClient(e env) (*client, error) {
 }
 
 // newBudget is the budget every headgate client spends from: the rate it
-// was told, its burst, and a concurrency cap (whose slots must all be free
+// is configured at, its burst, and a concurrency cap (whose slots must all be free
 // at the end).
 func newBudget(e env) (*core.Budget, error) {
 	return core.NewBudget(core.PerSecond(e.rate), core.WithBurst(e.burst), core.WithMaxInFlight(16))

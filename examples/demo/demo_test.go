@@ -15,7 +15,7 @@ import (
 
 // testConfig is a small batch against a slower server, so the whole test
 // runs in about twenty seconds even under -race; the paced clients are
-// told the server's exact rate and burst.
+// configured at the server's exact rate and burst.
 func testConfig() config {
 	return config{n: 150, workers: 30, rate: 200, burst: 20, pause: 2 * time.Second,
 		headers: headerStyles["github"]}
@@ -55,15 +55,15 @@ func mustRun(t *testing.T, cfg config, sc scenario, c clientSpec) result {
 	if err != nil {
 		t.Fatalf("%s, %s: %v", sc.name, c.name, err)
 	}
-	t.Logf("%-13s %-26s sent %4d  429s %4d  failed %3d  makespan %v (%.2f× ideal %v)  in pause %d (after told %d)",
-		sc.name, c.name, r.sent, r.refused, r.failed, r.makespan.Round(time.Millisecond), r.ratio(), r.ideal, r.inPause, r.afterTold)
+	t.Logf("%-13s %-26s sent %4d  429s %4d  failed %3d  makespan %v (%.2f× ideal %v)  in pause %d (after its 429 %d)",
+		sc.name, c.name, r.sent, r.refused, r.failed, r.makespan.Round(time.Millisecond), r.ratio(), r.ideal, r.inPause, r.afterRefusal)
 	if r.leaked != 0 {
 		t.Errorf("%s, %s: %d budget slots still held after the run", sc.name, c.name, r.leaked)
 	}
 	return r
 }
 
-// TestDefaultScenario: told the real limit exactly, headgate gets (almost)
+// TestDefaultScenario: configured at the real limit exactly, headgate gets (almost)
 // no 429 and ends within a few percent of the ideal on every client, while
 // no limiter storms the server.
 func TestDefaultScenario(t *testing.T) {
@@ -79,7 +79,7 @@ func TestDefaultScenario(t *testing.T) {
 			t.Errorf("%s: sent %d, %d 429s, %d failed calls; want %d sent, plus at most the 429s' retries, no other failure",
 				c.name, r.sent, r.refused, r.failed, cfg.n)
 		}
-		// Issue 14's wants, told the exact limit: at most 0.5 % 429s, and a
+		// Issue 14's wants, configured at the exact limit: at most 0.5 % 429s, and a
 		// makespan about the ideal (a test under -race on a busy machine
 		// gets a generous bound that a broken pacer still fails).
 		if r.refused*200 > cfg.n {
@@ -91,8 +91,8 @@ func TestDefaultScenario(t *testing.T) {
 	}
 }
 
-// TestMisconfiguredScenario: told twice the real rate, headgate's 429s stay
-// under 5% of the requests on every client; x/time/rate, told the same,
+// TestMisconfiguredScenario: configured at twice the real rate, headgate's 429s stay
+// under 5% of the requests on every client; x/time/rate, configured the same,
 // has a third or more of its calls refused.
 func TestMisconfiguredScenario(t *testing.T) {
 	cfg, sc := testConfig(), scenarios[1]
@@ -113,26 +113,26 @@ func TestMisconfiguredScenario(t *testing.T) {
 func TestPauseScenario(t *testing.T) {
 	cfg, sc := testConfig(), scenarios[2]
 	r := mustRun(t, cfg, sc, spec(t, "no limiter (net/http)"))
-	if !r.paused || r.inPause < cfg.n/4 || r.afterTold == 0 {
-		t.Errorf("no limiter: paused %v, %d sent in the pause (%d after told), want a storm", r.paused, r.inPause, r.afterTold)
+	if !r.paused || r.inPause < cfg.n/4 || r.afterRefusal == 0 {
+		t.Errorf("no limiter: paused %v, %d sent in the pause (%d after its 429), want a storm", r.paused, r.inPause, r.afterRefusal)
 	}
 	for _, c := range headgateSpecs() {
 		r := mustRun(t, cfg, sc, c)
 		if !r.paused {
 			t.Fatalf("%s: the server did not pause", c.name)
 		}
-		// Told the server's exact burst, the budget meets the pause with
+		// Configured at the server's exact burst, the budget meets the pause with
 		// one request, the one that finds it, and sends nothing more into
 		// it. (The pause is 2 s: a Retry-After of 1 s is a coarse bound the
 		// budget cannot tell from a GCRA server's next token, and it lets
 		// one request go before its end to find out: core/internal/quota's
 		// rule "Retry-After of a whole second or less".)
-		if !r.told {
+		if !r.refusedInPause {
 			t.Errorf("%s: no 429 of the pause reached the client", c.name)
 		}
-		if r.afterTold != 0 || r.inPause > 2 {
+		if r.afterRefusal != 0 || r.inPause > 2 {
 			t.Errorf("%s: %d sent in the pause, %d of them after the first 429 told of it; want the one that found it, none after",
-				c.name, r.inPause, r.afterTold)
+				c.name, r.inPause, r.afterRefusal)
 		}
 		if ratio := float64(r.makespan) / float64(r.ideal); ratio > 1.15 {
 			t.Errorf("%s: makespan %v is %.2f× the ideal %v (pause included), want about 1", c.name, r.makespan, ratio, r.ideal)

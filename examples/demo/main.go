@@ -7,8 +7,8 @@
 // makespan against the ideal the limit allows, requests sent during a
 // server pause) and draws the timeline as an SVG.
 //
-// Scenarios: default (every client told the real limit), misconfigured
-// (told twice the real rate) and pause (the server pauses for 2 s once a
+// Scenarios: default (every client configured at the real limit),
+// misconfigured (configured at twice the real rate) and pause (the server pauses for 2 s once a
 // third of the batch has arrived).
 //
 //	go run ./demo                          # all three scenarios
@@ -32,13 +32,13 @@ import (
 type scenario struct {
 	name   string
 	title  string
-	factor int  // the rated clients are told factor × the server's rate
+	factor int  // the rated clients are configured at factor × the server's rate
 	pause  bool // the server pauses mid-run
 }
 
 var scenarios = []scenario{
-	{name: "default", title: "every client told the server's real limit", factor: 1},
-	{name: "misconfigured", title: "the rated clients told twice the server's real rate", factor: 2},
+	{name: "default", title: "every client configured at the server's real limit", factor: 1},
+	{name: "misconfigured", title: "the rated clients configured at twice the server's real rate", factor: 2},
 	{name: "pause", title: "the server pauses mid-run", factor: 1, pause: true},
 }
 
@@ -98,7 +98,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "server: %d requests/s, burst %d (GCRA), headers %s (%v), on loopback\n",
 		cfg.rate, cfg.burst, *headers, style)
 	fmt.Fprintf(stdout, "batch:  %d calls from %d goroutines through each client in turn\n", cfg.n, cfg.workers)
-	fmt.Fprintf(stdout, "paced clients (x/time/rate, headgate) are told the server's exact rate and burst\n")
+	fmt.Fprintf(stdout, "paced clients (x/time/rate, headgate) are configured at the server's exact rate and burst\n")
 
 	var results []result
 	for _, s := range run {
@@ -154,7 +154,7 @@ func printTable(w io.Writer, cfg config, s scenario, rows []result) {
 
 	head := []string{"client", "sent", "429s", "failed calls", "makespan", "÷ ideal"}
 	if s.pause {
-		head = append(head, "sent in pause", "…after told")
+		head = append(head, "sent in pause", "…after its 429")
 	}
 	var tab [][]string
 	for _, r := range rows {
@@ -163,8 +163,8 @@ func printTable(w io.Writer, cfg config, s scenario, rows []result) {
 		if s.pause {
 			if r.paused {
 				after := "–"
-				if r.told {
-					after = fmt.Sprint(r.afterTold)
+				if r.refusedInPause {
+					after = fmt.Sprint(r.afterRefusal)
 				}
 				row = append(row, fmt.Sprint(r.inPause), after)
 			} else {
@@ -179,7 +179,7 @@ func printTable(w io.Writer, cfg config, s scenario, rows []result) {
 		fmt.Fprintln(w, "(the clients with no configured rate behave as in the default scenario and are not run again)")
 	}
 	if s.pause {
-		fmt.Fprintln(w, "sent in pause: requests that arrived while the server was paused; …after told: of those, the ones")
+		fmt.Fprintln(w, "sent in pause: requests that arrived while the server was paused; …after its 429: of those, the ones")
 		fmt.Fprintln(w, "sent after the client had received its first 429 from the pause")
 	}
 	for _, r := range rows {

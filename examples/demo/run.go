@@ -52,22 +52,22 @@ type tick struct {
 
 // result is what one client did in one scenario, all measured.
 type result struct {
-	scenario  scenario
-	client    string
-	headgate  bool
-	calls     int           // calls made (the batch)
-	failed    int           // calls that did not end in a 2xx response
-	sent      int           // requests that reached the server (retries included)
-	refused   int           // 429s the server sent
-	inPause   int           // requests that arrived during the server's pause
-	afterTold int           // of those, sent after the client had received its first 429 of the pause
-	told      bool          // the client received a 429 of the pause
-	makespan  time.Duration // from the first call to the last call's return
-	ideal     time.Duration // the server's limit's best makespan
-	pauseAt   time.Duration // when the pause began, from the start of the run (pause scenario)
-	paused    bool          // the pause happened
-	leaked    int           // budget slots still held after the run (headgate rows); must be 0
-	ticks     []tick
+	scenario       scenario
+	client         string
+	headgate       bool
+	calls          int           // calls made (the batch)
+	failed         int           // calls that did not end in a 2xx response
+	sent           int           // requests that reached the server (retries included)
+	refused        int           // 429s the server sent
+	inPause        int           // requests that arrived during the server's pause
+	afterRefusal   int           // of those, sent after the client had received its first 429 of the pause
+	refusedInPause bool          // the client received a 429 of the pause
+	makespan       time.Duration // from the first call to the last call's return
+	ideal          time.Duration // the server's limit's best makespan
+	pauseAt        time.Duration // when the pause began, from the start of the run (pause scenario)
+	paused         bool          // the pause happened
+	leaked         int           // budget slots still held after the run (headgate rows); must be 0
+	ticks          []tick
 }
 
 // ratio is makespan ÷ ideal.
@@ -80,11 +80,11 @@ func (r result) ratio() float64 {
 
 // watch is the shared base transport's front: it records when the client
 // first received a 429 for a request it sent during the server's pause,
-// the moment the client was told about the pause.
+// the moment the client learned of the pause.
 type watch struct {
 	next       http.RoundTripper
 	pauseStart atomic.Int64 // unix nanoseconds; 0 before the pause
-	told       atomic.Int64 // unix nanoseconds; 0 until told
+	refused    atomic.Int64 // unix nanoseconds; 0 until then
 }
 
 func (w *watch) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -92,7 +92,7 @@ func (w *watch) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := w.next.RoundTrip(req)
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
 		if ps := w.pauseStart.Load(); ps != 0 && sent >= ps {
-			w.told.CompareAndSwap(0, time.Now().UnixNano())
+			w.refused.CompareAndSwap(0, time.Now().UnixNano())
 		}
 	}
 	return resp, err
@@ -217,8 +217,8 @@ func run(cfg config, sc scenario, spec clientSpec) (result, error) {
 	if !pauseAt.IsZero() {
 		r.paused, r.pauseAt = true, pauseAt.Sub(start)
 	}
-	told := w.told.Load()
-	r.told = told != 0
+	refusedAt := w.refused.Load()
+	r.refusedInPause = refusedAt != 0
 	for _, a := range srv.Arrivals() {
 		r.sent++
 		t := tick{at: a.At.Sub(start), refused: a.Status == http.StatusTooManyRequests}
@@ -227,8 +227,8 @@ func run(cfg config, sc scenario, spec clientSpec) (result, error) {
 		}
 		if a.Outcome == quotatest.RefusedPause {
 			r.inPause++
-			if told != 0 && a.At.UnixNano() > told {
-				r.afterTold++
+			if refusedAt != 0 && a.At.UnixNano() > refusedAt {
+				r.afterRefusal++
 			}
 		}
 		r.ticks = append(r.ticks, t)
