@@ -17,10 +17,10 @@ import "math"
 //
 // Configured with no rate (Interval 0), the pace starts unbounded, and each
 // cut is from the pace it refused (cutLearning) — the factor is on that
-// pace (base), its plateau — to what the server returned between refusals
-// (refill), or by Decrease; the curve then climbs back from there in the
-// same time at any rate, and past the plateau without bound until the
-// next refusal.
+// pace (base), its plateau — to what the server returned since the last
+// cut (refill), or by Decrease, never below MinRate; the curve then climbs
+// back from there in the same time at any rate, and past the plateau up to
+// 1/MinRate of it (most) until the next refusal.
 type pace struct {
 	cfg          Config
 	factor       float64 // on the configured rate, in [MinRate, 1]; with no rate, on base, in [MinRate, 1/MinRate]
@@ -218,12 +218,13 @@ func (p *pace) most(shared bool) float64 {
 // cutLearning is a refusal's cut configured with no rate, from the pace
 // or, before any cut, from the rate the server admitted its last requests
 // at (too few admitted yet to show one, the guesses go on: Model.Next):
-// to the rate at which the server returned its quota between refusals
+// to the rate at which the server returned its quota since the last cut
 // (refill), when that is slower than a cut by Decrease, but not below
 // MinRate of the pace refused; else by Decrease. The pace then grows back
 // along CUBIC's curve from the rate cut to (cubicFrom): fast at first,
-// flat near the pace refused, and past it ever faster until the next
-// refusal.
+// flat near the pace refused, and past it faster and faster, up to most,
+// until the next refusal. Shared with others, a refusal that states a
+// wait cuts too: every refusal is contention for the share.
 func (p *pace) cutLearning(r Report, sent uint64, e Effect, shared bool) Effect {
 	if r.Wait > Second && !shared || p.lastDecrease > 0 && p.run == 0 {
 		// A pause, not a pace too fast; or nothing admitted since the
