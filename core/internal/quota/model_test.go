@@ -407,6 +407,10 @@ func TestRefusedRoundEndsSlowStartAtHalf(t *testing.T) {
 	for range 15 {
 		m.Observe(refused(now, now+10*ms, 0))
 	}
+	for range 2 { // the backoff's probes, refused alone, leave it at 8
+		now = next(m, now+10*ms, 1)
+		refuseAt(m, now)
+	}
 	now += quota.Second
 	for range 6 { // guesses admitted one at a time
 		now = next(m, now, 1)

@@ -21,7 +21,8 @@ func (m *Model) Observe(r Report) Effect {
 	} else {
 		guess = m.sends.answer(seq, admitted, r.Recv, r.Remaining)
 	}
-	if r.Refused && m.cfg.Interval == 0 && m.missed == 0 && seq > m.thresholdSeq && !(r.Sent > 0 && r.Sent < m.admittedSent) {
+	stale := r.Refused && r.Sent > 0 && r.Sent < m.admittedSent // (refused before a request sent later was admitted)
+	if r.Refused && m.cfg.Interval == 0 && m.missed == 0 && seq > m.thresholdSeq && !stale {
 		// Configured with no rate, the guesses are all there is: slow
 		// start ends at half the requests out when a refusal came (at
 		// least two), once a round (those out then are of the round it
@@ -47,8 +48,7 @@ func (m *Model) Observe(r Report) Effect {
 		}
 	}
 	switch {
-	case r.Refused && r.Sent > 0 && r.Sent < m.admittedSent:
-		// (Refused before a request sent later was admitted: stale.)
+	case stale:
 	case r.Refused && (m.missed == 0 || guess && r.Sent > m.missedAt):
 		// Too early: the next guess waits a configured interval (or a
 		// millisecond), twice as long after each round of guesses refused
