@@ -31,8 +31,10 @@
 //     turns and how long a window lasts (windows.go);
 //   - the server's stated wait (pauseLo, pauseHi), a bracket when it is a
 //     whole second that may have been rounded up;
-//   - whether others spend from the same quota (foreign), and then the
-//     share the pace grants (pace.go);
+//   - whether others spend from the same quota (foreign), and then this
+//     budget's share of it: what the pace grants (pace.go), and no more
+//     than its part of what was spent lately, measured between reports
+//     decided in order (measureShare);
 //   - when reports carry no quota at all, a pace: a factor on the configured
 //     rate (configured with none, on the pace the last refusal cut) that
 //     refusals cut and time grows back (pace.go).
@@ -87,8 +89,15 @@
 //	  (nothing back over a span, more back
 //	  than its rate allows)
 //	part of the quota came back                a strike against windows                            TestPartialReturnsAreABucket (kinds_test.go)
-//	less left than own requests explain        others spend: the share, by the pace                TestForeignSpendTakesAShare,
+//	less left than own requests explain        others spend: the share                             TestForeignSpendTakesAShare,
 //	  (decided after: sent once read)                                                              TestAnswerReadBeforeASendOrdersThem
+//	others spend: two reports decided in       the share measured is own ÷ all spent between       TestShareIsOwnPartOfWhatWasSpent
+//	  order                                      them, older pairs weighing less; the share is
+//	                                             the least of it and the pace's
+//	requests sent at one instant left a wider  others spend: the first share measured is own ÷    TestBurstShowsOthersSpend,
+//	  spread than they and the requests that     (own + the spread unexplained)                    TestBurstCountsOwnRequestsDecidedAmongIt
+//	  may be decided among them can fill, by
+//	  two or more
 //	others spend, the quota in windows         what is left spread evenly until the turn;          TestSharedWindowsSpreadWhatIsLeftWhileOthersSpend
 //	                                             a window fallen by own spend alone: they stopped
 //	Retry-After longer than a second, or fine  a pause: nothing goes before it, known              TestStatedWaitIsKnown

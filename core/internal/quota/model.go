@@ -115,10 +115,16 @@ type Model struct {
 	bucketStrikes, windowsStrikes int
 	// foreign: others spend from the quota too (a report showed less left
 	// than the requests counted explain; a window that fell by this
-	// budget's own spend alone clears it); the decision then counts on the
-	// share the pace grants (pace.go) and, on windows, spreads what is left
-	// (spreadAt), not the whole quota at once.
+	// budget's own spend alone clears it); the decision then counts on its
+	// share (shareOf), and, on windows, spreads what is left (spreadAt),
+	// not the whole quota at once.
 	foreign bool
+	// measured is this budget's part of what was spent lately while others
+	// spend (0: none measured): ownSpent, the tokens it spent, of allSpent,
+	// all that were, between reports decided in order, older pairs weighing
+	// less (measureShare).
+	measured           float64
+	ownSpent, allSpent float64
 	// cap bounds the likeliest rate once a request the estimate held
 	// certain was refused (0: none): each such refusal, once per burst
 	// (capSeq: the last request sent before it), halves the way from the
@@ -266,6 +272,16 @@ func (m *Model) Kind() Kind { return m.kind }
 // with no rate, on the pace the last cut refused, in [MinRate, 1/MinRate]
 // (pace.go).
 func (m *Model) Factor() float64 { return m.pace.factor }
+
+// Share is the part of the quota the decision counts on: all of it, or,
+// while others spend from it too, the least of the pace's factor and the
+// share measured (shareOf).
+func (m *Model) Share() float64 {
+	if !m.foreign || !m.pace.enabled() {
+		return 1
+	}
+	return m.shareOf(1)
+}
 
 // Plateau is the factor that drew the pace's last cut (pace.go).
 func (m *Model) Plateau() float64 { return m.pace.plateau }

@@ -73,14 +73,14 @@ func TestOlderReportNeverOverrides(t *testing.T) {
 	m.Observe(ok(t0, t0+100*ms, 8, 20))
 	m.Sent(t0+150*ms, 1)
 	m.Sent(t0+160*ms, 1)
-	m.Observe(ok(t0+160*ms, t0+260*ms, 3, 20)) // the later request, answered first
+	m.Observe(ok(t0+160*ms, t0+260*ms, 6, 20)) // the later request, answered first
 	now := t0 + 300*ms
-	m.Observe(ok(t0+150*ms, now, 5, 20)) // the earlier one: the server decided it before
-	if at := next(m, now, 3); at != now {
-		t.Errorf("the 3rd next request with 3 left goes at %+d ms, want now", (at-now)/ms)
+	m.Observe(ok(t0+150*ms, now, 7, 20)) // the earlier one: the server decided it before
+	if at := next(m, now, 6); at != now {
+		t.Errorf("the 6th next request with 6 left goes at %+d ms, want now", (at-now)/ms)
 	}
-	if at := next(m, now, 4); at <= now {
-		t.Errorf("the 4th next request goes now: the older report (5 left) overrode the fresher (3)")
+	if at := next(m, now, 7); at <= now {
+		t.Errorf("the 7th next request goes now: the older report (7 left) overrode the fresher (6)")
 	}
 }
 
@@ -469,6 +469,62 @@ func TestForeignSpendTakesAShare(t *testing.T) {
 	m.Observe(ok(now-ms, now, 60, 100))
 	if r := m.Ready(now, 100); r >= 59 {
 		t.Errorf("%d of the 60 left may go at once with others spending, want a share", r)
+	}
+}
+
+func TestBurstShowsOthersSpend(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		left []int
+		want float64
+	}{
+		{"alone", []int{9, 8, 7, 6}, 1},
+		{"others took 3 between them", []int{9, 7, 4, 3}, 3.0 / 5}, // (shown once three are in: two tokens unexplained)
+	} {
+		m := newModel(10*ms, 20)
+		m.Sent(t0, len(c.left)) // at one instant: the server decides them in any order
+		for _, left := range c.left {
+			m.Observe(ok(t0, t0+50*ms, left, 20))
+		}
+		if f := m.Share(); math.Abs(f-c.want) > 0.01 {
+			t.Errorf("%s: Remaining %v: share %.3f, want %.3f", c.name, c.left, f, c.want)
+		}
+	}
+}
+
+func TestBurstCountsOwnRequestsDecidedAmongIt(t *testing.T) {
+	m := newModel(10*ms, 20)
+	m.Sent(t0, 2)
+	m.Sent(t0+ms, 2) // before the first burst's answers: the server may decide these among it
+	m.Observe(ok(t0+ms, t0+50*ms, 8, 20))
+	m.Observe(ok(t0+ms, t0+50*ms, 7, 20))
+	m.Observe(ok(t0, t0+51*ms, 9, 20))
+	m.Observe(ok(t0, t0+51*ms, 6, 20)) // 9 and 6: the two between were ours
+	if f := m.Share(); f != 1 {
+		t.Errorf("share %.3f alone on the quota, want the whole", f)
+	}
+}
+
+func TestShareIsOwnPartOfWhatWasSpent(t *testing.T) {
+	m := newModel(quota.Second, 1000) // (a slow rate: little returns between reports)
+	now, left := t0, 900
+	round := func(others int) {
+		left -= 1 + others
+		m.Sent(now, 1)
+		now += 10 * ms
+		m.Observe(ok(now-10*ms, now, left, 1000))
+	}
+	for range 40 {
+		round(3) // each report: one token of ours, three of others'
+	}
+	if f := m.Share(); math.Abs(f-0.25) > 0.03 {
+		t.Errorf("share %.3f while others spend three tokens to our one, want 0.25", f)
+	}
+	for range 40 {
+		round(0) // the others stopped
+	}
+	if f := m.Share(); f < 0.95 {
+		t.Errorf("share %.3f once others stopped spending, want the whole", f)
 	}
 }
 

@@ -70,6 +70,9 @@ func (m *Model) Observe(r Report) Effect {
 		}
 	}
 	e = m.observeWait(r, seq, e)
+	if m.quotaIn(r) && m.limit > 0 && !m.foreign {
+		m.burstShare(seq)
+	}
 	if m.quotaIn(r) {
 		if m.observeQuota(r, seq, guess) {
 			e.Changed = true
@@ -268,8 +271,9 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 		m.foreign = true // (less left than every request that may have spent explains, a rounding aside)
 	case after && !r.Refused && m.kind == Windows && drop > 0 && drop <= spentLo:
 		// A window's quota fell by no more than this budget's own
-		// requests surely took: no one else spends from it now.
-		m.foreign = false
+		// requests surely took: no one else spends from it now, and the
+		// share measured is the whole.
+		m.foreign, m.measured, m.ownSpent, m.allSpent = false, 0, 0, 0
 	}
 	bucketOK, windowsOK := true, true
 	if after && rise >= 1 {
@@ -290,6 +294,9 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 		default:
 			turned = true
 		}
+	}
+	if after && m.foreign && !r.Refused && i.remaining > 0 && m.limit > 0 && !(turned && m.kind == Windows) {
+		m.measureShare(i, j, spentLo, spentHi)
 	}
 	if !m.bucket.observe(m, j, r) {
 		bucketOK = false
@@ -318,4 +325,53 @@ func (m *Model) strike(bucketOK, windowsOK bool) {
 	default:
 		m.kind = Unknown
 	}
+}
+
+// measureShare takes what two reports decided in order show of who spent
+// the quota between them: this budget's own requests, and the rest — what
+// fell beyond them, plus what a bucket not full returned meanwhile at the
+// quota's whole rate. The share measured is this budget's part of all that
+// was spent lately (older pairs weigh less: shareMemory): budgets on one
+// key, each taking its part of the whole, together spend it at its rate,
+// and what others stop spending comes back to the rest. (Refused requests
+// spend nothing: a budget that asks too much gets no larger part for it.)
+func (m *Model) measureShare(i, j sample, spentLo, spentHi int64) {
+	own := float64(spentLo+spentHi) / 2
+	refill := 0.0
+	if m.kind != Windows && i.remaining < m.limit-1 {
+		refill = m.gross() * float64(j.at-i.at)
+	}
+	others := float64(i.remaining-j.remaining) - own + refill
+	m.ownSpent = m.ownSpent*shareMemory + own
+	m.allSpent = m.allSpent*shareMemory + own + others
+	if m.allSpent > 0 && m.ownSpent > 0 {
+		m.measured = min(1, max(m.cfg.MinRate, m.ownSpent/m.allSpent))
+	}
+}
+
+// shareMemory is the weight an earlier pair keeps at each new one in
+// measureShare: about the last ten pairs count, enough that a Remaining
+// rounded by one moves the share little, few enough that a budget that
+// stops spending frees its part within a round trip or two of reports.
+const shareMemory = 0.9
+
+// burstShare reads the requests sent with request seq at one instant.
+// Alone on the quota, those the server admitted left one token less each
+// (a bucket's refill between them aside): a wider spread of the Remaining
+// they reported than they and the requests that may have been decided
+// among them unseen can fill, by two tokens or more (a rounding aside),
+// shows others spent between them — before a pair decided in order can
+// show it (compare) — and how much: the first share measured.
+func (m *Model) burstShare(seq uint64) {
+	nA, unknown, most, least := m.sends.burst(seq)
+	if nA == 0 || most < 0 {
+		return
+	}
+	others := int64(most-least) - (nA - 1) - unknown
+	if others < 2 {
+		return
+	}
+	m.foreign = true
+	m.ownSpent, m.allSpent = float64(nA), float64(nA+others)
+	m.measured = max(m.cfg.MinRate, m.ownSpent/m.allSpent)
 }

@@ -281,3 +281,47 @@ func (l *sendLog) within(seq uint64, length int64) (n, nAdmitted int64) {
 	}
 	return n, nAdmitted
 }
+
+// burst describes the requests sent at the same instant as request seq,
+// as far as the log holds them: how many were admitted; how many of them,
+// and of the requests sent at other instants that the server may have
+// decided between them (sent before the last of their answers came,
+// answered after they were sent), may have spent a token unseen (not
+// answered yet, lost, or admitted at another instant); and the most and
+// least Remaining the admitted reported.
+func (l *sendLog) burst(seq uint64) (nAdmitted, unknown int64, most, least int) {
+	size := uint64(len(l.at))
+	if seq == 0 || seq > l.n || l.n-seq >= size {
+		return 0, 0, -1, 0
+	}
+	t := l.at[seq%size]
+	most, least = -1, 1<<30
+	last := int64(0) // the last answer of the burst; Never while one is out
+	for s := l.n; s > 0 && l.n-s < size; s-- {
+		k := s % size
+		if l.at[k] != t {
+			continue
+		}
+		switch l.out[k] {
+		case admitted:
+			nAdmitted++
+			most, least = max(most, int(l.left[k])), min(least, int(l.left[k]))
+			last = max(last, l.back[k])
+		case refused:
+			last = max(last, l.back[k])
+		default:
+			unknown++
+			last = Never
+		}
+	}
+	for s := l.n; s > 0 && l.n-s < size; s-- {
+		k := s % size
+		if l.at[k] == t || l.at[k] >= last {
+			continue
+		}
+		if o := l.out[k]; o == pending || o == lost || o == admitted && l.back[k] > t {
+			unknown++
+		}
+	}
+	return nAdmitted, unknown, most, least
+}
