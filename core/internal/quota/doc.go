@@ -90,7 +90,8 @@
 //	  than its rate allows)
 //	part of the quota came back                a strike against windows                            TestPartialReturnsAreABucket (kinds_test.go)
 //	less left than own requests explain        others spend: the share                             TestForeignSpendTakesAShare,
-//	  (decided after: sent once read)                                                              TestAnswerReadBeforeASendOrdersThem
+//	  (decided after: sent once read; not a                                                        TestAnswerReadBeforeASendOrdersThem,
+//	  refusal stating a wait and no quota)                                                         TestPauseRefusalIsNotOthersSpend
 //	others spend: two reports decided in       the share measured is own ÷ all spent between       TestShareIsOwnPartOfWhatWasSpent
 //	  order                                      them, older pairs weighing less; the share is
 //	                                             the least of it and the pace's
@@ -102,6 +103,7 @@
 //	                                             a window fallen by own spend alone: they stopped
 //	Retry-After longer than a second, or fine  a pause: nothing goes before it, known              TestStatedWaitIsKnown
 //	Retry-After of a whole second or less      a bracket: the estimate may go before its end       TestWholeSecondWaitIsABracket
+//	  … a request sent inside it refused       its end stands, known                               TestRefusedInsideABracketWaitsForItsEnd
 //	admitted, sent after the pause began       the pause is over                                   TestAdmittedAfterThePauseEndsIt
 //	refused, sent before one admitted          stale: no wait, no backoff (unknown sends never)    TestRefusalOfAnUnknownSendIsNeverStale
 //	a Transport's first burst                  half the configured burst until the first answer    TestFirstBurstWaitsForTheFirstAnswer

@@ -572,18 +572,51 @@ func TestLostAnswersFreeTheGuesses(t *testing.T) {
 
 func TestStatedWaitBoundsTheBackoff(t *testing.T) {
 	m := newModel(10*ms, 10)
-	at, first := t0, int64(0)
+	at, bound := t0, int64(0)
 	for i := range 8 {
 		go1 := next(m, at, 1)
-		if i == 0 {
-			first = go1
-		}
-		if i > 0 && go1 > first+quota.Second+ms {
-			t.Fatalf("guess %d at %+d ms after a refusal that said the quota is back within 1 s", i+1, (go1-first)/ms)
+		if i > 0 && go1 > bound+ms {
+			t.Fatalf("guess %d at %+d ms past the end the last refusal stated", i+1, (go1-bound)/ms)
 		}
 		m.Sent(go1, 1)
 		at = go1 + ms
 		m.Observe(refused(go1, at, quota.Second)) // Retry-After: 1, each time
+		bound = at + quota.Second
+	}
+}
+
+func TestRefusedInsideABracketWaitsForItsEnd(t *testing.T) {
+	m := newModel(10*ms, 10)
+	m.Sent(t0, 1)
+	m.Observe(ok(t0, t0+10*ms, 5, 10))
+	m.Sent(t0+20*ms, 1)
+	first := t0 + 30*ms
+	m.Observe(quota.Report{Sent: t0 + 20*ms, Recv: first, Refused: true, Remaining: 0, Limit: 10, Reset: -1, Wait: quota.Second})
+	probe := next(m, first, 1)
+	if probe >= first+quota.Second {
+		t.Fatalf("no probe inside the bracket: next at %+d ms", (probe-first)/ms)
+	}
+	m.Sent(probe, 1)
+	now := probe + ms
+	e := m.Observe(quota.Report{Sent: probe, Recv: now, Refused: true, Remaining: 0, Limit: 10, Reset: -1, Wait: quota.Second})
+	if e.Pause != first+quota.Second {
+		t.Errorf("pause to %+d ms once a probe inside the bracket was refused, want its end, +1000 ms", (e.Pause-first)/ms)
+	}
+	if at, known := m.Next(now, 1, now); at < first+quota.Second || known != first+quota.Second {
+		t.Errorf("next at %+d ms, known to %+d ms; want the first bracket's end, +1000 ms, known", (at-first)/ms, (known-first)/ms)
+	}
+}
+
+func TestPauseRefusalIsNotOthersSpend(t *testing.T) {
+	m := newModel(10*ms, 50)
+	m.Sent(t0, 1)
+	m.Observe(ok(t0, t0+ms, 40, 50))
+	m.Sent(t0+2*ms, 1)
+	// A refusal that states a wait and no quota: the server paused, and
+	// says nothing of what is left.
+	m.Observe(refused(t0+2*ms, t0+3*ms, 2*quota.Second))
+	if f := m.Share(); f != 1 {
+		t.Errorf("share %.2f after a pause's refusal, want the whole: no one else spent", f)
 	}
 }
 

@@ -103,8 +103,8 @@ func (m *Model) quotaIn(r Report) bool {
 // observeWait applies the wait a report states. A refusal's Retry-After
 // pauses every caller; one of a whole second or less may have been
 // rounded up from a few milliseconds, so one request may go before it
-// ends (Next), and a request sent after the refusal came that the server
-// admitted shows it over.
+// ends (Next), until one sent inside it is refused; a request sent after
+// the refusal came that the server admitted shows it over.
 func (m *Model) observeWait(r Report, seq uint64, e Effect) Effect {
 	if !r.Refused && m.pauseHi > r.Recv && r.Sent > m.pauseRecv && seq > m.pauseSeq {
 		m.pauseLo, m.pauseHi = 0, 0 // admitted after the pause began: it is over
@@ -119,8 +119,15 @@ func (m *Model) observeWait(r Report, seq uint64, e Effect) Effect {
 	}
 	hi := r.Recv + wait
 	lo := hi
+	// A request sent inside a bracket and refused: the quota was not back
+	// as early as the bracket let it go, and the stated end stands.
+	probed := r.Refused && m.pauseLo < m.pauseHi && r.Sent > m.pauseRecv && r.Sent < m.pauseHi
+	if probed {
+		m.pauseLo = m.pauseHi
+		e.Changed, e.Pause = true, m.pauseHi
+	}
 	if wait <= Second && wait%Second == 0 {
-		lo = r.Recv // a whole second, maybe rounded up
+		lo = max(r.Recv, m.pauseLo) // a whole second, maybe rounded up
 	}
 	if hi > m.pauseHi {
 		if lo < m.pauseLo {
@@ -267,7 +274,7 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 	rise := int64(j.remaining) - int64(i.remaining) + spentLo    // what surely returned
 	after := j.sent > i.recv || m.sends.readBefore(i.seq, j.seq) // j decided after i
 	switch drop := int64(i.remaining) - int64(j.remaining); {
-	case after && drop-spentHi >= 2:
+	case after && drop-spentHi >= 2 && !(r.Refused && r.Remaining < 0 && r.Wait > 0):
 		m.foreign = true // (less left than every request that may have spent explains, a rounding aside)
 	case after && !r.Refused && m.kind == Windows && drop > 0 && drop <= spentLo:
 		// A window's quota fell by no more than this budget's own
