@@ -209,7 +209,7 @@ func (m *Model) bucketAt(now, j int64) (lo, hi int64) {
 // cap, nor less than what came back (bucket.seen). 0: not known.
 func (m *Model) likeliest() float64 {
 	if g := m.gross(); m.foreign && g > 0 && m.pace.enabled() {
-		return m.shareOf(g) // (others spend too: the share)
+		return m.pace.shareOf(g) // (others spend too: the share)
 	}
 	b := &m.bucket
 	configured := math.Inf(1)
@@ -330,18 +330,7 @@ func (m *Model) share(n int64) int64 {
 	if !m.foreign || !m.pace.enabled() {
 		return n
 	}
-	return int64(m.shareOf(float64(n)))
-}
-
-// shareOf is the part of x this budget counts on while others spend from
-// the quota too: what the pace's factor grants (cut by refusals, grown
-// back by time), and no more than the share measured.
-func (m *Model) shareOf(x float64) float64 {
-	s := m.pace.shareOf(x)
-	if m.measured > 0 {
-		s = min(s, m.measured*x)
-	}
-	return s
+	return int64(m.pace.shareOf(float64(n)))
 }
 
 // covered reports whether the freshest report left a token (of the share)

@@ -32,9 +32,8 @@
 //   - the server's stated wait (pauseLo, pauseHi), a bracket when it is a
 //     whole second that may have been rounded up;
 //   - whether others spend from the same quota (foreign), and then this
-//     budget's share of it: what the pace grants (pace.go), and no more
-//     than its part of what was spent lately, measured between reports
-//     decided in order (measureShare);
+//     budget's share of it, the pace's factor: its part of what was spent
+//     lately, measured between reports decided in order (measureShare);
 //   - when reports carry no quota at all, a pace: a factor on the configured
 //     rate (configured with none, on the pace the last refusal cut) that
 //     refusals cut and time grows back (pace.go).
@@ -92,9 +91,9 @@
 //	less left than own requests explain        others spend: the share                             TestForeignSpendTakesAShare,
 //	  (decided after: sent once read; not a                                                        TestAnswerReadBeforeASendOrdersThem,
 //	  refusal stating a wait and no quota)                                                         TestPauseRefusalIsNotOthersSpend
-//	others spend: two reports decided in       the share measured is own ÷ all spent between       TestShareIsOwnPartOfWhatWasSpent
-//	  order                                      them, older pairs weighing less; the share is
-//	                                             the least of it and the pace's
+//	others spend: two reports decided in       the share (the pace's factor) is own ÷ all spent    TestShareIsOwnPartOfWhatWasSpent
+//	  order                                      between them, older pairs weighing less;
+//	                                             refusals cut it, only a measure grows it back
 //	requests sent at one instant left a wider  others spend: the first share measured is own ÷    TestBurstShowsOthersSpend,
 //	  spread than they and the requests that     (own + the spread unexplained)                    TestBurstCountsOwnRequestsDecidedAmongIt
 //	  may be decided among them can fill, by

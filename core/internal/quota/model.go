@@ -116,14 +116,12 @@ type Model struct {
 	// foreign: others spend from the quota too (a report showed less left
 	// than the requests counted explain; a window that fell by this
 	// budget's own spend alone clears it); the decision then counts on its
-	// share (shareOf), and, on windows, spreads what is left (spreadAt),
-	// not the whole quota at once.
+	// share (pace.shareOf), and, on windows, spreads what is left
+	// (spreadAt), not the whole quota at once.
 	foreign bool
-	// measured is this budget's part of what was spent lately while others
-	// spend (0: none measured): ownSpent, the tokens it spent, of allSpent,
-	// all that were, between reports decided in order, older pairs weighing
-	// less (measureShare).
-	measured           float64
+	// ownSpent and allSpent: the tokens this budget spent, and all that
+	// were, between reports decided in order while others spend, older
+	// pairs weighing less (measureShare): the share is their ratio.
 	ownSpent, allSpent float64
 	// cap bounds the likeliest rate once a request the estimate held
 	// certain was refused (0: none): each such refusal, once per burst
@@ -274,13 +272,12 @@ func (m *Model) Kind() Kind { return m.kind }
 func (m *Model) Factor() float64 { return m.pace.factor }
 
 // Share is the part of the quota the decision counts on: all of it, or,
-// while others spend from it too, the least of the pace's factor and the
-// share measured (shareOf).
+// while others spend from it too, the share (pace.shareOf).
 func (m *Model) Share() float64 {
 	if !m.foreign || !m.pace.enabled() {
 		return 1
 	}
-	return m.shareOf(1)
+	return m.pace.shareOf(1)
 }
 
 // Plateau is the factor that drew the pace's last cut (pace.go).

@@ -523,8 +523,8 @@ func TestShareIsOwnPartOfWhatWasSpent(t *testing.T) {
 	for range 40 {
 		round(0) // the others stopped
 	}
-	if f := m.Share(); f < 0.95 {
-		t.Errorf("share %.3f once others stopped spending, want the whole", f)
+	if f, p := m.Share(), m.Factor(); f < 0.95 || p < 0.95 {
+		t.Errorf("share %.3f, pace factor %.3f once others stopped spending, want the whole", f, p)
 	}
 }
 

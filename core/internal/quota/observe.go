@@ -280,7 +280,8 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 		// A window's quota fell by no more than this budget's own
 		// requests surely took: no one else spends from it now, and the
 		// share measured is the whole.
-		m.foreign, m.measured, m.ownSpent, m.allSpent = false, 0, 0, 0
+		m.foreign, m.ownSpent, m.allSpent = false, 0, 0
+		m.pace.unmeasure()
 	}
 	bucketOK, windowsOK := true, true
 	if after && rise >= 1 {
@@ -337,10 +338,10 @@ func (m *Model) strike(bucketOK, windowsOK bool) {
 // measureShare takes what two reports decided in order show of who spent
 // the quota between them: this budget's own requests, and the rest — what
 // fell beyond them, plus what a bucket not full returned meanwhile at the
-// quota's whole rate. The share measured is this budget's part of all that
-// was spent lately (older pairs weigh less: shareMemory): budgets on one
-// key, each taking its part of the whole, together spend it at its rate,
-// and what others stop spending comes back to the rest. (Refused requests
+// quota's whole rate. The share is this budget's part of all that was
+// spent lately (older pairs weigh less: shareMemory): budgets on one key,
+// each taking its part of the whole, together spend it at its rate, and
+// what others stop spending comes back to the rest. (Refused requests
 // spend nothing: a budget that asks too much gets no larger part for it.)
 func (m *Model) measureShare(i, j sample, spentLo, spentHi int64) {
 	own := float64(spentLo+spentHi) / 2
@@ -352,7 +353,7 @@ func (m *Model) measureShare(i, j sample, spentLo, spentHi int64) {
 	m.ownSpent = m.ownSpent*shareMemory + own
 	m.allSpent = m.allSpent*shareMemory + own + others
 	if m.allSpent > 0 && m.ownSpent > 0 {
-		m.measured = min(1, max(m.cfg.MinRate, m.ownSpent/m.allSpent))
+		m.pace.measure(min(1, max(m.cfg.MinRate, m.ownSpent/m.allSpent)))
 	}
 }
 
@@ -380,5 +381,5 @@ func (m *Model) burstShare(seq uint64) {
 	}
 	m.foreign = true
 	m.ownSpent, m.allSpent = float64(nA), float64(nA+others)
-	m.measured = max(m.cfg.MinRate, m.ownSpent/m.allSpent)
+	m.pace.measure(min(m.pace.factor, max(m.cfg.MinRate, m.ownSpent/m.allSpent)))
 }

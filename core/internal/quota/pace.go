@@ -34,6 +34,7 @@ type pace struct {
 	run          int     // admitted since the last cut, of requests sent after it
 	admits       [64]int64
 	nAdmits      int
+	measured     bool  // others spend, and the factor is the share measured (Model.measureShare): no curve grows it
 	spans        bool  // a refusal showed the configured rate is spans, not a bucket (spanNext)
 	spanAdmitted int64 // the most the server admitted in one span then
 
@@ -149,7 +150,7 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 		}
 		// (Configured with no rate, nothing grows before the first cut:
 		// the pace is unbounded until then.)
-		if most := p.most(shared); p.factor < most && seq > p.decreaseSeq && (p.cfg.Interval != 0 || p.lastDecrease > 0) {
+		if most := p.most(shared); p.factor < most && !(shared && p.measured) && seq > p.decreaseSeq && (p.cfg.Interval != 0 || p.lastDecrease > 0) {
 			if r.Recv > p.grewAt {
 				p.grown += r.Recv - max(p.grewAt, p.lastDecrease)
 				p.grewAt = r.Recv
@@ -196,6 +197,23 @@ func (p *pace) observe(r Report, seq, sent uint64, e Effect, shared bool) Effect
 	p.decreaseSeq, p.lastDecrease, p.grewAt, p.grown = sent, r.Recv, r.Recv, 0
 	e.Cut, e.Changed = true, true
 	return e
+}
+
+// measure makes f the factor, the share of the quota that others' measured
+// spend leaves this budget; from then on, while others spend, refusals
+// still cut it, but only a measure grows it back.
+func (p *pace) measure(f float64) {
+	if p.enabled() {
+		p.measured, p.factor = true, f
+	}
+}
+
+// unmeasure drops the share measured once no one else spends: the
+// factor is the whole again.
+func (p *pace) unmeasure() {
+	if p.measured {
+		p.measured, p.factor = false, 1
+	}
 }
 
 // shareOf is the part of x the factor grants while others spend from the
