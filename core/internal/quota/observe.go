@@ -303,6 +303,9 @@ func (m *Model) compare(i, j sample, r Report) (turned bool) {
 			turned = true
 		}
 	}
+	// (Measured from a report that left none — a refusal's zero, or a
+	// quota spent to the floor — what came back since is split among
+	// all, by no order the reports show: it anchors no measure.)
 	if after && m.foreign && !r.Refused && i.remaining > 0 && m.limit > 0 && !(turned && m.kind == Windows) {
 		m.measureShare(i, j, spentLo, spentHi)
 	}
