@@ -113,13 +113,20 @@ func TestStatedWaitIsKnown(t *testing.T) {
 	}
 }
 
-func TestWholeSecondWaitIsABracket(t *testing.T) {
-	m := newModel(10*ms, 10)
+// wholeSecondRefusal has m, configured at 100/s, see 5 of 10 left, then
+// the next request refused with a Retry-After of one second, and returns
+// when that refusal came and what it changed.
+func wholeSecondRefusal(m *quota.Model) (int64, quota.Effect) {
 	m.Sent(t0, 1)
 	m.Observe(ok(t0, t0+10*ms, 5, 10))
 	m.Sent(t0+20*ms, 1)
 	now := t0 + 30*ms
-	e := m.Observe(quota.Report{Sent: t0 + 20*ms, Recv: now, Refused: true, Remaining: 0, Limit: 10, Reset: -1, Wait: quota.Second})
+	return now, m.Observe(quota.Report{Sent: t0 + 20*ms, Recv: now, Refused: true, Remaining: 0, Limit: 10, Reset: -1, Wait: quota.Second})
+}
+
+func TestWholeSecondWaitIsABracket(t *testing.T) {
+	m := newModel(10*ms, 10)
+	now, e := wholeSecondRefusal(m)
 	if e.Pause != 0 {
 		t.Errorf("a whole-second wait paused to %+d ms: it may mean a few ms", (e.Pause-now)/ms)
 	}
@@ -587,11 +594,7 @@ func TestStatedWaitBoundsTheBackoff(t *testing.T) {
 
 func TestRefusedInsideABracketWaitsForItsEnd(t *testing.T) {
 	m := newModel(10*ms, 10)
-	m.Sent(t0, 1)
-	m.Observe(ok(t0, t0+10*ms, 5, 10))
-	m.Sent(t0+20*ms, 1)
-	first := t0 + 30*ms
-	m.Observe(quota.Report{Sent: t0 + 20*ms, Recv: first, Refused: true, Remaining: 0, Limit: 10, Reset: -1, Wait: quota.Second})
+	first, _ := wholeSecondRefusal(m)
 	probe := next(m, first, 1)
 	if probe >= first+quota.Second {
 		t.Fatalf("no probe inside the bracket: next at %+d ms", (probe-first)/ms)
