@@ -374,7 +374,7 @@ const shareMemory = 0.9
 // shows others spent between them — before a pair decided in order can
 // show it (compare) — and how much: the first share measured.
 func (m *Model) burstShare(seq uint64) {
-	nA, unknown, most, least := m.sends.burst(seq)
+	nA, unknown, most, least := m.sends.burst(seq, m.lostAfter())
 	if nA == 0 || most < 0 {
 		return
 	}

@@ -286,23 +286,29 @@ func (l *sendLog) within(seq uint64, length int64) (n, nAdmitted int64) {
 // as far as the log holds them: how many were admitted; how many of them,
 // and of the requests sent at other instants that the server may have
 // decided between them (sent before the last of their answers came,
-// answered after they were sent), may have spent a token unseen (not
-// answered yet, lost, or admitted at another instant); and the most and
-// least Remaining the admitted reported.
-func (l *sendLog) burst(seq uint64) (nAdmitted, unknown int64, most, least int) {
+// answered after they were sent, and sent no more than horizon before
+// them: an answer slower than that counts as lost), may have spent a token
+// unseen (not answered yet, lost, or admitted at another instant); and the
+// most and least Remaining the admitted reported. Send instants never
+// decrease along the log, so it reads only the requests near seq.
+func (l *sendLog) burst(seq uint64, horizon int64) (nAdmitted, unknown int64, most, least int) {
 	size := uint64(len(l.at))
 	if seq == 0 || seq > l.n || l.n-seq >= size {
 		return 0, 0, -1, 0
 	}
 	t := l.at[seq%size]
+	held := func(s uint64) bool { return s > 0 && s <= l.n && l.n-s < size }
+	first, end := seq, seq // the burst: requests first..end
+	for held(first-1) && l.at[(first-1)%size] == t {
+		first--
+	}
+	for end < l.n && l.at[(end+1)%size] == t {
+		end++
+	}
 	most, least = -1, 1<<30
 	last := int64(0) // the last answer of the burst; Never while one is out
-	for s := l.n; s > 0 && l.n-s < size; s-- {
-		k := s % size
-		if l.at[k] != t {
-			continue
-		}
-		switch l.out[k] {
+	for s := first; s <= end; s++ {
+		switch k := s % size; l.out[k] {
 		case admitted:
 			nAdmitted++
 			most, least = max(most, int(l.left[k])), min(least, int(l.left[k]))
@@ -314,12 +320,20 @@ func (l *sendLog) burst(seq uint64) (nAdmitted, unknown int64, most, least int) 
 			last = Never
 		}
 	}
-	for s := l.n; s > 0 && l.n-s < size; s-- {
-		k := s % size
-		if l.at[k] == t || l.at[k] >= last {
-			continue
+	if nAdmitted < 2 {
+		return nAdmitted, unknown, most, least
+	}
+	unseen := func(k uint64) bool {
+		o := l.out[k]
+		return o == pending || o == lost || o == admitted && l.back[k] > t
+	}
+	for s := end + 1; s <= l.n && l.at[s%size] < last; s++ {
+		if unseen(s % size) {
+			unknown++
 		}
-		if o := l.out[k]; o == pending || o == lost || o == admitted && l.back[k] > t {
+	}
+	for s := first - 1; held(s) && l.at[s%size] >= t-horizon; s-- {
+		if unseen(s % size) {
 			unknown++
 		}
 	}
