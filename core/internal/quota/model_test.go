@@ -68,19 +68,21 @@ func TestRemainingCoversTheNextRequests(t *testing.T) {
 }
 
 func TestOlderReportNeverOverrides(t *testing.T) {
-	m := newModel(quota.Second, 20) // (a slow pace: nothing returns meanwhile)
+	// (No pace: the 5 that others took between the reports would cut the
+	// share, and the count here is of the reports alone.)
+	m := withoutPace(quota.Second, 20) // (a slow pace: nothing returns meanwhile)
 	m.Sent(t0, 1)
 	m.Observe(ok(t0, t0+100*ms, 8, 20))
 	m.Sent(t0+150*ms, 1)
 	m.Sent(t0+160*ms, 1)
-	m.Observe(ok(t0+160*ms, t0+260*ms, 6, 20)) // the later request, answered first
+	m.Observe(ok(t0+160*ms, t0+260*ms, 3, 20)) // the later request, answered first
 	now := t0 + 300*ms
-	m.Observe(ok(t0+150*ms, now, 7, 20)) // the earlier one: the server decided it before
-	if at := next(m, now, 6); at != now {
-		t.Errorf("the 6th next request with 6 left goes at %+d ms, want now", (at-now)/ms)
+	m.Observe(ok(t0+150*ms, now, 5, 20)) // the earlier one: the server decided it before
+	if at := next(m, now, 3); at != now {
+		t.Errorf("the 3rd next request with 3 left goes at %+d ms, want now", (at-now)/ms)
 	}
-	if at := next(m, now, 7); at <= now {
-		t.Errorf("the 7th next request goes now: the older report (7 left) overrode the fresher (6)")
+	if at := next(m, now, 4); at <= now {
+		t.Errorf("the 4th next request goes now: the older report (5 left) overrode the fresher (3)")
 	}
 }
 
@@ -500,15 +502,21 @@ func TestBurstShowsOthersSpend(t *testing.T) {
 }
 
 func TestBurstCountsOwnRequestsDecidedAmongIt(t *testing.T) {
-	m := newModel(10*ms, 20)
-	m.Sent(t0, 2)
-	m.Sent(t0+ms, 2) // before the first burst's answers: the server may decide these among it
-	m.Observe(ok(t0+ms, t0+50*ms, 8, 20))
-	m.Observe(ok(t0+ms, t0+50*ms, 7, 20))
-	m.Observe(ok(t0, t0+51*ms, 9, 20))
-	m.Observe(ok(t0, t0+51*ms, 6, 20)) // 9 and 6: the two between were ours
-	if f := m.Share(); f != 1 {
-		t.Errorf("share %.3f alone on the quota, want the whole", f)
+	for _, c := range []struct {
+		name         string
+		burst, other int64 // when the burst and two more of ours were sent
+	}{
+		{"two sent after it, before its answers", t0, t0 + ms},
+		{"two sent before it, answered after", t0 + ms, t0},
+	} {
+		m := newModel(10*ms, 20)
+		m.Sent(min(c.burst, c.other), 2)
+		m.Sent(max(c.burst, c.other), 2)
+		m.Observe(ok(c.burst, t0+50*ms, 9, 20))
+		m.Observe(ok(c.burst, t0+50*ms, 6, 20)) // 9 and 6: the two between may be ours
+		if f := m.Share(); f != 1 {
+			t.Errorf("%s: share %.3f alone on the quota, want the whole", c.name, f)
+		}
 	}
 }
 
@@ -578,17 +586,19 @@ func TestLostAnswersFreeTheGuesses(t *testing.T) {
 }
 
 func TestStatedWaitBoundsTheBackoff(t *testing.T) {
-	m := newModel(10*ms, 10)
-	at, bound := t0, int64(0)
-	for i := range 8 {
-		go1 := next(m, at, 1)
-		if i > 0 && go1 > bound+ms {
-			t.Fatalf("guess %d at %+d ms past the end the last refusal stated", i+1, (go1-bound)/ms)
+	for _, wait := range []int64{300 * ms, quota.Second} { // (a second: a bracket, maybe rounded up)
+		m := newModel(10*ms, 10)
+		at, bound := t0, int64(0)
+		for i := range 12 {
+			go1 := next(m, at, 1)
+			if i > 0 && go1 > bound+ms {
+				t.Fatalf("Retry-After %d ms each time: guess %d at %+d ms past the end the last refusal stated", wait/ms, i+1, (go1-bound)/ms)
+			}
+			m.Sent(go1, 1)
+			at = go1 + ms
+			m.Observe(refused(go1, at, wait))
+			bound = at + wait
 		}
-		m.Sent(go1, 1)
-		at = go1 + ms
-		m.Observe(refused(go1, at, quota.Second)) // Retry-After: 1, each time
-		bound = at + quota.Second
 	}
 }
 
